@@ -1,0 +1,13 @@
+// Sub-commands of the cisa-sim CLI. Each takes the arguments after its own name and returns the
+// process exit code: 0 success, 2 bad input (message names file:line and field), 1 internal error.
+#pragma once
+
+namespace cisa::cli {
+
+int cmd_run(int argc, char** argv);       // cisa-sim [--scenario FILE] ...  (default)
+int cmd_ceilings(int argc, char** argv);  // cisa-sim ceilings ...
+int cmd_presets(int argc, char** argv);   // cisa-sim presets
+int cmd_route(int argc, char** argv);     // cisa-sim route ...   (src/cli/cmd_route.cpp, issue 7)
+int cmd_report(int argc, char** argv);    // cisa-sim report ...  (src/cli/cmd_report.cpp, issue 6)
+
+}  // namespace cisa::cli
