@@ -1,0 +1,143 @@
+"""Shared plotting helpers: backend, style, titles, saving PNG + SVG, the report's catalogue."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless; must precede pyplot
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from cisa_h5 import ResultFile, Group, sorted_unique  # noqa: E402
+
+plt.rcParams.update({
+    "figure.dpi": 100,
+    "savefig.dpi": 110,
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.fontsize": 8,
+    "svg.fonttype": "none",     # text stays text: smaller SVGs
+    "svg.hashsalt": "cisa-sim",  # reproducible SVG ids
+})
+
+COMPONENT_COLORS = {
+    "attention": "#1f77b4",
+    "scoring": "#ff7f0e",
+    "topk": "#2ca02c",
+    "setup": "#9467bd",
+    "other": "#8c8c8c",
+    "busy": "#d62728",
+}
+
+
+@dataclass
+class Figure:
+    stem: str
+    title: str
+    caption: str
+    files: list
+
+
+@dataclass
+class Table:
+    stem: str
+    title: str
+    markdown: str
+    file: str
+
+
+@dataclass
+class Catalogue:
+    """Everything the report produced, in order, plus notes on what was skipped and why."""
+    out_dir: str
+    figures: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    formats: tuple = ("png", "svg")
+
+    def save(self, fig, stem: str, title: str, caption: str = "") -> None:
+        stem = safe_name(stem)
+        files = []
+        for fmt in self.formats:
+            name = f"{stem}.{fmt}"
+            meta = {"Date": None} if fmt == "svg" else {"Software": None}
+            fig.savefig(os.path.join(self.out_dir, name), format=fmt, metadata=meta,
+                        bbox_inches="tight")
+            files.append(name)
+        plt.close(fig)
+        self.figures.append(Figure(stem, title, caption, files))
+
+    def table(self, stem: str, title: str, markdown: str) -> None:
+        stem = safe_name(stem)
+        name = f"{stem}.md"
+        with open(os.path.join(self.out_dir, name), "w", encoding="utf-8") as fh:
+            fh.write(f"# {title}\n\n{markdown}\n")
+        self.tables.append(Table(stem, title, markdown, name))
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+def safe_name(s: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "_", str(s)).strip("_")
+    return s or "unnamed"
+
+
+def date_of(result: ResultFile) -> str:
+    created = result.attr("created_utc")
+    return created[:10] if created else "undated"
+
+
+def title(result: ResultFile, what: str, model: str = "", hardware: str = "") -> str:
+    model = model or result.attr("model", "")
+    hardware = hardware or result.attr("hardware", "")
+    parts = [p for p in (model, hardware, date_of(result)) if p]
+    return f"{what}\n{' · '.join(parts)}"
+
+
+def split_by(group: Group, *keys: str):
+    """Yields (values tuple, sub-group) for each distinct combination of the text/int keys that
+    exist in the group, in sorted order. Missing keys yield ''."""
+    present = [k for k in keys if k in group]
+    if not present:
+        yield tuple("" for _ in keys), group
+        return
+    combos = sorted_unique(zip(*(group[k].tolist() for k in present)))
+    for combo in combos:
+        mask = np.ones(len(group), dtype=bool)
+        for k, v in zip(present, combo):
+            mask &= group[k] == v
+        vals = iter(combo)
+        yield tuple(next(vals) if k in present else "" for k in keys), group.subset(mask)
+
+
+def row_model_hw(result: ResultFile, sub: Group):
+    model = sub["model"][0] if "model" in sub and len(sub) else result.attr("model", "")
+    hw = sub["hardware"][0] if "hardware" in sub and len(sub) else result.attr("hardware", "")
+    return str(model), str(hw)
+
+
+def series_colors(n: int):
+    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def log2_context_axis(ax, contexts) -> None:
+    """Log2 x axis with tick labels like 128K, 1M at the given context lengths."""
+    from cisa_h5 import fmt_tokens
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(int(c) for c in contexts if c > 0))
+    if ticks:
+        if len(ticks) > 12:
+            step = int(np.ceil(len(ticks) / 12))
+            ticks = ticks[::step]
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([fmt_tokens(t) for t in ticks])
+        ax.minorticks_off()

@@ -1,0 +1,127 @@
+"""Stacked component bars (attention, scoring, top-k, setup, other), dense vs CISA, predicted
+and measured, like a profiler breakdown."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Patch
+from matplotlib.lines import Line2D
+
+from cisa_h5 import COMPONENTS, finite, fmt_tokens, series_label
+from fig_common import COMPONENT_COLORS, Catalogue, row_model_hw, split_by, title
+from series import dims_vs_x
+
+MAX_CONFIGS = 10
+# Dense runs attention and other only; scoring, top-k and setup belong to CISA.
+DENSE_PARTS = {"attention": "attention_dense", "other": "other"}
+CISA_PARTS = {"attention": "attention_cisa", "scoring": "scoring", "topk": "topk",
+              "setup": "setup", "other": "other"}
+
+
+def _stack(sub, i, kind, parts):
+    return {c: float(sub.f(f"{kind}_ms_{col}")[i]) for c, col in parts.items()}
+
+
+def pick_rows(sub):
+    """Rows to draw: all when few, else those at the longest context (at most MAX_CONFIGS)."""
+    idx = np.arange(len(sub))
+    if len(idx) > MAX_CONFIGS - 2 and "context_tokens" in sub:
+        ctx = sub.f("context_tokens")
+        idx = idx[ctx == np.nanmax(ctx)]
+    return idx[:MAX_CONFIGS], len(idx) > MAX_CONFIGS
+
+
+def config_label(sub, i, dims):
+    keys = [d for d in ("budget_chunks", "qshare_g") if d in sub] + \
+        [d for d in dims if d not in ("budget_chunks", "qshare_g", "context_tokens")]
+    lab = series_label(keys, [sub[k][i] for k in keys])
+    if "context_tokens" in sub:
+        lab += f", L={fmt_tokens(sub['context_tokens'][i])}"
+    return lab
+
+
+def components_table(result, cat):
+    p = result.points
+    cols = [c for c in ("model", "phase", "context_tokens", "budget_chunks", "qshare_g", "batch")
+            if c in p]
+    comps = ["attention_dense", "attention_cisa", "scoring", "topk", "setup", "other",
+             "busy_dense", "busy_cisa"]
+    head = cols + [f"{c} pred / meas (ms)" for c in comps]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for i in range(len(p)):
+        cells = [fmt_tokens(p[c][i]) if c == "context_tokens" else str(p[c][i]) for c in cols]
+        for c in comps:
+            pr, me = p.f(f"pred_ms_{c}")[i], p.f(f"meas_ms_{c}")[i]
+            cells.append((f"{pr:.4g}" if np.isfinite(pr) else "-") + " / " +
+                         (f"{me:.4g}" if np.isfinite(me) else "-"))
+        lines.append("| " + " | ".join(cells) + " |")
+    cat.table("components", "Component times per layer per forward (predicted / measured)",
+              "Times in ms per layer per forward for the whole batch; `-` = not measured. "
+              "GPU busy is the union of kernel and memory-op intervals, so it can be less "
+              "than the sum of the components.\n\n" + "\n".join(lines))
+
+
+def render(result, cat: Catalogue) -> None:
+    p = result.points
+    need = ["pred_ms_attention_dense", "pred_ms_attention_cisa"]
+    if p.missing(*need):
+        cat.note(f"Component bars skipped: columns missing: {', '.join(p.missing(*need))}.")
+        return
+    components_table(result, cat)
+    for (model, hw, phase), sub in split_by(p, "model", "hardware", "phase"):
+        model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
+        rows, truncated = pick_rows(sub)
+        dims, _ = dims_vs_x(sub, "context_tokens", exclude=("model", "hardware", "phase"))
+        measured = any(finite(sub.f(f"meas_ms_{c}")[rows]).any()
+                       for c in ("attention_dense", "attention_cisa", "busy_dense", "busy_cisa"))
+        kinds = ("pred", "meas") if measured else ("pred",)
+        bars = []  # (label, stack dict, busy, hatch, is_group_start)
+        for i in rows:
+            lab = config_label(sub, i, dims)
+            first = True
+            for kind in kinds:
+                for side, parts in (("dense", DENSE_PARTS), ("CISA", CISA_PARTS)):
+                    st = _stack(sub, i, kind, parts)
+                    busy = float(sub.f(f"{kind}_ms_busy_{side.lower()}")[i])
+                    word = "predicted" if kind == "pred" else "measured"
+                    bars.append((f"{lab} · {side} · {word}", st, busy,
+                                 "" if kind == "pred" else "//", first))
+                    first = False
+        n = len(bars)
+        fig, ax = plt.subplots(figsize=(10, 1.2 + 0.32 * n))
+        y = np.arange(n)[::-1].astype(float)
+        for yi, (lab, st, busy, hatch, _) in zip(y, bars):
+            left = 0.0
+            for comp in COMPONENTS:
+                v = st.get(comp, np.nan)
+                if not np.isfinite(v) or v <= 0:
+                    continue
+                ax.barh(yi, v, left=left, color=COMPONENT_COLORS[comp], hatch=hatch,
+                        edgecolor="white" if not hatch else "black", linewidth=0.4, height=0.8)
+                left += v
+            if np.isfinite(busy):
+                ax.plot([busy, busy], [yi - 0.45, yi + 0.45], color="black", lw=2)
+        for yi, b in zip(y, bars):
+            if b[4] and yi != y[0]:
+                ax.axhline(yi + 0.5, color="gray", lw=0.6)
+        ax.set_yticks(y)
+        ax.set_yticklabels([b[0] for b in bars], fontsize=7)
+        ax.set_xlabel("time per layer per forward, whole batch (ms)")
+        ax.grid(axis="y", visible=False)
+        handles = [Patch(color=COMPONENT_COLORS[c], label=c) for c in COMPONENTS]
+        handles.append(Line2D([], [], color="black", lw=2, label="GPU busy (union)"))
+        if measured:
+            handles.append(Patch(facecolor="white", edgecolor="black", hatch="//",
+                                 label="measured"))
+        else:
+            handles.append(Patch(color="none", label="no measurements"))
+        ax.legend(handles=handles, loc="lower right", title=f"phase {phase}")
+        what = f"Component breakdown, {phase}" + ("" if measured else " (no measurements)")
+        ax.set_title(title(result, what, model=model, hardware=hw))
+        fig.tight_layout()
+        cap = ("Stacked per-component time, dense vs CISA; the black tick is GPU busy.")
+        if truncated:
+            cap += f" Only the first {MAX_CONFIGS} configurations at the longest context shown."
+        cat.save(fig, f"components_{model}_{hw}_{phase}",
+                 f"Component breakdown: {model}, {phase}", cap)

@@ -1,0 +1,91 @@
+"""Roofline: each attention kernel point at its arithmetic intensity (issued FLOPs ÷ DRAM
+bytes) against the card's bandwidth and BF16 MMA ceilings."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.lines import Line2D
+
+from cisa_h5 import PHASES, finite, sorted_unique
+from fig_common import Catalogue, row_model_hw, series_colors, split_by, title
+
+KERNELS = (("dense", "o", "bytes_kv_dense", "flops_attention_dense", "attention_dense"),
+           ("CISA", "s", "bytes_kv_cisa", "flops_attention_cisa", "attention_cisa"))
+
+
+def render(result, cat: Catalogue) -> None:
+    p = result.points
+    need = ["bytes_kv_dense", "bytes_kv_cisa", "flops_attention_dense", "flops_attention_cisa",
+            "pred_ms_attention_dense", "pred_ms_attention_cisa"]
+    if p.missing(*need):
+        cat.note(f"Roofline skipped: columns missing: {', '.join(p.missing(*need))}.")
+        return
+    bw = result.attr_float("hw_read_bw_tbs")
+    peak = result.attr_float("hw_bf16_tflops")
+    if bw is None or peak is None:
+        cat.note("Roofline: the file has no hardware peaks (attributes hw_read_bw_tbs, "
+                 "hw_bf16_tflops); ceiling lines omitted, points drawn alone.")
+    for (model, hw), sub in split_by(p, "model", "hardware"):
+        model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
+        phases = sorted_unique(sub.text("phase", "all").tolist())
+        phases = [ph for ph in PHASES if ph in phases] + [ph for ph in phases if ph not in PHASES]
+        colors = dict(zip(phases, series_colors(len(phases))))
+        fig, ax = plt.subplots(figsize=(7.5, 5))
+        ai_all, perf_all = [], []
+        measured = False
+        for name, marker, bcol, fcol, tcol in KERNELS:
+            b, f = sub.f(bcol), sub.f(fcol)
+            ai = f / b
+            for kind in ("pred", "meas"):
+                t = sub.f(f"{kind}_ms_{tcol}")
+                perf = f / (t * 1e-3) / 1e12  # TF/s
+                ok = finite(ai) & finite(perf) & (ai > 0) & (perf > 0)
+                if kind == "meas" and ok.any():
+                    measured = True
+                for ph in phases:
+                    m = ok & (sub.text("phase", "all") == ph)
+                    if not m.any():
+                        continue
+                    ax.scatter(ai[m], perf[m], marker=marker, s=28 if kind == "pred" else 46,
+                               facecolors=colors[ph] if kind == "pred" else "none",
+                               edgecolors=colors[ph], linewidths=1.2, alpha=0.85)
+                ai_all += list(ai[ok]); perf_all += list(perf[ok])
+        if not ai_all:
+            plt.close(fig)
+            cat.note(f"Roofline for {model} on {hw} skipped: no finite points.")
+            continue
+        lo, hi = min(ai_all) / 4, max(ai_all) * 4
+        if bw is not None and peak is not None:
+            ridge = peak / bw  # FLOP/byte where TF/s = TB/s * AI
+            lo, hi = min(lo, ridge / 8), max(hi, ridge * 8)
+            xs = np.geomspace(lo, hi, 200)
+            ax.plot(xs, np.minimum(bw * xs, peak), color="black", lw=1.5)
+            ax.annotate(f"HBM {bw:g} TB/s", (lo * 1.3, bw * lo * 1.3 * 1.4), fontsize=7, rotation=0)
+            ax.annotate(f"BF16 MMA {peak:g} TF/s", (ridge * 1.2, peak * 1.08), fontsize=7)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_xlabel("arithmetic intensity (issued FLOP / DRAM byte, log)")
+        ax.set_ylabel("attainable attention throughput (TFLOP/s, log)")
+        handles = [Line2D([], [], color=colors[ph], marker="o", linestyle="none", label=ph)
+                   for ph in phases]
+        handles += [Line2D([], [], color="gray", marker=mk, linestyle="none", label=f"{nm} attention")
+                    for nm, mk, *_ in KERNELS]
+        handles.append(Line2D([], [], color="gray", marker="o", linestyle="none", label="predicted (filled)"))
+        if measured:
+            handles.append(Line2D([], [], color="gray", marker="o", mfc="none", linestyle="none",
+                                  label="measured (open)"))
+        else:
+            handles.append(Line2D([], [], color="none", label="no measurements"))
+        if bw is None or peak is None:
+            handles.append(Line2D([], [], color="none", label="no hardware peaks in file"))
+        else:
+            handles.append(Line2D([], [], color="black", label="roofline (bandwidth, MMA)"))
+        ax.legend(handles=handles, fontsize=7, loc="lower right", title="phase / kernel")
+        what = "Roofline of the attention kernels" + ("" if measured else " (no measurements)")
+        ax.set_title(title(result, what, model=model, hardware=hw))
+        fig.tight_layout()
+        cat.save(fig, f"roofline_{model}_{hw}", f"Roofline: {model} on {hw}",
+                 "Issued FLOPs ÷ K/V bytes per layer per forward; throughput from predicted "
+                 "(filled) and measured (open) times.")

@@ -1,0 +1,105 @@
+"""Speedup (dense ÷ CISA) vs context: predicted lines, measured markers, per budget and G."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.lines import Line2D
+
+from cisa_h5 import finite, fmt_tokens, format_value
+from fig_common import (Catalogue, log2_context_axis, row_model_hw, series_colors, split_by,
+                        title)
+from series import iter_series
+
+PANELS = (("attention", "core attention"), ("busy", "GPU busy"))
+PHASE_CEILING = {"terminal_prefill": "ceiling_near_end_prefill",
+                 "full_prefill": "ceiling_full_prefill",
+                 "decode": "ceiling_decode", "mtp": "ceiling_near_end_prefill"}
+
+
+def speedup_table(result, cat: Catalogue) -> None:
+    p = result.points
+    cols = [c for c in ("model", "hardware", "phase", "context_tokens", "budget_chunks",
+                        "qshare_g", "batch") if c in p]
+    vals = ["pred_speedup_attention", "meas_speedup_attention", "pred_speedup_busy",
+            "meas_speedup_busy", "pred_basis"]
+    vals = [v for v in vals if v in p]
+    if not vals:
+        return
+    head = cols + vals
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for i in range(len(p)):
+        cells = []
+        for c in head:
+            v = p[c][i]
+            if c == "context_tokens":
+                cells.append(fmt_tokens(v))
+            elif isinstance(v, str):
+                cells.append(v)
+            elif c.startswith(("pred_speedup", "meas_speedup")):
+                cells.append(f"{v:.2f}x" if np.isfinite(v) else "-")
+            else:
+                cells.append(format_value(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    note = ("Speedups are dense ÷ CISA time (time view). `-` = not measured.\n\n")
+    cat.table("speedups", "Predicted and measured speedups", note + "\n".join(lines))
+
+
+def render(result, cat: Catalogue) -> None:
+    p = result.points
+    need = ("context_tokens", "pred_speedup_attention", "pred_speedup_busy")
+    if p.missing(*need):
+        cat.note(f"Speedup figures skipped: columns missing: {', '.join(p.missing(*need))}.")
+        return
+    speedup_table(result, cat)
+    for (model, hw, phase), sub in split_by(p, "model", "hardware", "phase"):
+        model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
+        measured = any(finite(sub.f(f"meas_speedup_{k}")).any() for k, _ in PANELS)
+        lines = list(iter_series(sub, "context_tokens",
+                                 exclude=("model", "hardware", "phase")))
+        colors = series_colors(len(lines))
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+        ceil_col = PHASE_CEILING.get(phase)
+        for ax, (key, name) in zip(axes, PANELS):
+            for (label, s, schedule), color in zip(lines, colors):
+                x = s.f("context_tokens")
+                y = s.f(f"pred_speedup_{key}")
+                ok = finite(y) & (x > 0)
+                ax.plot(x[ok], y[ok], "-", marker=".", color=color, label=label)
+                for sd in schedule:  # annotate values that follow the context (a schedule)
+                    for xi, yi, v in zip(x[ok], y[ok], s[sd][ok]):
+                        ax.annotate(f"{'K' if sd == 'budget_chunks' else sd}={format_value(v)}",
+                                    (xi, yi), textcoords="offset points", xytext=(3, -10),
+                                    fontsize=6, color=color)
+                m = s.f(f"meas_speedup_{key}")
+                okm = finite(m) & (x > 0)
+                if okm.any():
+                    ax.plot(x[okm], m[okm], linestyle="none", marker="D", ms=7, mfc="none",
+                            mew=1.5, color=color)
+                if key == "attention" and ceil_col and ceil_col in s:
+                    c = s.f(ceil_col)
+                    okc = finite(c) & (x > 0)
+                    ax.plot(x[okc], c[okc], ":", color=color, lw=1, alpha=0.7)
+            ax.axhline(1.0, color="black", lw=0.8, alpha=0.5)
+            log2_context_axis(ax, sub.f("context_tokens"))
+            ax.set_xlabel("context L (tokens, log2)")
+            ax.set_ylabel(f"speedup, {name} (x, dense ÷ CISA)")
+            ax.set_title(name)
+            handles, labels = ax.get_legend_handles_labels()
+            extra = [Line2D([], [], color="gray", marker=".", label="predicted (line)")]
+            if measured:
+                extra.append(Line2D([], [], color="gray", linestyle="none", marker="D",
+                                    mfc="none", label="measured (markers)"))
+            else:
+                extra.append(Line2D([], [], color="none", label="no measurements"))
+            if key == "attention" and ceil_col:
+                extra.append(Line2D([], [], color="gray", linestyle=":",
+                                    label=f"ceiling ({ceil_col.replace('ceiling_', '')})"))
+            ax.legend(handles + extra, labels + [h.get_label() for h in extra],
+                      title=f"phase {phase}: budget, QShare G", loc="upper left")
+        what = f"Speedup vs context, {phase}" + ("" if measured else " (no measurements)")
+        fig.suptitle(title(result, what, model=model, hardware=hw))
+        fig.tight_layout()
+        cat.save(fig, f"speedup_{model}_{hw}_{phase}", f"Speedup vs context: {model}, {phase}",
+                 "Dense ÷ CISA for core attention and GPU busy; lines predicted, open diamonds "
+                 "measured" + ("" if measured else " (none in this file)") + ".")
