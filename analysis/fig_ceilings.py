@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from cisa_h5 import fmt_tokens, format_value, sorted_unique
 from fig_common import Catalogue, log2_context_axis, series_colors, title
@@ -107,6 +108,8 @@ def render(result, cat: Catalogue) -> None:
             if not sel:
                 continue
             for ci, (col, name) in enumerate(CEILINGS[:2]):
+                if g == 1 and col == "ceiling_near_end_prefill":
+                    continue  # identical to the decode line
                 ax.plot([r["budget_chunks"] for r in sel], [r[col] for r in sel],
                         styles[ci], marker="o", ms=3, color=series_colors(len(gs) + 1)[gi],
                         label=f"{name}, G={g}")
@@ -122,6 +125,7 @@ def render(result, cat: Catalogue) -> None:
         ax.set_xticklabels([f"{b:,}" for b in budgets])
         ax.minorticks_off()
         ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_xlabel("budget K (chunks, log2)")
         ax.set_ylabel("ceiling (x, log2)")
         ax.legend(title="view, QShare G")

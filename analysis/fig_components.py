@@ -12,7 +12,7 @@ from cisa_h5 import COMPONENTS, finite, fmt_tokens, series_label
 from fig_common import COMPONENT_COLORS, Catalogue, row_model_hw, split_by, title
 from series import dims_vs_x
 
-MAX_CONFIGS = 10
+MAX_CONFIGS = 8
 # Dense runs attention and other only; scoring, top-k and setup belong to CISA.
 DENSE_PARTS = {"attention": "attention_dense", "other": "other"}
 CISA_PARTS = {"attention": "attention_cisa", "scoring": "scoring", "topk": "topk",
@@ -26,7 +26,7 @@ def _stack(sub, i, kind, parts):
 def pick_rows(sub):
     """Rows to draw: all when few, else those at the longest context (at most MAX_CONFIGS)."""
     idx = np.arange(len(sub))
-    if len(idx) > MAX_CONFIGS - 2 and "context_tokens" in sub:
+    if len(idx) > 6 and "context_tokens" in sub:
         ctx = sub.f("context_tokens")
         idx = idx[ctx == np.nanmax(ctx)]
     return idx[:MAX_CONFIGS], len(idx) > MAX_CONFIGS
@@ -80,8 +80,13 @@ def render(result, cat: Catalogue) -> None:
         for i in rows:
             lab = config_label(sub, i, dims)
             first = True
-            for kind in kinds:
-                for side, parts in (("dense", DENSE_PARTS), ("CISA", CISA_PARTS)):
+            row_measured = finite(np.array([sub.f(f"meas_ms_{c}")[i] for c in
+                                            ("attention_dense", "attention_cisa", "busy_dense",
+                                             "busy_cisa")])).any()
+            for side, parts in (("dense", DENSE_PARTS), ("CISA", CISA_PARTS)):
+                for kind in kinds:
+                    if kind == "meas" and not row_measured:
+                        continue
                     st = _stack(sub, i, kind, parts)
                     busy = float(sub.f(f"{kind}_ms_busy_{side.lower()}")[i])
                     word = "predicted" if kind == "pred" else "measured"
@@ -116,7 +121,8 @@ def render(result, cat: Catalogue) -> None:
                                  label="measured"))
         else:
             handles.append(Patch(color="none", label="no measurements"))
-        ax.legend(handles=handles, loc="lower right", title=f"phase {phase}")
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  title=f"phase {phase}")
         what = f"Component breakdown, {phase}" + ("" if measured else " (no measurements)")
         ax.set_title(title(result, what, model=model, hardware=hw))
         fig.tight_layout()

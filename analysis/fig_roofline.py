@@ -6,6 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from cisa_h5 import PHASES, finite, sorted_unique
 from fig_common import Catalogue, row_model_hw, series_colors, split_by, title
@@ -61,11 +62,18 @@ def render(result, cat: Catalogue) -> None:
             lo, hi = min(lo, ridge / 8), max(hi, ridge * 8)
             xs = np.geomspace(lo, hi, 200)
             ax.plot(xs, np.minimum(bw * xs, peak), color="black", lw=1.5)
-            ax.annotate(f"HBM {bw:g} TB/s", (lo * 1.3, bw * lo * 1.3 * 1.4), fontsize=7, rotation=0)
-            ax.annotate(f"BF16 MMA {peak:g} TF/s", (ridge * 1.2, peak * 1.08), fontsize=7)
+            ax.annotate(f"HBM read {bw:g} TB/s", (lo * 1.5, bw * lo * 1.5), fontsize=7,
+                        textcoords="offset points", xytext=(6, -4))
+            ax.annotate(f"BF16 MMA {peak:g} TF/s", (ridge * 1.2, peak), fontsize=7,
+                        textcoords="offset points", xytext=(0, 4))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
+        top = max(max(perf_all), peak or 0) * 1.8
+        bottom = min(min(perf_all), (bw * lo) if bw else np.inf) / 1.8
+        ax.set_ylim(bottom, top)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("arithmetic intensity (issued FLOP / DRAM byte, log)")
         ax.set_ylabel("attainable attention throughput (TFLOP/s, log)")
         handles = [Line2D([], [], color=colors[ph], marker="o", linestyle="none", label=ph)

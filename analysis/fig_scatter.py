@@ -42,16 +42,20 @@ def render(result, cat: Catalogue) -> None:
               "Ratio of measured to predicted time per component (ms per layer per forward).\n\n"
               + "\n".join(lines))
 
-    fig, ax = plt.subplots(figsize=(6.5, 6))
+    fig, (ax, axr) = plt.subplots(1, 2, figsize=(12, 5.6))
     allv = np.concatenate([np.concatenate([pr, me]) for *_, pr, me in pairs])
     lo, hi = allv.min() / 1.5, allv.max() * 1.5
     xs = np.geomspace(lo, hi, 50)
     ax.fill_between(xs, xs * (1 - BAND), xs * (1 + BAND), color="gray", alpha=0.25,
                     label="±10% band")
     ax.plot(xs, xs, color="black", lw=0.8, label="predicted = measured")
+    axr.axhspan(1 - BAND, 1 + BAND, color="gray", alpha=0.25)
+    axr.axhline(1.0, color="black", lw=0.8)
     for col, comp, marker, pr, me in pairs:
-        ax.scatter(me, pr, marker=marker, s=26, color=COMPONENT_COLORS[comp],
-                   edgecolors="black", linewidths=0.3, label=col.replace("_", " "), alpha=0.85)
+        kw = dict(marker=marker, s=26, color=COMPONENT_COLORS[comp], edgecolors="black",
+                  linewidths=0.3, alpha=0.85)
+        ax.scatter(me, pr, label=col.replace("_", " "), **kw)
+        axr.scatter(pr, me / pr, **kw)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -59,10 +63,22 @@ def render(result, cat: Catalogue) -> None:
     ax.set_aspect("equal")
     ax.set_xlabel("measured time (ms, log)")
     ax.set_ylabel("predicted time (ms, log)")
+    ax.set_title("predicted vs measured")
     ax.legend(fontsize=7, loc="upper left", title="component")
-    models = sorted(set(p.text("model", result.attr("model")).tolist()))
-    hws = sorted(set(p.text("hardware", result.attr("hardware")).tolist()))
-    ax.set_title(f"Predicted vs measured: {inside_total}/{total} within ±10%\n"
+    axr.set_xscale("log")
+    axr.set_xlim(lo, hi)
+    ratios = np.concatenate([me / pr for *_, pr, me in pairs])
+    span = max(0.25, float(np.max(np.abs(ratios - 1))) * 1.15)
+    axr.set_ylim(max(0.0, 1 - span), 1 + span)
+    axr.set_xlabel("predicted time (ms, log)")
+    axr.set_ylabel("measured ÷ predicted (x)")
+    axr.set_title("ratio (band: ±10%)")
+    measured_rows = np.zeros(len(p), dtype=bool)
+    for col, *_ in SERIES:
+        measured_rows |= finite(p.f(f"meas_ms_{col}"))
+    models = sorted(set(p.text("model", result.attr("model"))[measured_rows].tolist()))
+    hws = sorted(set(p.text("hardware", result.attr("hardware"))[measured_rows].tolist()))
+    fig.suptitle(f"Predicted vs measured times: {inside_total}/{total} within ±10%\n"
                  f"{', '.join(models)} · {', '.join(hws)} · {date_of(result)}")
     fig.tight_layout()
     cat.save(fig, "pred_vs_meas", "Predicted vs measured",

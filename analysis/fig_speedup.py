@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 
 from cisa_h5 import finite, fmt_tokens, format_value
 from fig_common import (Catalogue, log2_context_axis, row_model_hw, series_colors, split_by,
@@ -15,6 +16,17 @@ PANELS = (("attention", "core attention"), ("busy", "GPU busy"))
 PHASE_CEILING = {"terminal_prefill": "ceiling_near_end_prefill",
                  "full_prefill": "ceiling_full_prefill",
                  "decode": "ceiling_decode", "mtp": "ceiling_near_end_prefill"}
+
+
+def log_y_if_wide(ax) -> bool:
+    """Log2 y axis when the drawn values span more than 8x (speedups below and above 1)."""
+    ys = np.concatenate([np.asarray(l.get_ydata(), dtype=float) for l in ax.get_lines()] or [[]])
+    ys = ys[np.isfinite(ys) & (ys > 0)]
+    if len(ys) and ys.max() / ys.min() > 8:
+        ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        return True
+    return False
 
 
 def speedup_table(result, cat: Catalogue) -> None:
@@ -81,22 +93,25 @@ def render(result, cat: Catalogue) -> None:
                     okc = finite(c) & (x > 0)
                     ax.plot(x[okc], c[okc], ":", color=color, lw=1, alpha=0.7)
             ax.axhline(1.0, color="black", lw=0.8, alpha=0.5)
+            logy = log_y_if_wide(ax)
             log2_context_axis(ax, sub.f("context_tokens"))
             ax.set_xlabel("context L (tokens, log2)")
-            ax.set_ylabel(f"speedup, {name} (x, dense ÷ CISA)")
+            ax.set_ylabel(f"speedup, {name} (x, dense ÷ CISA{', log2' if logy else ''})")
             ax.set_title(name)
-            handles, labels = ax.get_legend_handles_labels()
-            extra = [Line2D([], [], color="gray", marker=".", label="predicted (line)")]
-            if measured:
-                extra.append(Line2D([], [], color="gray", linestyle="none", marker="D",
-                                    mfc="none", label="measured (markers)"))
-            else:
-                extra.append(Line2D([], [], color="none", label="no measurements"))
-            if key == "attention" and ceil_col:
-                extra.append(Line2D([], [], color="gray", linestyle=":",
-                                    label=f"ceiling ({ceil_col.replace('ceiling_', '')})"))
-            ax.legend(handles + extra, labels + [h.get_label() for h in extra],
-                      title=f"phase {phase}: budget, QShare G", loc="upper left")
+        handles, labels = axes[0].get_legend_handles_labels()
+        extra = [Line2D([], [], color="gray", marker=".", label="predicted (lines)")]
+        if measured:
+            extra.append(Line2D([], [], color="gray", linestyle="none", marker="D",
+                                mfc="none", label="measured (open diamonds)"))
+        else:
+            extra.append(Line2D([], [], color="none", label="no measurements"))
+        if ceil_col:
+            extra.append(Line2D([], [], color="gray", linestyle=":",
+                                label=f"ceiling, left panel ({ceil_col.replace('ceiling_', '')})"))
+        handles += extra
+        fig.legend(handles, [h.get_label() for h in handles], loc="upper center",
+                   bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(handles)),
+                   title=f"phase {phase}: budget K, QShare G")
         what = f"Speedup vs context, {phase}" + ("" if measured else " (no measurements)")
         fig.suptitle(title(result, what, model=model, hardware=hw))
         fig.tight_layout()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cisa_h5 import AXES_INT, AXES_TEXT, Group, series_label, sorted_unique
+from cisa_h5 import AXES_INT, AXES_TEXT, AXIS_SHORT, Group, series_label, sorted_unique
 
 ALWAYS_NAMED = ("budget_chunks", "qshare_g")  # legends always name budget and G
 
@@ -55,7 +55,7 @@ def iter_series(group: Group, x: str, exclude=()):
         parts = []
         for d in label_dims:
             if d in schedule:
-                parts.append(f"{series_label([d], ['schedule'])}")
+                parts.append(f"{AXIS_SHORT.get(d, d) or d}: schedule")
             elif len(sub):
                 parts.append(series_label([d], [sub[d][0]]))
         yield ", ".join(parts), sub, schedule
