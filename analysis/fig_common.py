@@ -12,7 +12,9 @@ matplotlib.use("Agg")  # headless; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from cisa_h5 import ResultFile, Group, sorted_unique  # noqa: E402
+from cisa_h5 import PHASES, ResultFile, Group  # noqa: E402
+
+PHASE_ORDER = {ph: i for i, ph in enumerate(PHASES)}
 
 plt.rcParams.update({
     "figure.dpi": 100,
@@ -109,7 +111,9 @@ def split_by(group: Group, *keys: str):
     if not present:
         yield tuple("" for _ in keys), group
         return
-    combos = sorted_unique(zip(*(group[k].tolist() for k in present)))
+    combos = sorted(set(zip(*(group[k].tolist() for k in present))),
+                    key=lambda combo: tuple((PHASE_ORDER.get(v, len(PHASE_ORDER)), str(v))
+                                            if isinstance(v, str) else (0, v) for v in combo))
     for combo in combos:
         mask = np.ones(len(group), dtype=bool)
         for k, v in zip(present, combo):

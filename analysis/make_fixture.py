@@ -5,13 +5,14 @@ The numbers follow the CISA traffic model roughly (bytes from the method's formu
 from a simple roofline) so that the figures look like real ones; they are NOT the simulator's
 output. Used by tests/analysis and to preview figures before real result files exist.
 
-    make_fixture.py OUT.h5 [--no-measured] [--no-plan] [--no-hw-peaks]
+    make_fixture.py OUT.h5 [--no-measured] [--no-plan] [--no-hw-peaks] [--models A,B]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 
 try:
@@ -135,9 +136,11 @@ COLUMNS += [("meas_speedup_attention", "f", "x", "measured dense/CISA core atten
             ("pred_basis", "s", "", "calibrated | speed_of_light")]
 
 
-def build_points(measured: bool):
+def build_points(measured: bool, models=None):
     rows = []
     for model, geo in MODELS.items():
+        if models and model not in models:
+            continue
         gs = [4, 32] if model == "inkling-small" else [4]
         for L in CONTEXTS:
             for K in BUDGETS:
@@ -167,10 +170,12 @@ def build_points(measured: bool):
     return rows
 
 
-def build_plan():
+def build_plan(models=None):
     schedule = {1 << 17: 1024, 1 << 18: 2048, 1 << 19: 4096, 1 << 20: 4096}
     rows = []
     for model in MODELS:
+        if models and model not in models:
+            continue
         for L in CONTEXTS + [1 << 16]:
             K = schedule.get(L, 1024)
             kv_per_seq = 7 * 2 * 128 * 2 * L * 8  # layers x K,V x d x bytes x L x kv heads
@@ -214,14 +219,21 @@ def main(argv=None):
     ap.add_argument("--no-plan", action="store_true", help="omit the /plan group")
     ap.add_argument("--no-hw-peaks", action="store_true",
                     help="omit the hw_read_bw_tbs / hw_bf16_tflops attributes")
+    ap.add_argument("--models", default="",
+                    help=f"comma-separated subset of {', '.join(MODELS)} (default: all)")
     args = ap.parse_args(argv)
-    rows = build_points(measured=not args.no_measured)
+    models = [m for m in args.models.split(",") if m]
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        ap.error(f"unknown model(s): {', '.join(unknown)}")
+    rows = build_points(measured=not args.no_measured, models=models)
     with h5py.File(args.out, "w", libver="earliest") as h5:
         attrs = {
             "tool_version": "0.1.0-fixture",
             "git_hash": "000000000000",
             "created_utc": "2026-11-29T12:00:00Z",
-            "command_line": "analysis/make_fixture.py " + " ".join(argv or sys.argv[1:]),
+            "command_line": "analysis/make_fixture.py " + " ".join(
+                [os.path.basename(args.out)] + (argv or sys.argv[1:])[1:]),
             "scenario_yaml": "# synthetic fixture, not a real scenario\nname: fixture\n",
             "hardware_yaml": "name: h200\nread_bw_tbs: 4.48\nbf16_tflops: 801\n",
             "scenario_name": "fixture",
@@ -234,7 +246,7 @@ def main(argv=None):
             h5.attrs[k] = v
         write_group(h5, "points", rows, COLUMNS)
         if not args.no_plan:
-            prow, pcols = build_plan()
+            prow, pcols = build_plan(models)
             write_group(h5, "plan", prow, pcols)
     return 0
 

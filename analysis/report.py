@@ -20,6 +20,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 REQUIRED = ("numpy", "h5py", "matplotlib")
+INLINE_TABLE_LINES = 40
 
 
 def check_modules() -> list:
@@ -33,7 +34,6 @@ def default_out(path: str) -> str:
 
 
 def write_index(result, cat, out_dir: str) -> None:
-    import fig_common
     a = result.attr
     lines = [f"# cisa-sim report: {a('scenario_name', os.path.basename(result.path))}", ""]
     models = sorted(set(result.points.text("model", a("model")).tolist()))
@@ -72,13 +72,15 @@ def write_index(result, cat, out_dir: str) -> None:
     for t in cat.tables:
         lines += [f"- [{t.title}]({t.file})"]
     lines.append("")
+    for t in cat.tables:  # short tables inline, long ones only linked
+        if t.markdown.count("\n") <= INLINE_TABLE_LINES:
+            lines += [f"### {t.title}", "", t.markdown, ""]
     for key in ("scenario_yaml", "hardware_yaml"):
         if a(key):
             lines += [f"<details><summary>{key}</summary>", "", "```yaml", a(key).rstrip(), "```",
                       "", "</details>", ""]
     with open(os.path.join(out_dir, "index.md"), "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
-    _ = fig_common  # imported for side effects only when rendering
 
 
 def main(argv=None) -> int:
