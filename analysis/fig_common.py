@@ -35,6 +35,7 @@ COMPONENT_COLORS = {
     "setup": "#9467bd",
     "other": "#8c8c8c",
     "busy": "#d62728",
+    "rest of busy": "#d9d9d9",
 }
 
 

@@ -13,8 +13,11 @@ from fig_common import COMPONENT_COLORS, Catalogue, row_model_hw, split_by, titl
 from series import dims_vs_x
 
 MAX_CONFIGS = 8
-# Dense runs attention and other only; scoring, top-k and setup belong to CISA.
-DENSE_PARTS = {"attention": "attention_dense", "other": "other"}
+# The dense run has core attention only; scoring, top-k, setup and other are CISA components
+# (pred_ms_other etc. describe the CISA run). Whatever GPU busy holds beyond the drawn
+# components is drawn as an explicit "rest of busy" segment.
+DENSE_PARTS = {"attention": "attention_dense"}
+REST = "rest of busy"
 CISA_PARTS = {"attention": "attention_cisa", "scoring": "scoring", "topk": "topk",
               "setup": "setup", "other": "other"}
 
@@ -89,6 +92,9 @@ def render(result, cat: Catalogue) -> None:
                         continue
                     st = _stack(sub, i, kind, parts)
                     busy = float(sub.f(f"{kind}_ms_busy_{side.lower()}")[i])
+                    drawn = sum(v for v in st.values() if np.isfinite(v) and v > 0)
+                    if np.isfinite(busy) and busy > drawn * (1 + 1e-6) + 1e-9:
+                        st[REST] = busy - drawn
                     word = "predicted" if kind == "pred" else "measured"
                     bars.append((f"{lab} · {side} · {word}", st, busy,
                                  "" if kind == "pred" else "//", first))
@@ -98,7 +104,7 @@ def render(result, cat: Catalogue) -> None:
         y = np.arange(n)[::-1].astype(float)
         for yi, (lab, st, busy, hatch, _) in zip(y, bars):
             left = 0.0
-            for comp in COMPONENTS:
+            for comp in COMPONENTS + (REST,):
                 v = st.get(comp, np.nan)
                 if not np.isfinite(v) or v <= 0:
                     continue
@@ -115,6 +121,9 @@ def render(result, cat: Catalogue) -> None:
         ax.set_xlabel("time per layer per forward, whole batch (ms)")
         ax.grid(axis="y", visible=False)
         handles = [Patch(color=COMPONENT_COLORS[c], label=c) for c in COMPONENTS]
+        if any(REST in b[1] for b in bars):
+            handles.append(Patch(color=COMPONENT_COLORS[REST], label="rest of GPU busy "
+                                 "(not in the components)"))
         handles.append(Line2D([], [], color="black", lw=2, label="GPU busy (union)"))
         if measured:
             handles.append(Patch(facecolor="white", edgecolor="black", hatch="//",
@@ -126,7 +135,8 @@ def render(result, cat: Catalogue) -> None:
         what = f"Component breakdown, {phase}" + ("" if measured else " (no measurements)")
         ax.set_title(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
-        cap = ("Stacked per-component time, dense vs CISA; the black tick is GPU busy.")
+        cap = ("Stacked per-component time, dense vs CISA (scoring, top-k, setup and other are "
+               "CISA components); the black tick is GPU busy.")
         if truncated:
             cap += f" Only the first {MAX_CONFIGS} configurations at the longest context shown."
         cat.save(fig, f"components_{model}_{hw}_{phase}",

@@ -9,12 +9,27 @@ from cisa_h5 import AXES_INT, AXES_TEXT, AXIS_SHORT, Group, series_label, sorted
 ALWAYS_NAMED = ("budget_chunks", "qshare_g")  # legends always name budget and G
 
 
+EXTRA_FLOAT_INPUTS = ("selection_overlap",)
+
+
+def config_columns(group: Group) -> list:
+    """Columns that describe a configuration: the documented axes first, then any other text
+    or integer column (e.g. rep_kind, score_agg, rep_dim) and known float inputs."""
+    cols = [c for c in AXES_TEXT + AXES_INT if c in group]
+    for name, arr in group.columns.items():
+        if name in cols:
+            continue
+        if arr.dtype == object or arr.dtype.kind in "iu" or name in EXTRA_FLOAT_INPUTS:
+            cols.append(name)
+    return cols
+
+
 def dims_vs_x(group: Group, x: str, candidates=None, exclude=()):
     """Returns (series_dims, schedule_dims): candidate columns that vary at a fixed x value
     (they name separate lines) and those that vary only together with x (a schedule, e.g.
     the budget schedule 1K@128K ... 4K@1M: one line, values annotated)."""
     if candidates is None:
-        candidates = AXES_TEXT + AXES_INT
+        candidates = config_columns(group)
     series, schedule = [], []
     xs = group[x].tolist() if x in group else [None] * len(group)
     for col in candidates:
