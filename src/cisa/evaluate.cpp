@@ -1,0 +1,79 @@
+#include "cisa/evaluate.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "cisa/results.hpp"
+#include "cisa/version.hpp"
+
+namespace cisa {
+
+Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress) {
+  struct Resolved {
+    Rates rates;
+    KernelShape shape;
+    int passes;
+  };
+  std::map<std::string, Resolved> by_gpu;
+  for (const auto& [name, hw] : sc.gpus) {
+    const Rates r = resolve_rates(hw, sc.basis);
+    by_gpu.emplace(name, Resolved{r, kernel_shape(hw, r), hw.topk_radix_passes});
+  }
+  PointsTableBuilder b;
+  b.table().reserve(sc.points.size());
+  const std::size_t n = sc.points.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Point& p = sc.points[i];
+    const Resolved& r = by_gpu.at(p.hardware);
+    b.add(p, predict(p, r.shape, r.rates, r.passes), r.rates);
+    if (progress && (i % 4096 == 4095 || i + 1 == n)) progress(i + 1, n);
+  }
+  return std::move(b.table());
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Attributes provenance(const Scenario& sc, const std::string& command_line) {
+  Attributes a;
+  a["tool_version"] = tool_version();
+  a["git_hash"] = git_hash();
+  a["created_utc"] = utc_now_iso8601();
+  a["command_line"] = command_line;
+  a["scenario_name"] = sc.name;
+  a["scenario_file"] = sc.file;
+  a["scenario_yaml"] = sc.text;
+  a["scenario_effective_yaml"] = sc.effective_yaml;
+  std::string sets;
+  for (const auto& s : sc.overrides) sets += (sets.empty() ? "" : "\n") + s;
+  a["scenario_overrides"] = sets;
+  a["basis"] = to_string(sc.basis);
+  std::string hw_yaml, hw_names;
+  for (const auto& [name, hw] : sc.gpus) {
+    hw_yaml += "# --- " + name + "\n" + hw.yaml;
+    hw_names += (hw_names.empty() ? "" : ",") + name;
+    if (sc.gpus.size() == 1) {
+      const Rates r = resolve_rates(hw, sc.basis);
+      a["hardware"] = name;
+      a["hw_read_bw_tbs"] = fmt::format("{}", r.read_bw_Bps / 1e12);
+      a["hw_bf16_tflops"] = fmt::format("{}", r.gemm_flops / 1e12);
+      a["hw_attention_tflops"] = fmt::format("{}", r.attention_flops / 1e12);
+      a["hw_launch_us"] = fmt::format("{}", r.launch_s * 1e6);
+      a["hw_rates_source"] = r.source;
+    }
+  }
+  if (sc.gpus.size() != 1) a["hardware"] = hw_names;
+  a["hardware_yaml"] = hw_yaml;
+  a["byte_convention"] = "per global-attention layer, per forward, whole batch; DRAM bytes after the L2 model";
+  return a;
+}
+
+}  // namespace cisa

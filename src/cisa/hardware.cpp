@@ -1,0 +1,44 @@
+#include "cisa/hardware.hpp"
+
+#include <stdexcept>
+
+namespace cisa {
+
+std::string to_string(Basis b) { return b == Basis::calibrated ? "calibrated" : "speed_of_light"; }
+
+Basis parse_basis(const std::string& s) {
+  if (s == "calibrated") return Basis::calibrated;
+  if (s == "speed_of_light") return Basis::speed_of_light;
+  throw std::invalid_argument("unknown basis '" + s + "' (expected calibrated or speed_of_light)");
+}
+
+Rates resolve_rates(const Hardware& hw, Basis basis) {
+  Rates r{};
+  r.basis = basis;
+  r.sms = static_cast<int>(hw.sms.value);
+  if (basis == Basis::calibrated) {
+    if (!hw.has_calibration)
+      throw std::invalid_argument("GPU '" + hw.name +
+                                  "' has no calibration section; use basis: speed_of_light");
+    r.read_bw_Bps = hw.cal.read_bw_tbs.value * 1e12;
+    r.gemm_flops = hw.cal.gemm_bf16_tflops.value * 1e12;
+    r.attention_flops = hw.cal.attention_bf16_tflops.value * 1e12;
+    r.launch_s = hw.cal.launch_overhead_us.value * 1e-6;
+    r.topk_elem_passes_per_s_per_sm = hw.cal.topk_elem_passes_per_ns_per_sm.value * 1e9;
+    r.l2_reuse = hw.cal.l2_reuse.value;
+    r.source = "calibration: " + hw.cal.basis;
+  } else {
+    // Datasheet peaks; no launch cost; top-k limited only by shared-memory bandwidth
+    // (128 B/clock/SM = 32 fp32 keys at an assumed 1.98 GHz boost clock).
+    r.read_bw_Bps = hw.hbm_bw_tbs.value * 1e12;
+    r.gemm_flops = hw.bf16_tflops.value * 1e12;
+    r.attention_flops = hw.bf16_tflops.value * 1e12;
+    r.launch_s = 0.0;
+    r.topk_elem_passes_per_s_per_sm = 32.0 * 1.98e9;
+    r.l2_reuse = 1.0;
+    r.source = "speed of light: datasheet bandwidth and BF16 rate of " + hw.display_name;
+  }
+  return r;
+}
+
+}  // namespace cisa

@@ -1,0 +1,67 @@
+// A GPU: datasheet figures ("speed of light") and calibration (measured on the card, or carried
+// over from another card and labelled so). Every number keeps its source.
+#pragma once
+
+#include <string>
+
+namespace cisa {
+
+struct Figure {
+  double value = 0.0;
+  std::string source;  // e.g. "DS: NVIDIA H200 datasheet", "MEAS: h200-facts.md 2026-11-29"
+  bool measured() const { return source.rfind("MEAS", 0) == 0; }
+};
+
+struct Calibration {
+  std::string basis;               // "measured on <card>" or "transferred from <card>: ..."
+  Figure read_bw_tbs;              // streaming read bandwidth reached by a well-built kernel
+  Figure copy_bw_tbs;              // read + write counted
+  Figure gemm_bf16_tflops;         // large BF16 GEMM (scoring, projections)
+  Figure attention_bf16_tflops;    // attention-class MMA rate (softmax overhead included)
+  Figure launch_overhead_us;       // per kernel launch in a back-to-back stream
+  Figure topk_elem_passes_per_ns_per_sm;  // radix-select work rate of one SM
+  Figure l2_reuse;                 // share of same-page re-reads by co-resident CTAs hit in L2
+};
+
+struct Hardware {
+  std::string name;          // preset key, e.g. "h200_sxm"
+  std::string display_name;  // "NVIDIA H200 SXM"
+  Figure hbm_gb;             // capacity, GB (1e9)
+  Figure hbm_bw_tbs;         // datasheet bandwidth
+  Figure bf16_tflops;        // dense (no sparsity)
+  Figure fp8_tflops;
+  Figure sms;
+  Figure l2_mb;
+  Figure smem_per_sm_kb;
+  Figure nvlink_gbs;         // per GPU, bidirectional
+  int attention_tile_rows = 64;  // MMA M tile of the attention kernel (one Hopper warpgroup)
+  int score_tile_rows = 64;      // index queries stacked per scoring tile
+  int topk_radix_passes = 4;     // 8-bit digits over fp32 keys
+  bool has_calibration = false;
+  Calibration cal;
+  std::string yaml;  // the preset text as loaded (provenance)
+};
+
+enum class Basis { calibrated, speed_of_light };
+std::string to_string(Basis b);
+Basis parse_basis(const std::string& s);
+
+// The numbers the roofline uses, resolved for a basis. speed_of_light: datasheet peaks,
+// zero launch overhead, ideal top-k rate from shared-memory bandwidth, perfect L2 reuse.
+struct Rates {
+  Basis basis;
+  double read_bw_Bps;
+  double gemm_flops;
+  double attention_flops;
+  double launch_s;
+  double topk_elem_passes_per_s_per_sm;
+  double l2_reuse;
+  int sms;
+  // Share of SMs whose in-flight loads saturate HBM. EST: BW x latency = 4.5 TB/s x ~600 ns
+  // = 2.7 MB in flight; a 3-stage 16 KB cp.async pipeline per SM (>= 40 KB) needs ~half the SMs.
+  double bw_saturation_sm_fraction = 0.5;
+  std::string source;  // one line: where the numbers came from
+};
+Rates resolve_rates(const Hardware& hw, Basis basis);
+
+}  // namespace cisa

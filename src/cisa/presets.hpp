@@ -1,0 +1,35 @@
+// Model and GPU presets: YAML files under models/, embedded in the binary. Every number keeps
+// its source string.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cisa/hardware.hpp"
+#include "cisa/types.hpp"
+#include "cisa/yaml_util.hpp"
+
+namespace cisa {
+
+struct ModelPreset {
+  std::string name;
+  std::string display_name;
+  Figure layers, global_attn_layers, hidden, q_heads, kv_heads, head_dim;
+  Figure total_params_b, active_params_b, default_tp;
+  std::string yaml;
+
+  // Per-rank attention geometry at tensor parallelism `tp`: query heads split evenly; KV heads
+  // split while tp <= kv_heads and replicated (one per rank) beyond. Throws std::invalid_argument.
+  Geometry per_rank(int tp) const;
+};
+
+std::vector<std::string> model_preset_names();
+std::vector<std::string> gpu_preset_names();
+ModelPreset model_preset(const std::string& name);  // InputError if unknown (with suggestion)
+Hardware gpu_preset(const std::string& name);
+
+// Parse a preset from a YAML mapping (an embedded file, a user file or a scenario's inline block).
+ModelPreset parse_model(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix);
+Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix);
+
+}  // namespace cisa

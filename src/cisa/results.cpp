@@ -1,0 +1,198 @@
+#include "cisa/results.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace cisa {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+double ms(double s) { return s * 1e3; }
+double ratio(double a, double b) { return b > 0 ? a / b : kNaN; }
+}  // namespace
+
+const std::vector<std::string>& measured_columns() {
+  static const std::vector<std::string> names = {
+      "meas_ms_attention_dense", "meas_ms_attention_cisa", "meas_ms_scoring",
+      "meas_ms_topk",            "meas_ms_setup",          "meas_ms_other",
+      "meas_ms_busy_dense",      "meas_ms_busy_cisa",      "meas_speedup_attention",
+      "meas_speedup_busy"};
+  return names;
+}
+
+struct PointsTableBuilder::Cols {
+  std::vector<std::string> *model, *hardware, *phase, *kv_dtype, *rep_dtype, *rep_kind, *score_agg,
+      *pred_basis, *calibration_source;
+  std::vector<std::int64_t> *context, *budget, *g, *batch, *q_heads, *kv_heads, *head_dim, *chunk,
+      *window, *prefill, *rep_dim, *hidden;
+  std::vector<double> *overlap, *forwards;
+  std::vector<double> *kv_dense, *kv_cisa, *rep, *meta, *meta_dense, *qo, *part_dense, *part_cisa,
+      *other_bytes, *total_dense, *total_cisa, *l2_kv_dense, *l2_kv_cisa, *l2_rep, *kv_reduction,
+      *bytes_reduction;
+  std::vector<double> *fl_dense, *fl_cisa, *flu_dense, *flu_cisa, *fl_scoring, *selections,
+      *eligible_mean, *splits_dense, *splits_cisa, *sparse_pos, *dense_pos;
+  std::vector<double> *t_att_d, *t_att_c, *t_sc, *t_tk, *t_su, *t_ot, *t_busy_d, *t_busy_c, *sp_att,
+      *sp_busy;
+  std::vector<std::vector<double>*> meas;
+  std::vector<double> *nominal, *c_near, *c_full, *c_dec, *w_kv, *w_near, *w_dec;
+};
+
+PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
+  Cols& c = *c_;
+  Table& t = t_;
+  const std::string per = " (one layer, whole batch; summed over forwards for full_prefill)";
+  c.model = &t.add_text("model", "model preset (and tensor parallelism) the geometry came from");
+  c.hardware = &t.add_text("hardware", "GPU preset name");
+  c.phase = &t.add_text("phase", "terminal_prefill | full_prefill | decode | mtp");
+  c.context = &t.add_i64("context_tokens", "tokens", "L: tokens per sequence after the forward");
+  c.budget = &t.add_i64("budget_chunks", "chunks", "K: remote chunks selected per selection");
+  c.g = &t.add_i64("qshare_g", "positions", "G: positions sharing one selection (1 in decode)");
+  c.batch = &t.add_i64("batch", "sequences", "sequences per forward");
+  c.q_heads = &t.add_i64("q_heads", "heads", "query heads per rank");
+  c.kv_heads = &t.add_i64("kv_heads", "heads", "KV heads (= indexers) per rank");
+  c.head_dim = &t.add_i64("head_dim", "elements", "d");
+  c.hidden = &t.add_i64("hidden", "elements", "model hidden size (index projection input)");
+  c.chunk = &t.add_i64("chunk_tokens", "tokens", "c: chunk = KV page size");
+  c.window = &t.add_i64("window_pages", "pages", "W: recent pages always read");
+  c.prefill = &t.add_i64("prefill_tokens", "positions", "positions per sequence per forward (1 in decode, k in mtp)");
+  c.rep_dim = &t.add_i64("rep_dim", "elements", "d_r: representative / index dimension");
+  c.kv_dtype = &t.add_text("kv_dtype", "K/V cache dtype");
+  c.rep_dtype = &t.add_text("rep_dtype", "representative dtype");
+  c.rep_kind = &t.add_text("rep_kind", "mean | minmax (two vectors per page)");
+  c.score_agg = &t.add_text("score_agg", "sum | max | last over a QShare group's positions");
+  c.overlap = &t.add_f64("selection_overlap", "fraction", "share of a selection's pages chosen by the previous group");
+  c.forwards = &t.add_f64("forwards", "forwards", "forwards summed in this row");
+
+  c.kv_dense = &t.add_f64("bytes_kv_dense", "bytes", "predicted DRAM bytes of K/V, dense" + per);
+  c.kv_cisa = &t.add_f64("bytes_kv_cisa", "bytes", "predicted DRAM bytes of K/V, CISA (selected + window + tail, dense-path positions)" + per);
+  c.rep = &t.add_f64("bytes_rep", "bytes", "predicted DRAM bytes of representatives read by scoring" + per);
+  c.meta = &t.add_f64("bytes_meta", "bytes", "CISA metadata: block tables, index queries, scores written+read, page IDs written+read" + per);
+  c.meta_dense = &t.add_f64("bytes_meta_dense", "bytes", "dense metadata: block table reads" + per);
+  c.qo = &t.add_f64("bytes_qo", "bytes", "Q read + O written (same for both)" + per);
+  c.part_dense = &t.add_f64("bytes_partials_dense", "bytes", "split-KV partials written + read, dense" + per);
+  c.part_cisa = &t.add_f64("bytes_partials_cisa", "bytes", "split-KV partials written + read, CISA" + per);
+  c.other_bytes = &t.add_f64("bytes_other", "bytes", "CISA other: index projection, representative update" + per);
+  c.total_dense = &t.add_f64("bytes_total_dense", "bytes", "all predicted DRAM bytes, dense" + per);
+  c.total_cisa = &t.add_f64("bytes_total_cisa", "bytes", "all predicted DRAM bytes, CISA" + per);
+  c.l2_kv_dense = &t.add_f64("l2_bytes_kv_dense", "bytes", "K/V bytes requested by the dense kernel before L2 reuse");
+  c.l2_kv_cisa = &t.add_f64("l2_bytes_kv_cisa", "bytes", "K/V bytes requested by the CISA kernel before L2 reuse");
+  c.l2_rep = &t.add_f64("l2_bytes_rep", "bytes", "representative bytes requested by scoring before L2 reuse");
+  c.kv_reduction = &t.add_f64("kv_reduction", "x", "bytes_kv_dense / bytes_kv_cisa (time view)");
+  c.bytes_reduction = &t.add_f64("bytes_reduction", "x", "bytes_total_dense / bytes_total_cisa (time view)");
+
+  c.fl_dense = &t.add_f64("flops_attention_dense", "FLOP", "issued attention FLOPs incl. tile padding, dense");
+  c.fl_cisa = &t.add_f64("flops_attention_cisa", "FLOP", "issued attention FLOPs incl. tile padding, CISA");
+  c.flu_dense = &t.add_f64("flops_useful_attention_dense", "FLOP", "useful attention FLOPs, dense");
+  c.flu_cisa = &t.add_f64("flops_useful_attention_cisa", "FLOP", "useful attention FLOPs, CISA");
+  c.fl_scoring = &t.add_f64("flops_scoring", "FLOP", "useful scoring FLOPs");
+  c.selections = &t.add_f64("selections", "selections", "sparse selections (QShare groups with N_e > K), whole batch");
+  c.eligible_mean = &t.add_f64("eligible_chunks_mean", "chunks", "mean N_e over sparse selections");
+  c.splits_dense = &t.add_f64("splits_dense", "splits", "split-KV factor of the dense kernel (max over forwards)");
+  c.splits_cisa = &t.add_f64("splits_cisa", "splits", "split-KV factor of the CISA attention kernel");
+  c.sparse_pos = &t.add_f64("sparse_positions", "positions", "positions on the sparse path, whole batch");
+  c.dense_pos = &t.add_f64("dense_path_positions", "positions", "positions on the dense path (N_e <= K) in the CISA run");
+
+  c.t_att_d = &t.add_f64("pred_ms_attention_dense", "ms", "core attention (+ split-KV combine), dense");
+  c.t_att_c = &t.add_f64("pred_ms_attention_cisa", "ms", "core attention (+ combine), CISA");
+  c.t_sc = &t.add_f64("pred_ms_scoring", "ms", "CISA scoring (summed index query . representatives)");
+  c.t_tk = &t.add_f64("pred_ms_topk", "ms", "CISA top-k (radix select + page-ID translation)");
+  c.t_su = &t.add_f64("pred_ms_setup", "ms", "CISA setup/metadata (window and tail page IDs)");
+  c.t_ot = &t.add_f64("pred_ms_other", "ms", "CISA other (index projection, representative update)");
+  c.t_busy_d = &t.add_f64("pred_ms_busy_dense", "ms", "GPU busy = sum of components, dense");
+  c.t_busy_c = &t.add_f64("pred_ms_busy_cisa", "ms", "GPU busy = sum of components, CISA");
+  c.sp_att = &t.add_f64("pred_speedup_attention", "x", "dense / CISA core attention time");
+  c.sp_busy = &t.add_f64("pred_speedup_busy", "x", "dense / CISA GPU busy time");
+  for (const auto& name : measured_columns())
+    c.meas.push_back(&t.add_f64(name, name.find("speedup") != std::string::npos ? "x" : "ms",
+                                "measured twin of pred_" + name.substr(5) + " (NaN until measured)"));
+
+  c.nominal = &t.add_f64("nominal_compression", "x", "ceiling view: L / (K c)");
+  c.c_near = &t.add_f64("ceiling_near_end_prefill", "x", "ceiling view: 2L / (2Kc + L/(cG))");
+  c.c_full = &t.add_f64("ceiling_full_prefill", "x", "ceiling view: whole prompt, continuous limit");
+  c.c_dec = &t.add_f64("ceiling_decode", "x", "ceiling view at G = 1");
+  c.w_kv = &t.add_f64("window_kv_only", "x", "ceiling view with window and half-full tail, K/V only");
+  c.w_near = &t.add_f64("window_near_end_prefill", "x", "ceiling view with window, tail and representative scan at G");
+  c.w_dec = &t.add_f64("window_decode", "x", "ceiling view with window, tail and scan at G = 1");
+  c.pred_basis = &t.add_text("pred_basis", "calibrated | speed_of_light");
+  c.calibration_source = &t.add_text("calibration_source", "where the rates came from");
+}
+
+void PointsTableBuilder::add(const Point& p, const Prediction& r, const Rates& rates) {
+  Cols& c = *c_;
+  const ForwardCost& f = r.cost;
+  c.model->push_back(p.model);
+  c.hardware->push_back(p.hardware);
+  c.phase->push_back(to_string(p.work.phase));
+  c.context->push_back(p.work.context_tokens);
+  c.budget->push_back(p.cisa.budget_chunks);
+  c.g->push_back(r.qshare_g);
+  c.batch->push_back(p.work.batch);
+  c.q_heads->push_back(p.geo.q_heads);
+  c.kv_heads->push_back(p.geo.kv_heads);
+  c.head_dim->push_back(p.geo.head_dim);
+  c.hidden->push_back(p.geo.hidden);
+  c.chunk->push_back(p.cisa.chunk_tokens);
+  c.window->push_back(p.cisa.window_pages);
+  c.prefill->push_back(positions_per_forward(p.work));
+  c.rep_dim->push_back(p.cisa.rep_dim > 0 ? p.cisa.rep_dim : p.geo.head_dim);
+  c.kv_dtype->push_back(to_string(p.cisa.kv_dtype));
+  c.rep_dtype->push_back(to_string(p.cisa.rep_dtype));
+  c.rep_kind->push_back(to_string(p.cisa.rep_kind));
+  c.score_agg->push_back(to_string(p.cisa.score_agg));
+  c.overlap->push_back(p.cisa.selection_overlap);
+  c.forwards->push_back(r.forwards);
+
+  c.kv_dense->push_back(f.bytes_dense.kv);
+  c.kv_cisa->push_back(f.bytes_cisa.kv);
+  c.rep->push_back(f.bytes_cisa.rep);
+  c.meta->push_back(f.bytes_cisa.meta);
+  c.meta_dense->push_back(f.bytes_dense.meta);
+  c.qo->push_back(f.bytes_dense.qo);
+  c.part_dense->push_back(f.bytes_dense.partials);
+  c.part_cisa->push_back(f.bytes_cisa.partials);
+  c.other_bytes->push_back(f.bytes_cisa.other);
+  c.total_dense->push_back(f.bytes_dense.total());
+  c.total_cisa->push_back(f.bytes_cisa.total());
+  c.l2_kv_dense->push_back(f.l2_kv_dense);
+  c.l2_kv_cisa->push_back(f.l2_kv_cisa);
+  c.l2_rep->push_back(f.l2_rep);
+  c.kv_reduction->push_back(ratio(f.bytes_dense.kv, f.bytes_cisa.kv));
+  c.bytes_reduction->push_back(ratio(f.bytes_dense.total(), f.bytes_cisa.total()));
+
+  c.fl_dense->push_back(f.attention_dense.flops_issued);
+  c.fl_cisa->push_back(f.attention_cisa.flops_issued);
+  c.flu_dense->push_back(f.attention_dense.flops_useful);
+  c.flu_cisa->push_back(f.attention_cisa.flops_useful);
+  c.fl_scoring->push_back(f.scoring.flops_useful);
+  c.selections->push_back(f.selections);
+  c.eligible_mean->push_back(f.topk_rows > 0 ? f.topk_elements / f.topk_rows : 0.0);
+  c.splits_dense->push_back(f.splits_dense);
+  c.splits_cisa->push_back(f.splits_cisa);
+  c.sparse_pos->push_back(f.sparse_positions);
+  c.dense_pos->push_back(f.dense_positions);
+
+  c.t_att_d->push_back(ms(r.dense.attention));
+  c.t_att_c->push_back(ms(r.cisa.attention));
+  c.t_sc->push_back(ms(r.cisa.scoring));
+  c.t_tk->push_back(ms(r.cisa.topk));
+  c.t_su->push_back(ms(r.cisa.setup));
+  c.t_ot->push_back(ms(r.cisa.other));
+  c.t_busy_d->push_back(ms(r.dense.busy()));
+  c.t_busy_c->push_back(ms(r.cisa.busy()));
+  c.sp_att->push_back(ratio(r.dense.attention, r.cisa.attention));
+  c.sp_busy->push_back(ratio(r.dense.busy(), r.cisa.busy()));
+  for (auto* m : c.meas) m->push_back(kNaN);
+
+  const Ceilings& ce = r.ceilings;
+  c.nominal->push_back(ce.nominal_compression);
+  c.c_near->push_back(ce.ceiling_near_end_prefill);
+  c.c_full->push_back(ce.ceiling_full_prefill);
+  c.c_dec->push_back(ce.ceiling_decode);
+  c.w_kv->push_back(ce.window_kv_only);
+  c.w_near->push_back(ce.window_near_end_prefill);
+  c.w_dec->push_back(ce.window_decode);
+  c.pred_basis->push_back(to_string(rates.basis));
+  c.calibration_source->push_back(rates.source);
+}
+
+}  // namespace cisa

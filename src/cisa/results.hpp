@@ -1,0 +1,30 @@
+// The /points table: one row per evaluated point, columns with units (names are stable; the
+// README's glossary and analysis/ use the same names).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cisa/hardware.hpp"
+#include "cisa/point.hpp"
+#include "cisa/table.hpp"
+
+namespace cisa {
+
+class PointsTableBuilder {
+ public:
+  PointsTableBuilder();
+  void add(const Point& p, const Prediction& pred, const Rates& rates);
+  Table& table() { return t_; }
+
+ private:
+  Table t_;
+  struct Cols;
+  std::shared_ptr<Cols> c_;
+};
+
+// Names of the measured-time columns (NaN until `--measure` fills them), in table order.
+const std::vector<std::string>& measured_columns();
+
+}  // namespace cisa

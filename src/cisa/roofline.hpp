@@ -1,0 +1,32 @@
+// From bytes to time: each kernel class takes max(DRAM bytes / effective bandwidth,
+// issued FLOPs / effective MMA rate) plus its launch overheads. GPU busy = sum of components.
+#pragma once
+
+#include "cisa/hardware.hpp"
+#include "cisa/traffic.hpp"
+
+namespace cisa {
+
+struct ComponentTimes {  // seconds
+  double attention = 0, scoring = 0, topk = 0, setup = 0, other = 0;
+  double busy() const { return attention + scoring + topk + setup + other; }
+  void add(const ComponentTimes& o);
+};
+
+// Streaming bandwidth reached by `ctas` concurrently running CTAs: HBM saturates once enough
+// bytes are in flight (Little's law), which a pipelined kernel reaches on a fraction of the SMs.
+double achieved_bandwidth(double ctas, const Rates& rates);
+
+// Time of one kernel class. A kernel with fewer CTAs than SMs reaches that share of the
+// bandwidth; compute suffers wave quantization (the last partial wave idles SMs).
+double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates);
+
+// Top-k: radix select is bound by per-row shared-memory passes, one CTA per row.
+double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates);
+
+struct ForwardTimes {
+  ComponentTimes dense, cisa;
+};
+ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& rates);
+
+}  // namespace cisa

@@ -1,0 +1,301 @@
+#include "cisa/scenario.hpp"
+
+#include <functional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "cisa/embedded.hpp"
+#include "cisa/presets.hpp"
+#include "cisa/yaml_util.hpp"
+
+namespace cisa {
+
+std::string default_scenario_path() { return "scenarios/ultra_tp2_1m.yaml"; }
+
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name",     "description", "model", "tp",   "hardware",
+                                           "basis",    "geometry",    "cisa",  "workload", "sweep"};
+const std::vector<std::string> kCisaKeys = {"chunk",    "window",    "budget",   "G",
+                                            "kv_dtype", "rep_dtype", "rep_dim",  "rep_kind",
+                                            "score_agg", "selection_overlap"};
+const std::vector<std::string> kWorkloadKeys = {"phase", "context", "batch", "prefill_tokens", "mtp_tokens"};
+const std::vector<std::string> kGeometryKeys = {"q_heads", "kv_heads", "head_dim", "hidden"};
+
+int to_int(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
+  const std::int64_t v = get_int(doc, n, field);
+  if (v < -2147483647 || v > 2147483647) throw InputError(locate(doc, n, field), "value out of range");
+  return static_cast<int>(v);
+}
+
+template <class F>
+auto parse_enum(const YamlDoc& doc, const YAML::Node& n, const std::string& field, F parse) {
+  const std::string s = get_string(doc, n, field);
+  try {
+    return parse(s);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(locate(doc, n, field), e.what());
+  }
+}
+
+// A setter applies one value of a key to a point; the sweep and the base block share them.
+using Setter = std::function<void(Point&)>;
+
+Setter make_setter(const YamlDoc& doc, const std::string& key, const YAML::Node& v,
+                   const std::string& field) {
+  if (key == "chunk") { int x = to_int(doc, v, field); return [x](Point& p) { p.cisa.chunk_tokens = x; }; }
+  if (key == "window") { int x = to_int(doc, v, field); return [x](Point& p) { p.cisa.window_pages = x; }; }
+  if (key == "budget") { auto x = get_int(doc, v, field); return [x](Point& p) { p.cisa.budget_chunks = x; }; }
+  if (key == "G") { int x = to_int(doc, v, field); return [x](Point& p) { p.cisa.qshare_g = x; }; }
+  if (key == "kv_dtype") { auto x = parse_enum(doc, v, field, parse_dtype); return [x](Point& p) { p.cisa.kv_dtype = x; }; }
+  if (key == "rep_dtype") { auto x = parse_enum(doc, v, field, parse_dtype); return [x](Point& p) { p.cisa.rep_dtype = x; }; }
+  if (key == "rep_dim") { int x = to_int(doc, v, field); return [x](Point& p) { p.cisa.rep_dim = x; }; }
+  if (key == "rep_kind") { auto x = parse_enum(doc, v, field, parse_rep_kind); return [x](Point& p) { p.cisa.rep_kind = x; }; }
+  if (key == "score_agg") { auto x = parse_enum(doc, v, field, parse_score_agg); return [x](Point& p) { p.cisa.score_agg = x; }; }
+  if (key == "selection_overlap") { double x = get_double(doc, v, field); return [x](Point& p) { p.cisa.selection_overlap = x; }; }
+  if (key == "phase") { auto x = parse_enum(doc, v, field, parse_phase); return [x](Point& p) { p.work.phase = x; }; }
+  if (key == "context") { auto x = get_int(doc, v, field); return [x](Point& p) { p.work.context_tokens = x; }; }
+  if (key == "batch") { int x = to_int(doc, v, field); return [x](Point& p) { p.work.batch = x; }; }
+  if (key == "prefill_tokens") { int x = to_int(doc, v, field); return [x](Point& p) { p.work.prefill_tokens = x; }; }
+  if (key == "mtp_tokens") { int x = to_int(doc, v, field); return [x](Point& p) { p.work.mtp_tokens = x; }; }
+  if (key == "q_heads") { int x = to_int(doc, v, field); return [x](Point& p) { p.geo.q_heads = x; }; }
+  if (key == "kv_heads") { int x = to_int(doc, v, field); return [x](Point& p) { p.geo.kv_heads = x; }; }
+  if (key == "head_dim") { int x = to_int(doc, v, field); return [x](Point& p) { p.geo.head_dim = x; }; }
+  if (key == "hidden") { int x = to_int(doc, v, field); return [x](Point& p) { p.geo.hidden = x; }; }
+  throw std::logic_error("no setter for " + key);
+}
+
+const std::vector<std::string> kSweepKeys = {
+    "context", "budget",   "G",         "batch",    "phase",     "prefill_tokens", "mtp_tokens",
+    "q_heads", "kv_heads", "head_dim",  "hidden",   "chunk",     "window",         "kv_dtype",
+    "rep_dtype", "rep_dim", "rep_kind", "score_agg", "selection_overlap", "hardware", "zip"};
+
+Hardware resolve_hardware(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
+  if (n.IsMap()) return parse_hardware(doc, n, field);
+  const std::string s = get_string(doc, n, field);
+  if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) {
+    const YamlDoc hdoc = load_yaml_file(s);
+    return parse_hardware(hdoc, hdoc.root, "");
+  }
+  try {
+    return gpu_preset(s);
+  } catch (const InputError& e) {
+    throw InputError(locate(doc, n, field), e.what());
+  }
+}
+
+ModelPreset resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
+  if (n.IsMap()) return parse_model(doc, n, field);
+  const std::string s = get_string(doc, n, field);
+  if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) {
+    const YamlDoc mdoc = load_yaml_file(s);
+    return parse_model(mdoc, mdoc.root, "");
+  }
+  try {
+    return model_preset(s);
+  } catch (const InputError& e) {
+    throw InputError(locate(doc, n, field), e.what());
+  }
+}
+
+// --set a.b.c=value: creates maps along the path; the value is parsed as YAML.
+void apply_override(YamlDoc& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError({"command line", 0, "--set"}, "expected key=value, got '" + assignment + "'");
+  const std::string key = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::ParserException& e) {
+    throw InputError({"command line", 0, key}, "cannot parse the value of --set " + key + ": " + e.msg);
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string part; std::getline(ss, part, '.');) parts.push_back(part);
+  YAML::Node cur = doc.root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!cur[parts[i]] || !cur[parts[i]].IsMap()) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    cur.reset(cur[parts[i]]);
+  }
+  cur[parts.back()] = value;
+  doc.overridden.push_back(key);
+}
+
+std::string point_key(const Point& p) {
+  std::ostringstream o;
+  o << p.hardware << '|' << p.geo.q_heads << '|' << p.geo.kv_heads << '|' << p.geo.head_dim << '|'
+    << p.geo.hidden << '|' << p.cisa.chunk_tokens << '|' << p.cisa.window_pages << '|'
+    << p.cisa.budget_chunks << '|' << p.cisa.qshare_g << '|' << to_string(p.cisa.kv_dtype) << '|'
+    << to_string(p.cisa.rep_dtype) << '|' << p.cisa.rep_dim << '|' << to_string(p.cisa.rep_kind)
+    << '|' << to_string(p.cisa.score_agg) << '|' << p.cisa.selection_overlap << '|'
+    << to_string(p.work.phase) << '|' << p.work.context_tokens << '|' << p.work.batch << '|'
+    << p.work.prefill_tokens << '|' << p.work.mtp_tokens;
+  return o.str();
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& source, const std::vector<std::string>& sets) {
+  YamlDoc doc;
+  if (source.empty()) {
+    const auto text = embedded_text(default_scenario_path());
+    if (!text) throw std::logic_error("default scenario not embedded");
+    doc = parse_yaml(*text, "<embedded>/" + default_scenario_path());
+  } else {
+    doc = load_yaml_file(source);
+  }
+  Scenario sc;
+  sc.file = doc.file;
+  sc.text = doc.text;
+  sc.overrides = sets;
+  for (const auto& s : sets) apply_override(doc, s);
+  {
+    YAML::Emitter em;
+    em << doc.root;
+    sc.effective_yaml = em.c_str();
+  }
+  const YAML::Node& root = doc.root;
+  require_keys_known(doc, root, "", kTopKeys);
+  sc.name = root["name"] ? get_string(doc, root["name"], "name") : "scenario";
+  sc.description = root["description"] ? get_string(doc, root["description"], "description") : "";
+  if (root["basis"]) sc.basis = parse_enum(doc, root["basis"], "basis", parse_basis);
+
+  // Geometry: from the model preset at tp, then any per-rank overrides under geometry:.
+  Point base;
+  if (!root["hardware"]) throw InputError(locate(doc, root, "hardware"), "missing 'hardware' (a GPU preset name, a file, or an inline mapping)");
+  {
+    Hardware hw = resolve_hardware(doc, root["hardware"], "hardware");
+    base.hardware = hw.name;
+    sc.gpus[hw.name] = hw;
+  }
+  if (root["model"]) {
+    const ModelPreset m = resolve_model(doc, root["model"], "model");
+    int tp = static_cast<int>(m.default_tp.value);
+    if (root["tp"]) tp = to_int(doc, root["tp"], "tp");
+    try {
+      base.geo = m.per_rank(tp);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(locate(doc, root["tp"] ? root["tp"] : root["model"], "tp"), e.what());
+    }
+    base.model = m.name + (tp > 1 ? "@tp" + std::to_string(tp) : "");
+  } else if (!root["geometry"]) {
+    throw InputError(locate(doc, root, "model"), "give a 'model' preset or a 'geometry' block (q_heads, kv_heads, head_dim)");
+  } else if (root["tp"]) {
+    throw InputError(locate(doc, root["tp"], "tp"), "'tp' needs a 'model' preset (geometry: is already per rank)");
+  }
+  auto apply_block = [&](const char* block, const std::vector<std::string>& keys) {
+    const YAML::Node n = root[block];
+    if (!n) return;
+    require_keys_known(doc, n, block, keys);
+    for (const auto& kv : n) {
+      const std::string k = kv.first.as<std::string>();
+      make_setter(doc, k, kv.second, std::string(block) + "." + k)(base);
+    }
+  };
+  apply_block("geometry", kGeometryKeys);
+  apply_block("cisa", kCisaKeys);
+  apply_block("workload", kWorkloadKeys);
+
+  // Sweep: Cartesian product of the listed keys; keys under zip: vary together.
+  std::vector<std::vector<std::vector<Setter>>> axes;  // axis -> value index -> setters
+  std::vector<std::string> axis_fields;
+  if (const YAML::Node sw = root["sweep"]) {
+    require_keys_known(doc, sw, "sweep", kSweepKeys);
+    auto values_of = [&](const YAML::Node& list, const std::string& key, const std::string& field) {
+      if (!list.IsSequence() || list.size() == 0)
+        throw InputError(locate(doc, list, field), "expected a non-empty list, e.g. [1, 4, 16]");
+      std::vector<Setter> out;
+      if (key == "hardware") {
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          Hardware hw = resolve_hardware(doc, list[i], field + "[" + std::to_string(i) + "]");
+          const std::string name = hw.name;
+          sc.gpus[name] = hw;
+          out.push_back([name](Point& p) { p.hardware = name; });
+        }
+        return out;
+      }
+      for (std::size_t i = 0; i < list.size(); ++i)
+        out.push_back(make_setter(doc, key, list[i], field + "[" + std::to_string(i) + "]"));
+      return out;
+    };
+    for (const auto& kv : sw) {
+      const std::string key = kv.first.as<std::string>();
+      if (key == "zip") {
+        require_keys_known(doc, kv.second, "sweep.zip", std::vector<std::string>(kSweepKeys.begin(), kSweepKeys.end() - 1));
+        std::vector<std::vector<Setter>> cols;
+        std::size_t len = 0;
+        for (const auto& z : kv.second) {
+          const std::string zk = z.first.as<std::string>();
+          cols.push_back(values_of(z.second, zk, "sweep.zip." + zk));
+          if (len != 0 && cols.back().size() != len)
+            throw InputError(locate(doc, z.second, "sweep.zip." + zk),
+                             "zip lists must have equal lengths (" + std::to_string(len) + " vs " +
+                                 std::to_string(cols.back().size()) + ")");
+          len = cols.back().size();
+        }
+        std::vector<std::vector<Setter>> axis(len);
+        for (std::size_t i = 0; i < len; ++i)
+          for (auto& col : cols) axis[i].push_back(col[i]);
+        axes.push_back(axis);
+        axis_fields.push_back("sweep.zip");
+      } else {
+        std::vector<std::vector<Setter>> axis;
+        for (auto& s : values_of(kv.second, key, "sweep." + key)) axis.push_back({s});
+        axes.push_back(axis);
+        axis_fields.push_back("sweep." + key);
+      }
+    }
+  }
+  std::size_t total = 1;
+  for (const auto& a : axes) {
+    total *= a.size();
+    if (total > 50'000'000) throw InputError(locate(doc, root["sweep"], "sweep"), "sweep has more than 5e7 points");
+  }
+  std::set<std::string> seen;
+  std::vector<std::size_t> idx(axes.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    Point p = base;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      for (const auto& s : axes[a][idx[a]]) s(p);
+    if (p.work.phase == Phase::decode) p.cisa.qshare_g = 1;  // decode has one position
+    if (p.work.phase == Phase::mtp) p.cisa.qshare_g = p.work.mtp_tokens;
+    try {
+      validate_point(p);
+    } catch (const std::invalid_argument& e) {
+      std::string msg = e.what();
+      const std::string field = msg.substr(0, msg.find(':'));
+      msg = msg.substr(msg.find(':') + 2);
+      YAML::Node where = root;
+      if (!axes.empty()) {
+        msg += " (in the sweep point";
+        for (std::size_t a = 0; a < axes.size(); ++a) msg += " " + axis_fields[a] + "[" + std::to_string(idx[a]) + "]";
+        msg += ")";
+      }
+      // Point at the block that sets the field when it exists.
+      const auto dot = field.find('.');
+      if (dot != std::string::npos && root[field.substr(0, dot)] && root[field.substr(0, dot)].IsMap()) {
+        const YAML::Node blk = root[field.substr(0, dot)];
+        const std::string leaf = field.substr(dot + 1);
+        where = blk[leaf] ? blk[leaf] : blk;
+      }
+      throw InputError(locate(doc, where, field), msg);
+    }
+    if (seen.insert(point_key(p)).second)
+      sc.points.push_back(p);
+    else
+      ++sc.duplicates_collapsed;
+    for (std::size_t a = axes.size(); a-- > 0;) {  // odometer, last axis fastest
+      if (++idx[a] < axes[a].size()) break;
+      idx[a] = 0;
+    }
+  }
+  for (const auto& [name, hw] : sc.gpus)
+    if (sc.basis == Basis::calibrated && !hw.has_calibration)
+      throw InputError(locate(doc, root["basis"] ? root["basis"] : root["hardware"], "basis"),
+                       "GPU '" + name + "' has no calibration; set basis: speed_of_light");
+  return sc;
+}
+
+}  // namespace cisa

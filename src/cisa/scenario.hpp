@@ -1,0 +1,33 @@
+// Scenario files: YAML with model, hardware, cisa settings, workload and a sweep. Loading checks
+// every key (unknown keys are errors with a suggestion) and expands the sweep into points.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cisa/hardware.hpp"
+#include "cisa/point.hpp"
+
+namespace cisa {
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string file;            // path, or "<embedded>/scenarios/<name>.yaml"
+  std::string text;            // the scenario file as given
+  std::vector<std::string> overrides;  // --set key=value, in order
+  std::string effective_yaml;  // the scenario after overrides, as YAML
+  Basis basis = Basis::calibrated;
+  std::map<std::string, Hardware> gpus;  // every GPU the points use, by name
+  std::vector<Point> points;
+  std::size_t duplicates_collapsed = 0;  // e.g. decode points that differ only in G
+};
+
+// `source` is a file path; "" loads the embedded default scenario (ultra_tp2_1m).
+// `sets` are "dotted.key=value" overrides applied before validation.
+Scenario load_scenario(const std::string& source, const std::vector<std::string>& sets);
+
+std::string default_scenario_path();  // "scenarios/ultra_tp2_1m.yaml"
+
+}  // namespace cisa

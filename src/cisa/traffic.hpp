@@ -1,0 +1,69 @@
+// The time view of traffic (method doc section 3-4): what real tiled kernels move for one
+// forward of P positions per sequence, for the dense baseline and for CISA, per kernel class.
+// Pure arithmetic: numbers in, numbers out. Counts are for one layer and the whole batch.
+#pragma once
+
+#include <cstdint>
+
+#include "cisa/types.hpp"
+
+namespace cisa {
+
+// Kernel-level knobs of the model, resolved from the GPU preset and its calibration.
+struct KernelShape {
+  int attention_tile_rows = 64;  // MMA M of the attention tile: rows = G*r pack into it
+  int score_tile_rows = 64;      // selections stacked per scoring tile (reps read once per tile)
+  int topk_radix_passes = 4;
+  int sms = 132;                 // for split-KV sizing
+  double l2_reuse = 1.0;         // h: share of re-reads of the same pages by co-resident CTAs hit in L2
+  int split_min_tokens = 256;    // a split-KV piece streams at least this many tokens
+};
+
+// One kernel class summed over the forward.
+struct KernelCost {
+  double dram_bytes = 0;    // predicted DRAM bytes (after the L2 model)
+  double l2_bytes = 0;      // bytes requested from L2 by the kernel (before reuse)
+  double flops_issued = 0;  // MMA FLOPs including padding of partly filled tiles
+  double flops_useful = 0;
+  double launches = 0;
+  double ctas = 0;          // independent work units (after split-KV)
+  void add(const KernelCost& o);
+};
+
+// DRAM bytes by category (the HDF5 bytes_* columns), for one side (dense or CISA).
+struct ByteCategories {
+  double kv = 0;        // K and V pages
+  double rep = 0;       // representatives read by scoring
+  double meta = 0;      // block tables, scores, selected page IDs
+  double qo = 0;        // Q read + O written
+  double partials = 0;  // split-KV partial outputs and log-sum-exp, written + read
+  double other = 0;     // index projection weights/activations, representative update
+  double total() const { return kv + rep + meta + qo + partials + other; }
+  void add(const ByteCategories& o);
+};
+
+struct ForwardCost {
+  KernelCost attention_dense;  // attention + split-KV combine, dense baseline
+  KernelCost attention_cisa;   // dense prefix + sparse groups + combine
+  KernelCost scoring, topk, setup, other;
+  ByteCategories bytes_dense, bytes_cisa;
+  double l2_kv_dense = 0, l2_kv_cisa = 0, l2_rep = 0;  // requested (pre-L2) K/V and rep bytes
+  double selections = 0;         // sparse selections (QShare groups past the dense point)
+  double dense_positions = 0;    // positions on the dense path in the CISA run
+  double sparse_positions = 0;
+  double topk_rows = 0;          // = selections
+  double topk_elements = 0;      // sum of N_e over selections
+  double splits_dense = 1, splits_cisa = 1;
+  void add(const ForwardCost& o);
+};
+
+// Cost of one forward: each of `batch` sequences processes positions [start, start+positions),
+// position t attending to tokens 0..t. `qshare_g` is the effective G of the phase.
+ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g,
+                         std::int64_t start, std::int64_t positions, int batch,
+                         const KernelShape& shape);
+
+// sum_{i=0}^{n-1} floor((a*i + b) / m) for n >= 0, m >= 1, a, b >= 0 (exact, O(log)).
+std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b);
+
+}  // namespace cisa

@@ -1,0 +1,37 @@
+// Reading YAML with errors that name file:line and the dotted field, and refuse unknown keys.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cisa/errors.hpp"
+
+namespace cisa {
+
+struct YamlDoc {
+  std::string file;  // path or "<embedded:name>"
+  std::string text;
+  YAML::Node root;
+  std::vector<std::string> overridden;  // dotted keys set from the command line (--set)
+};
+
+// Parses text; a syntax error becomes InputError at the error's line.
+YamlDoc parse_yaml(const std::string& text, const std::string& file);
+YamlDoc load_yaml_file(const std::string& path);  // missing/unreadable file -> InputError
+
+SourceLocation locate(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
+
+// Throws InputError naming the first key of `map` not in `allowed` (with a suggestion).
+void require_keys_known(const YamlDoc& doc, const YAML::Node& map, const std::string& prefix,
+                        const std::vector<std::string>& allowed);
+void require_map(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
+
+std::int64_t get_int(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
+double get_double(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
+std::string get_string(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
+bool get_bool(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
+
+}  // namespace cisa

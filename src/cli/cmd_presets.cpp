@@ -1,0 +1,69 @@
+// cisa-sim presets: list the embedded model and GPU presets, or show one.
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "cisa/errors.hpp"
+#include "cisa/presets.hpp"
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+
+namespace po = boost::program_options;
+
+namespace cisa::cli {
+
+int cmd_presets(int argc, char** argv) {
+  return guarded("presets", [&]() {
+    std::string show;
+    po::options_description opts("cisa-sim presets options");
+    opts.add_options()("help,h", "show this help")("show", po::value(&show), "print one preset's YAML (with sources)");
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "List the model and GPU presets compiled into cisa-sim (models/llm, models/gpu).\n\n" << opts;
+      return kExitOk;
+    }
+    po::notify(vm);
+    const auto models = model_preset_names();
+    const auto gpus = gpu_preset_names();
+    if (!show.empty()) {
+      for (const auto& m : models)
+        if (m == show) return std::cout << model_preset(m).yaml, kExitOk;
+      for (const auto& g : gpus)
+        if (g == show) return std::cout << gpu_preset(g).yaml, kExitOk;
+      std::vector<std::string> all = models;
+      all.insert(all.end(), gpus.begin(), gpus.end());
+      const std::string hint = did_you_mean(show, all);
+      throw InputError({"command line", 0, "--show"}, "no preset '" + show + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+    auto num = [](double v) { return std::isnan(v) ? std::string("n/a") : fmt::format("{:g}", v); };
+    std::cout << fmt::format("{:<16} {:<28} {:>6} {:>6} {:>6} {:>4} {:>4} {:>4} {:>9} {:>9} {:>3}  {}\n", "model", "name",
+                             "layers", "global", "hidden", "Hq", "Hkv", "d", "params/B", "active/B", "tp", "per rank at tp");
+    for (const auto& name : models) {
+      const ModelPreset m = model_preset(name);
+      const int tp = static_cast<int>(m.default_tp.value);
+      const Geometry g = m.per_rank(tp);
+      std::cout << fmt::format("{:<16} {:<28} {:>6} {:>6} {:>6} {:>4} {:>4} {:>4} {:>9} {:>9} {:>3}  {} q / {} kv (r = {})\n",
+                               name, m.display_name, num(m.layers.value), num(m.global_attn_layers.value),
+                               num(m.hidden.value), num(m.q_heads.value), num(m.kv_heads.value), num(m.head_dim.value),
+                               num(m.total_params_b.value), num(m.active_params_b.value), tp, g.q_heads, g.kv_heads,
+                               g.heads_per_group());
+    }
+    std::cout << "\n"
+              << fmt::format("{:<10} {:<20} {:>6} {:>8} {:>8} {:>5} {:>6} {:>12} {:>12}  {}\n", "gpu", "name", "HBM/GB",
+                             "BW TB/s", "BF16 TF", "SMs", "L2 MB", "cal BW TB/s", "cal attn TF", "calibration basis");
+    for (const auto& name : gpus) {
+      const Hardware h = gpu_preset(name);
+      std::cout << fmt::format("{:<10} {:<20} {:>6} {:>8} {:>8} {:>5} {:>6} {:>12} {:>12}  {}\n", name, h.display_name,
+                               num(h.hbm_gb.value), num(h.hbm_bw_tbs.value), num(h.bf16_tflops.value), num(h.sms.value),
+                               num(h.l2_mb.value), h.has_calibration ? num(h.cal.read_bw_tbs.value) : "-",
+                               h.has_calibration ? num(h.cal.attention_bf16_tflops.value) : "-",
+                               h.has_calibration ? h.cal.basis : "none (speed of light only)");
+    }
+    std::cout << "\nEvery number carries its source: cisa-sim presets --show NAME\n";
+    return kExitOk;
+  });
+}
+
+}  // namespace cisa::cli

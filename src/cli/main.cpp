@@ -1,0 +1,57 @@
+// cisa-sim: predict (and, with the kernels, measure) dense vs CISA attention cost.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "cisa/version.hpp"
+#include "cli/commands.hpp"
+
+namespace {
+void usage() {
+  std::cout << "cisa-sim " << cisa::tool_version() << " - Chunk-Indexed Sparse Attention traffic model\n\n"
+            << "usage:\n"
+            << "  cisa-sim [--scenario FILE] [--out FILE.h5] [--format table|csv|json|markdown] [--set key=value]...\n"
+            << "      predict bytes and time per component, dense vs CISA, for every point of a scenario\n"
+            << "      (no --scenario: the embedded default, scenarios/ultra_tp2_1m.yaml)\n"
+            << "  cisa-sim ceilings --context L --budget K[,K...] --G G[,G...] [--chunk 16] [--window 128] [--format ...]\n"
+            << "      the paper's analytical ceiling ratios\n"
+            << "  cisa-sim presets [--show NAME]     list model and GPU presets\n"
+#ifdef CISA_HAVE_ROUTE
+            << "  cisa-sim route --activations FILE.h5 ...   routing diagnostics on attention activations\n"
+#endif
+#ifdef CISA_HAVE_REPORT
+            << "  cisa-sim report FILE.h5 [--out DIR]        render figures and tables for a result file\n"
+#endif
+            << "  cisa-sim --version\n\n"
+            << "Each sub-command has --help. Exit codes: 0 ok, 2 bad input, 1 internal error.\n";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cisa::cli;
+  if (argc >= 2) {
+    const std::string sub = argv[1];
+    if (sub == "--version" || sub == "version") {
+      std::cout << "cisa-sim " << cisa::tool_version() << " (git " << cisa::git_hash() << ")\n";
+      return 0;
+    }
+    if (sub == "--help" || sub == "-h" || sub == "help") {
+      usage();
+      return 0;
+    }
+    if (sub == "run") return cmd_run(argc - 1, argv + 1);
+    if (sub == "ceilings") return cmd_ceilings(argc - 1, argv + 1);
+    if (sub == "presets") return cmd_presets(argc - 1, argv + 1);
+#ifdef CISA_HAVE_ROUTE
+    if (sub == "route") return cmd_route(argc - 1, argv + 1);
+#endif
+#ifdef CISA_HAVE_REPORT
+    if (sub == "report") return cmd_report(argc - 1, argv + 1);
+#endif
+    if (sub[0] != '-') {
+      std::cerr << "cisa-sim: error: unknown sub-command '" << sub << "' (see cisa-sim --help)\n";
+      return 2;
+    }
+  }
+  return cmd_run(argc, argv);
+}
