@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One device call: build the kernels standalone, run the GPU tests, compute-sanitizer, the benchmark
+# and the peers, the ncu byte cross-check. Usage: kernels/bench/device_run.sh [test] [sanitize] [bench] [ncu]
+# Logs and CSVs go to $OUT (at most 8 files come back).
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+cd "$(dirname "$0")/../.."
+steps="${*:-test}"
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+log "$(date -u) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader)"
+t0=$(date +%s)
+cmake -S kernels -B /tmp/bk -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_BUILD_TESTS=ON -DCISA_PTXAS_VERBOSE=ON \
+  > "$OUT/build.log" 2>&1 && cmake --build /tmp/bk -j16 >> "$OUT/build.log" 2>&1
+rc=$?
+log "build rc=$rc in $(( $(date +%s) - t0 )) s"
+[ $rc -ne 0 ] && { tail -30 "$OUT/build.log"; exit 1; }
+for s in $steps; do
+  case $s in
+    test)
+      /tmp/bk/kernels_gpu_test 2>&1 | tee "$OUT/gpu_test.log" | tail -40
+      log "gpu_test rc=${PIPESTATUS[0]}" ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > "$OUT/sanitize_$tool.log" 2>&1
+        log "compute-sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|checks passed' "$OUT/sanitize_$tool.log" | tr '\n' ' ')"
+      done ;;
+    bench)
+      /tmp/bk/cisa_kernel_bench --csv "$OUT/kernels_own.csv" --cases "${BENCH_CASES:-all}" 2>&1 | tee "$OUT/bench.log" | tail -40
+      log "bench rc=${PIPESTATUS[0]}"
+      PYTHONUNBUFFERED=1 timeout 400 python3 kernels/bench/peers.py --own "$OUT/kernels_own.csv" --out "$OUT/kernel_bench.csv" \
+        --md "$OUT/kernel_bench.md" 2>&1 | tee "$OUT/peers.log" | tail -40
+      log "peers rc=${PIPESTATUS[0]}" ;;
+    ncu)
+      bash kernels/bench/ncu_check.sh /tmp/bk/cisa_kernel_bench "$OUT" 2>&1 | tail -30
+      log "ncu rc=$?" ;;
+  esac
+done
+cat "$OUT/summary.txt"

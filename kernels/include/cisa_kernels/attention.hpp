@@ -1,0 +1,65 @@
+// Paged attention, one kernel family: each work item is a block of query rows (positions x heads of
+// one KV group, row = position * r + head, at most 128 rows) that reads K/V in place through a page
+// list. With the sequence's full block table it is the dense baseline; with a row of the sparse
+// block table (top-K + window + tail) it is CISA. The pages from index `mask_from` on are causal
+// (logically consecutive from token `mask_tok0`); earlier ones are fully visible.
+// Online softmax (exp2), fp32 accumulation, BF16 mma.sync m16n8k16, cp.async 16-byte loads, split-KV
+// with an fp32 partial output + log-sum-exp and a combine kernel when there are few work items.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "cisa_kernels/instrument.hpp"
+#include "cisa_kernels/paged_kv.hpp"
+
+namespace cisa::kernels {
+
+inline constexpr int kMaxAttnRows = 128;
+
+struct AttnWork {
+  int q_tok0 = 0;      // first token row in Q/O [T][H_q][128]
+  int n_pos = 1;       // positions (rows = n_pos * r <= 128)
+  int kv_head = 0;
+  int q_pos0 = 0;      // logical position of the first query (keys 0..q_pos are visible)
+  int list_src = 0;    // 0: block table row `list_row`; 1: sparse table row `list_row`
+  int list_row = 0;
+  int n_pages = 0;     // entries of the list read
+  int mask_from = 0;   // list index where causal masking starts
+  int mask_tok0 = 0;   // logical token of the first key of list[mask_from]
+};
+
+struct AttnArgs {
+  // device
+  const bf16_bits* q = nullptr;  // [T][H_q][128]
+  bf16_bits* o = nullptr;        // [T][H_q][128]
+  PagedKV kv;
+  BlockTable table;              // list_src 0
+  BlockTable sparse;             // list_src 1
+  const AttnWork* work = nullptr;
+  int n_work = 0;
+  int h_q = 0;                   // query heads (= kv_heads * r)
+  int r = 1;
+  float scale = 0.0f;            // softmax scale (0 -> 1/sqrt(128))
+  float* scratch = nullptr;      // split-KV partials; size from attention_scratch_floats()
+  std::int64_t scratch_floats = 0;
+  int num_splits = 0;            // 0: choose automatically
+  // host copy
+  const std::vector<AttnWork>* work_host = nullptr;
+};
+
+// Splits the launch would use and the fp32 scratch it needs.
+int attention_num_splits(const AttnArgs& a, int num_sms);
+std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_cta);
+int attention_rows_per_cta(const std::vector<AttnWork>& work, int r);
+
+void paged_attention(const AttnArgs& a, Stream s, Instrument* ins = nullptr);
+
+// Expected HBM bytes and FLOPs of a work list (the time view: each work reads its pages once).
+struct AttnCost {
+  double bytes = 0, flops_useful = 0, flops_issued = 0;
+  double kv_bytes = 0;
+};
+AttnCost attention_cost(const std::vector<AttnWork>& work, int r, int kv_heads, int rows_per_cta,
+                        int num_splits);
+
+}  // namespace cisa::kernels

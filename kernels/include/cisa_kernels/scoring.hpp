@@ -1,0 +1,52 @@
+// Scoring: per selection (sequence, KV group, QShare group of positions) one summed index query
+// (fp32 sum of the group's BF16 index queries, rounded to BF16) dotted with the representatives of the
+// eligible pages: logical pages [0, n_e) of the sequence, read through its block table -> fp32 scores.
+#pragma once
+#include <vector>
+
+#include "cisa_kernels/instrument.hpp"
+#include "cisa_kernels/paged_kv.hpp"
+
+namespace cisa::kernels {
+
+struct ScoreRow {
+  int seq = 0;      // batch index (block-table row)
+  int kv_head = 0;
+  int q_tok0 = 0;   // first token row of the group in IQ [T][kv_heads][128]
+  int n_q = 1;      // positions summed
+  int n_e = 0;      // eligible pages (scores written for logical pages [0, n_e))
+};
+
+// Consecutive score rows sharing (seq, kv_head): the representatives are streamed once for them.
+struct ScoreGroup {
+  int row0 = 0;
+  int n_rows = 0;   // <= kMaxScoreGroupRows
+  int seq = 0;
+  int kv_head = 0;
+  int max_ne = 0;
+};
+inline constexpr int kMaxScoreGroupRows = 128;
+
+// Builds groups from rows that are already ordered by (seq, kv_head).
+std::vector<ScoreGroup> make_score_groups(const std::vector<ScoreRow>& rows);
+
+struct ScoreArgs {
+  // device
+  const bf16_bits* iq = nullptr;       // [T][kv_heads][128]
+  const bf16_bits* reps = nullptr;     // [num_pages][kv_heads][128]
+  BlockTable table;
+  const ScoreRow* rows = nullptr;      // [n_rows]
+  const ScoreGroup* groups = nullptr;  // [n_groups]
+  bf16_bits* qsum = nullptr;           // scratch [n_rows][128]
+  float* scores = nullptr;             // [n_rows][score_stride]
+  int score_stride = 0;
+  int kv_heads = 1;
+  // host copies (grid sizes, byte/FLOP accounting)
+  const std::vector<ScoreRow>* rows_host = nullptr;
+  const std::vector<ScoreGroup>* groups_host = nullptr;
+};
+
+// Two launches: sum_index_queries (component scoring) and score_pages (component scoring).
+void score_pages(const ScoreArgs& a, Stream s, Instrument* ins = nullptr);
+
+}  // namespace cisa::kernels

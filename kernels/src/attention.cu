@@ -1,0 +1,384 @@
+// Paged attention (dense and CISA): a work item = up to 128 query rows of one KV group
+// (row = position * r + head, so one KV tile feeds G*r rows), reading K/V in place through a page list.
+// CTA = WM x WN warps: WM warps split the rows (16 each), WN warps split each 64-token KV tile
+// (64/WN tokens each; their partial softmax states are merged in shared memory at the end).
+// K/V tiles (4 pages) stream through a STAGES-deep cp.async ring (16-byte chunks, zero-fill past the
+// list, XOR-swizzled rows for conflict-free ldmatrix). S = Q K^T and O += P V use BF16 mma.sync with
+// fp32 accumulators; online softmax in the exp2 domain. Split-KV writes fp32 partial O + log2-sum-exp
+// per split and a combine kernel merges them.
+#include <algorithm>
+#include <cmath>
+
+#include "cisa_kernels/attention.hpp"
+#include "common.cuh"
+
+namespace cisa::kernels {
+namespace {
+
+constexpr int kTileTok = 64;
+constexpr int kTilePages = kTileTok / kPageTokens;
+constexpr int kOStride = 132;  // padded fp32 row stride for the epilogue
+
+struct KParams {
+  const __nv_bfloat16* q;
+  __nv_bfloat16* o;
+  const __nv_bfloat16* k;
+  const __nv_bfloat16* v;
+  const int* table;
+  int table_stride;
+  const int* sparse;
+  int sparse_stride;
+  const AttnWork* work;
+  int h_q, r, kv_heads;
+  float scale_log2;
+  int num_splits;
+  float* part_o;
+  float* part_lse;
+};
+
+template <int WM, int WN, int STAGES>
+__global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
+  constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ float s_m[NW][16], s_l[NW][16];
+  __shared__ float s_mt[M], s_lt[M];
+  unsigned char* sQ = smem;
+  unsigned char* sKV = smem + M * 256;  // [STAGES][K 64x256B | V 64x256B]
+  const uint32_t uQ = detail::smem_u32(sQ), uKV = detail::smem_u32(sKV);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp / WN, wn = warp % WN;
+  const int gid = lane >> 2, tig = lane & 3;
+
+  const AttnWork w = p.work[blockIdx.x];
+  const int* list = w.list_src == 0 ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
+                                    : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
+  const int split = blockIdx.y;
+  int per = (w.n_pages + p.num_splits - 1) / p.num_splits;
+  per = (per + kTilePages - 1) / kTilePages * kTilePages;
+  const int p_begin = min(w.n_pages, split * per);
+  const int p_end = min(w.n_pages, p_begin + per);
+  const int nrows = w.n_pos * p.r;
+  const int ntiles = (p_end - p_begin + kTilePages - 1) / kTilePages;
+
+  // Q rows -> shared memory (zero-filled past nrows)
+  for (int c = tid; c < M * 16; c += NT) {
+    const int row = c >> 4, ch = c & 15;
+    const bool ok = row < nrows;
+    const int rr = ok ? row : 0;
+    const __nv_bfloat16* src =
+        p.q + (static_cast<std::int64_t>(w.q_tok0 + rr / p.r) * p.h_q + w.kv_head * p.r + rr % p.r) * kHeadDim + ch * 8;
+    detail::cp_async16(uQ + detail::swz(row, ch), src, ok ? 16 : 0);
+  }
+  detail::cp_async_commit();
+
+  auto issue = [&](int tile) {
+    const int stage = tile % STAGES;
+    const uint32_t dK = uKV + stage * (2 * kTileTok * 256), dV = dK + kTileTok * 256;
+    const int lb = p_begin + tile * kTilePages;
+    const int n_ok = min(kTilePages, p_end - lb);
+    const int pid0 = __ldg(list + lb);
+    const int pid1 = n_ok > 1 ? __ldg(list + lb + 1) : 0;
+    const int pid2 = n_ok > 2 ? __ldg(list + lb + 2) : 0;
+    const int pid3 = n_ok > 3 ? __ldg(list + lb + 3) : 0;
+#pragma unroll
+    for (int it = 0; it < (kTileTok * 16) / NT; ++it) {
+      const int c = tid + it * NT;
+      const int tok = c >> 4, ch = c & 15, pg = tok >> 4;
+      const int pid = pg == 0 ? pid0 : pg == 1 ? pid1 : pg == 2 ? pid2 : pid3;
+      const bool ok = pg < n_ok;
+      const std::int64_t off = ((static_cast<std::int64_t>(pid) * kPageTokens + (tok & 15)) * p.kv_heads + w.kv_head) * kHeadDim + ch * 8;
+      detail::cp_async16(dK + detail::swz(tok, ch), p.k + off, ok ? 16 : 0);
+      detail::cp_async16(dV + detail::swz(tok, ch), p.v + off, ok ? 16 : 0);
+    }
+  };
+
+#pragma unroll
+  for (int t = 0; t < STAGES - 1; ++t) {
+    if (t < ntiles) issue(t);
+    detail::cp_async_commit();
+  }
+
+  float oacc[16][4];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) oacc[i][0] = oacc[i][1] = oacc[i][2] = oacc[i][3] = 0.0f;
+  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+  const int row_a = wm * 16 + gid;  // rows row_a and row_a + 8
+  const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
+  const int mask_lim = min(p_end, w.mask_from);
+
+  for (int tile = 0; tile < ntiles; ++tile) {
+    detail::cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
+    detail::cp_async_commit();
+
+    const int stage = tile % STAGES;
+    const uint32_t uK = uKV + stage * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
+    float sacc[TN / 8][4];
+#pragma unroll
+    for (int j = 0; j < TN / 8; ++j) sacc[j][0] = sacc[j][1] = sacc[j][2] = sacc[j][3] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) {
+      uint32_t a0, a1, a2, a3;
+      detail::ldmatrix_x4(a0, a1, a2, a3, uQ + detail::swz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4)));
+#pragma unroll
+      for (int np = 0; np < TN / 16; ++np) {
+        uint32_t b0, b1, b2, b3;
+        detail::ldmatrix_x4(b0, b1, b2, b3,
+                            uK + detail::swz(wn * TN + np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)));
+        detail::mma_bf16(sacc[2 * np], a0, a1, a2, a3, b0, b1);
+        detail::mma_bf16(sacc[2 * np + 1], a0, a1, a2, a3, b2, b3);
+      }
+    }
+    const int tli = p_begin + tile * kTilePages;
+    const bool need_mask = tli + kTilePages > mask_lim;
+#pragma unroll
+    for (int j = 0; j < TN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float x = sacc[j][e] * p.scale_log2;
+        if (need_mask) {
+          const int tok = wn * TN + j * 8 + 2 * tig + (e & 1);
+          const int li = tli + (tok >> 4);
+          bool dead = li >= p_end;
+          if (!dead && li >= w.mask_from) {
+            const int key = w.mask_tok0 + (li - w.mask_from) * kPageTokens + (tok & 15);
+            dead = key > qpos[e >> 1];
+          }
+          if (dead) x = -INFINITY;
+        }
+        sacc[j][e] = x;
+      }
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < TN / 8; ++j) mx = fmaxf(mx, fmaxf(sacc[j][2 * hr], sacc[j][2 * hr + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m_run[hr], mx);
+      const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+      const float alpha = exp2f(m_run[hr] - m_use);
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < TN / 8; ++j) {
+        const float p0 = exp2f(sacc[j][2 * hr] - m_use), p1 = exp2f(sacc[j][2 * hr + 1] - m_use);
+        sacc[j][2 * hr] = p0;
+        sacc[j][2 * hr + 1] = p1;
+        sum += p0 + p1;
+      }
+      l_run[hr] = l_run[hr] * alpha + sum;
+      m_run[hr] = m_new;
+#pragma unroll
+      for (int i = 0; i < 16; ++i) {
+        oacc[i][2 * hr] *= alpha;
+        oacc[i][2 * hr + 1] *= alpha;
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < TN / 16; ++kk) {
+      const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
+      const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
+      const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
+      const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+#pragma unroll
+      for (int dn = 0; dn < 8; ++dn) {
+        uint32_t b0, b1, b2, b3;
+        detail::ldmatrix_x4_trans(b0, b1, b2, b3,
+                                  uV + detail::swz(wn * TN + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dn * 2 + (lane >> 4)));
+        detail::mma_bf16(oacc[2 * dn], a0, a1, a2, a3, b0, b1);
+        detail::mma_bf16(oacc[2 * dn + 1], a0, a1, a2, a3, b2, b3);
+      }
+    }
+  }
+  detail::cp_async_wait<0>();
+  __syncthreads();
+
+  // epilogue: merge the WN warps of each row block, normalise, write
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 1);
+    l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 2);
+    if (tig == 0) {
+      s_m[warp][gid + 8 * hr] = m_run[hr];
+      s_l[warp][gid + 8 * hr] = l_run[hr];
+    }
+  }
+  __syncthreads();
+  if (tid < M) {
+    const int bw = (tid / 16) * WN, rr = tid % 16;
+    float mt = -INFINITY;
+    for (int i = 0; i < WN; ++i) mt = fmaxf(mt, s_m[bw + i][rr]);
+    float lt = 0.0f;
+    if (mt != -INFINITY)
+      for (int i = 0; i < WN; ++i) lt += s_l[bw + i][rr] * exp2f(s_m[bw + i][rr] - mt);
+    s_mt[tid] = mt;
+    s_lt[tid] = lt;
+  }
+  __syncthreads();
+  float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride]
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const float mt = s_mt[row_a + 8 * hr];
+    const float f = (mt == -INFINITY || m_run[hr] == -INFINITY) ? 0.0f : exp2f(m_run[hr] - mt);
+    float* dst = sO + (warp * 16 + gid + 8 * hr) * kOStride;
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+      *reinterpret_cast<float2*>(dst + i * 8 + 2 * tig) = make_float2(oacc[i][2 * hr] * f, oacc[i][2 * hr + 1] * f);
+  }
+  __syncthreads();
+  for (int idx = tid; idx < nrows * (kHeadDim / 2); idx += NT) {
+    const int row = idx / (kHeadDim / 2), d = (idx % (kHeadDim / 2)) * 2;
+    const int bw = (row / 16) * WN, rr = row % 16;
+    float2 acc = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int i = 0; i < WN; ++i) {
+      const float2 x = *reinterpret_cast<const float2*>(sO + ((bw + i) * 16 + rr) * kOStride + d);
+      acc.x += x.x;
+      acc.y += x.y;
+    }
+    const float lt = s_lt[row];
+    const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
+    if (p.num_splits == 1) {
+      const std::int64_t off =
+          (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q + w.kv_head * p.r + row % p.r) * kHeadDim + d;
+      *reinterpret_cast<__nv_bfloat162*>(p.o + off) = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
+    } else {
+      const std::int64_t prow = (static_cast<std::int64_t>(blockIdx.x) * p.num_splits + split) * M + row;
+      *reinterpret_cast<float2*>(p.part_o + prow * kHeadDim + d) = make_float2(acc.x * inv, acc.y * inv);
+      if (d == 0) p.part_lse[prow] = lt > 0.0f ? s_mt[row] + log2f(lt) : -INFINITY;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(64) combine_kernel(const KParams p, int M) {
+  const AttnWork w = p.work[blockIdx.x];
+  const int row = blockIdx.y;
+  if (row >= w.n_pos * p.r) return;
+  const int d = threadIdx.x * 2;
+  const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * p.num_splits * M + row;
+  float mx = -INFINITY;
+  for (int s = 0; s < p.num_splits; ++s) mx = fmaxf(mx, p.part_lse[base + static_cast<std::int64_t>(s) * M]);
+  float2 acc = make_float2(0.f, 0.f);
+  float wsum = 0.f;
+  if (mx != -INFINITY) {
+    for (int s = 0; s < p.num_splits; ++s) {
+      const std::int64_t pr = base + static_cast<std::int64_t>(s) * M;
+      const float lse = p.part_lse[pr];
+      if (lse == -INFINITY) continue;
+      const float wt = exp2f(lse - mx);
+      const float2 x = *reinterpret_cast<const float2*>(p.part_o + pr * kHeadDim + d);
+      acc.x += wt * x.x;
+      acc.y += wt * x.y;
+      wsum += wt;
+    }
+  }
+  const float inv = wsum > 0.f ? 1.0f / wsum : 0.f;
+  const std::int64_t off = (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q + w.kv_head * p.r + row % p.r) * kHeadDim + d;
+  *reinterpret_cast<__nv_bfloat162*>(p.o + off) = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
+}
+
+template <int WM, int WN, int STAGES>
+constexpr int smem_bytes() {
+  return 16 * WM * 256 + STAGES * 2 * kTileTok * 256;
+}
+
+template <int WM, int WN, int STAGES>
+void launch_cfg(const KParams& kp, int n_work, Stream s) {
+  constexpr int smem = smem_bytes<WM, WN, STAGES>();
+  static_assert(WM * WN * 16 * kOStride * 4 <= smem, "epilogue does not fit");
+  static bool set = false;
+  if (!set) {
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    set = true;
+  }
+  dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
+  attn_kernel<WM, WN, STAGES><<<grid, WM * WN * 32, smem, s>>>(kp);
+  CISA_LAUNCH_CHECK();
+}
+
+template <int WM, int WN, int STAGES>
+int occupancy() {
+  constexpr int smem = smem_bytes<WM, WN, STAGES>();
+  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  int n = 0;
+  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES>, WM * WN * 32, smem));
+  return std::max(n, 1);
+}
+
+int occupancy_for(int rows) {
+  switch (rows) {
+    case 16: return occupancy<1, 4, 3>();
+    case 32: return occupancy<2, 2, 3>();
+    case 64: return occupancy<4, 1, 3>();
+    default: return occupancy<8, 1, 2>();
+  }
+}
+
+}  // namespace
+
+std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_cta) {
+  if (num_splits <= 1) return 0;
+  return static_cast<std::int64_t>(n_work) * num_splits * rows_per_cta * (kHeadDim + 1);
+}
+
+int attention_num_splits(const AttnArgs& a, int num_sms) {
+  if (a.num_splits > 0) return a.num_splits;
+  const auto& work = *a.work_host;
+  if (work.empty()) return 1;
+  const int rows = attention_rows_per_cta(work, a.r);
+  const int capacity = num_sms * occupancy_for(rows);
+  if (static_cast<int>(work.size()) * 2 > capacity) return 1;
+  int max_pages = 0;
+  for (const auto& w : work) max_pages = std::max(max_pages, w.n_pages);
+  int s = capacity / static_cast<int>(work.size());
+  s = std::min(s, std::max(1, max_pages / (4 * kTilePages)));  // at least 4 tiles per split
+  return std::max(s, 1);
+}
+
+void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
+  const auto& work = *a.work_host;
+  if (work.empty()) return;
+  const int rows = attention_rows_per_cta(work, a.r);
+  const int splits = std::max(1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, detail::device_sm_count()));
+  KParams kp{};
+  kp.q = reinterpret_cast<const __nv_bfloat16*>(a.q);
+  kp.o = reinterpret_cast<__nv_bfloat16*>(a.o);
+  kp.k = reinterpret_cast<const __nv_bfloat16*>(a.kv.k);
+  kp.v = reinterpret_cast<const __nv_bfloat16*>(a.kv.v);
+  kp.table = a.table.ids;
+  kp.table_stride = a.table.stride;
+  kp.sparse = a.sparse.ids;
+  kp.sparse_stride = a.sparse.stride;
+  kp.work = a.work;
+  kp.h_q = a.h_q;
+  kp.r = a.r;
+  kp.kv_heads = a.kv.kv_heads;
+  const float scale = a.scale != 0.0f ? a.scale : 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+  kp.scale_log2 = scale * 1.4426950408889634f;
+  kp.num_splits = splits;
+  if (splits > 1) {
+    const std::int64_t need = attention_scratch_floats(static_cast<int>(work.size()), splits, rows);
+    if (a.scratch == nullptr || a.scratch_floats < need) throw std::runtime_error("paged_attention: scratch too small");
+    kp.part_lse = a.scratch;
+    kp.part_o = a.scratch + static_cast<std::int64_t>(work.size()) * splits * rows;
+  }
+  const AttnCost cost = attention_cost(work, a.r, a.kv.kv_heads, rows, splits);
+  {
+    ScopedLaunch sl(ins, Component::attention, splits > 1 ? "paged_attention_split" : "paged_attention", cost.bytes,
+                    cost.flops_useful, cost.flops_issued, s);
+    const int n = static_cast<int>(work.size());
+    switch (rows) {
+      case 16: launch_cfg<1, 4, 3>(kp, n, s); break;
+      case 32: launch_cfg<2, 2, 3>(kp, n, s); break;
+      case 64: launch_cfg<4, 1, 3>(kp, n, s); break;
+      default: launch_cfg<8, 1, 2>(kp, n, s); break;
+    }
+    if (splits > 1) {
+      combine_kernel<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(rows)), 64, 0, s>>>(kp, rows);
+      CISA_LAUNCH_CHECK();
+    }
+  }
+}
+
+}  // namespace cisa::kernels
