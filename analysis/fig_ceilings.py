@@ -65,11 +65,38 @@ def render(result, cat: Catalogue) -> None:
     budgets = sorted_unique(r["budget_chunks"] for r in rows)
     gs = sorted_unique(r.get("qshare_g", 0) for r in rows)
     contexts = sorted_unique(r["context_tokens"] for r in rows)
+    if len(contexts) > 1:
+        chart_vs_context(result, cat, rows, budgets, gs, contexts)
+    else:
+        cat.note(f"Ceilings vs context not drawn: the file has one context "
+                 f"(L = {fmt_tokens(contexts[0])}); see the ceiling table.")
+    if len({r["budget_chunks"] for r in rows if r["context_tokens"] == contexts[-1]}) > 1:
+        chart_vs_budget(result, cat, rows, budgets, gs, contexts)
+    elif len(contexts) == 1 and len(gs) > 1:
+        chart_vs_g(result, cat, rows, budgets[0], gs, contexts[0])
+
+
+STYLES = ["-", "--", ":", "-."]
+
+
+def chart_vs_context(result, cat, rows, budgets, gs, contexts):
+    """One panel per ceiling, one line per (K, G)."""
+    styles = STYLES
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), sharey=False)
+    per_l = {}
+    for r in rows:
+        per_l.setdefault(r["context_tokens"], set()).add(r["budget_chunks"])
+    # A budget schedule (one K per context, e.g. 1K@128K ... 4K@1M) is one line, K annotated.
+    schedule = len(budgets) > 1 and all(len(v) == 1 for v in per_l.values())
+    if schedule:
+        budgets = ["schedule"]
+
+    def has_k(r, k):
+        return k == "schedule" or r["budget_chunks"] == k
+
     combos = [(k, g) for k in budgets for g in gs
-              if any(r["budget_chunks"] == k and r.get("qshare_g", 0) == g for r in rows)]
+              if any(has_k(r, k) and r.get("qshare_g", 0) == g for r in rows)]
     colors = dict(zip(budgets, series_colors(len(budgets))))
-    styles = ["-", "--", ":", "-."]
     for ax, (col, name) in zip(axes, CEILINGS):
         drawn = set()
         for k, g in combos:
@@ -78,13 +105,18 @@ def render(result, cat: Catalogue) -> None:
             if (k, gkey) in drawn:
                 continue
             drawn.add((k, gkey))
-            sel = sorted((r for r in rows if r["budget_chunks"] == k and r.get("qshare_g", 0) == g),
+            sel = sorted((r for r in rows if has_k(r, k) and r.get("qshare_g", 0) == g),
                          key=lambda r: r["context_tokens"])
             xs = [r["context_tokens"] for r in sel]
             ys = [r[col] for r in sel]
             if not np.isfinite(ys).any():
                 continue
-            label = f"K={k:,}" if col == "ceiling_decode" else f"K={k:,}, G={g}"
+            kname = "K: schedule" if k == "schedule" else f"K={k:,}"
+            label = kname if col == "ceiling_decode" else f"{kname}, G={g}"
+            if k == "schedule" and (k, gkey) == sorted(drawn, key=str)[0]:
+                for r in sel:
+                    ax.annotate(f"K={r['budget_chunks']:,}", (r["context_tokens"], r[col]),
+                                textcoords="offset points", xytext=(3, -10), fontsize=6)
             ax.plot(xs, ys, styles[gs.index(g) % len(styles)] if col != "ceiling_decode" else "-",
                     marker="o", ms=3, color=colors[k], label=label)
         log2_context_axis(ax, contexts)
@@ -98,8 +130,12 @@ def render(result, cat: Catalogue) -> None:
     cat.save(fig, "ceilings_vs_context", "Ceilings vs context",
              "Analytical ceilings per budget K and QShare G; decode uses G=1.")
 
-    # Chart versus budget at the longest context.
-    if len(budgets) > 1:
+
+
+def chart_vs_budget(result, cat, rows, budgets, gs, contexts):
+    """Ceilings versus budget at the longest context."""
+    styles = STYLES
+    if True:
         L = contexts[-1]
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
         for gi, g in enumerate(gs):
@@ -134,3 +170,26 @@ def render(result, cat: Catalogue) -> None:
         fig.tight_layout()
         cat.save(fig, "ceilings_vs_budget", f"Ceilings vs budget (L = {fmt_tokens(L)})",
                  "Analytical ceilings at the longest context in the file.")
+
+
+def chart_vs_g(result, cat, rows, K, gs, L):
+    """One budget and one context: prefill ceilings versus QShare G (decode is G = 1)."""
+    sel = sorted((r for r in rows if r["budget_chunks"] == K and r["context_tokens"] == L),
+                 key=lambda r: r.get("qshare_g", 0))
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    xs = [r["qshare_g"] for r in sel]
+    for ci, (col, name) in enumerate(CEILINGS[:2]):
+        ax.plot(xs, [r[col] for r in sel], STYLES[ci], marker="o", ms=3, label=name)
+    ax.axhline(sel[0]["ceiling_decode"], color="black", ls="-.", lw=1, label="decode (G=1)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs])
+    ax.minorticks_off()
+    ax.set_xlabel("QShare G (positions per selection, log2)")
+    ax.set_ylabel("ceiling (x, dense ÷ CISA bytes)")
+    ax.legend(title=f"K = {K:,}, L = {fmt_tokens(L)}")
+    ax.set_title(title(result, f"Ceilings vs QShare G at K = {K:,}, L = {fmt_tokens(L)}",
+                       model="all models"))
+    fig.tight_layout()
+    cat.save(fig, "ceilings_vs_g", "Ceilings vs QShare G",
+             "Analytical ceilings at the file's single budget and context.")

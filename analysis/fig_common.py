@@ -134,15 +134,23 @@ def series_colors(n: int):
     return [cmap(i % cmap.N) for i in range(n)]
 
 
-def log2_context_axis(ax, contexts) -> None:
-    """Log2 x axis with tick labels like 128K, 1M at the given context lengths."""
-    from cisa_h5 import fmt_tokens
+def log2_axis(ax, values, fmt=None) -> None:
+    """Log2 x axis with a tick at each given value (thinned to at most 12)."""
     ax.set_xscale("log", base=2)
-    ticks = sorted(set(int(c) for c in contexts if c > 0))
+    fmt = fmt or (lambda v: f"{int(v):,}")
+    ticks = sorted(set(int(c) for c in values if np.isfinite(c) and c > 0))
     if ticks:
         if len(ticks) > 12:
             step = int(np.ceil(len(ticks) / 12))
             ticks = ticks[::step]
         ax.set_xticks(ticks)
-        ax.set_xticklabels([fmt_tokens(t) for t in ticks])
+        ax.set_xticklabels([fmt(t) for t in ticks])
         ax.minorticks_off()
+        if len(ticks) == 1:
+            ax.set_xlim(ticks[0] / 2, ticks[0] * 2)
+
+
+def log2_context_axis(ax, contexts) -> None:
+    """Log2 x axis with tick labels like 128K, 1M at the given context lengths."""
+    from cisa_h5 import fmt_tokens
+    log2_axis(ax, contexts, fmt_tokens)

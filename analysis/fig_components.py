@@ -100,26 +100,33 @@ def render(result, cat: Catalogue) -> None:
                                  "" if kind == "pred" else "//", first))
                     first = False
         n = len(bars)
-        fig, ax = plt.subplots(figsize=(10, 1.2 + 0.32 * n))
+        fig, (ax, axz) = plt.subplots(1, 2, figsize=(14, 1.4 + 0.32 * n), sharey=True,
+                                      gridspec_kw={"width_ratios": [3, 2]})
         y = np.arange(n)[::-1].astype(float)
-        for yi, (lab, st, busy, hatch, _) in zip(y, bars):
-            left = 0.0
-            for comp in COMPONENTS + (REST,):
-                v = st.get(comp, np.nan)
-                if not np.isfinite(v) or v <= 0:
+        for panel, only_cisa in ((ax, False), (axz, True)):
+            for yi, (lab, st, busy, hatch, _) in zip(y, bars):
+                if only_cisa and " · CISA · " not in lab:
                     continue
-                ax.barh(yi, v, left=left, color=COMPONENT_COLORS[comp], hatch=hatch,
-                        edgecolor="white" if not hatch else "black", linewidth=0.4, height=0.8)
-                left += v
-            if np.isfinite(busy):
-                ax.plot([busy, busy], [yi - 0.45, yi + 0.45], color="black", lw=2)
-        for yi, b in zip(y, bars):
-            if b[4] and yi != y[0]:
-                ax.axhline(yi + 0.5, color="gray", lw=0.6)
+                left = 0.0
+                for comp in COMPONENTS + (REST,):
+                    v = st.get(comp, np.nan)
+                    if not np.isfinite(v) or v <= 0:
+                        continue
+                    panel.barh(yi, v, left=left, color=COMPONENT_COLORS[comp], hatch=hatch,
+                               edgecolor="white" if not hatch else "black", linewidth=0.4,
+                               height=0.8)
+                    left += v
+                if np.isfinite(busy):
+                    panel.plot([busy, busy], [yi - 0.45, yi + 0.45], color="black", lw=2)
+            for yi, b in zip(y, bars):
+                if b[4] and yi != y[0]:
+                    panel.axhline(yi + 0.5, color="gray", lw=0.6)
+            panel.set_xlabel("time per layer per forward, whole batch (ms)")
+            panel.grid(axis="y", visible=False)
+        axz.set_title("CISA only (zoomed)")
+        axz.tick_params(axis="y", left=False)
         ax.set_yticks(y)
         ax.set_yticklabels([b[0] for b in bars], fontsize=7)
-        ax.set_xlabel("time per layer per forward, whole batch (ms)")
-        ax.grid(axis="y", visible=False)
         handles = [Patch(color=COMPONENT_COLORS[c], label=c) for c in COMPONENTS]
         if any(REST in b[1] for b in bars):
             handles.append(Patch(color=COMPONENT_COLORS[REST], label="rest of GPU busy "
@@ -130,10 +137,11 @@ def render(result, cat: Catalogue) -> None:
                                  label="measured"))
         else:
             handles.append(Patch(color="none", label="no measurements"))
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  title=f"phase {phase}")
+        axz.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                   title=f"phase {phase}")
         what = f"Component breakdown, {phase}" + ("" if measured else " (no measurements)")
-        ax.set_title(title(result, what, model=model, hardware=hw))
+        ax.set_title("dense vs CISA")
+        fig.suptitle(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
         cap = ("Stacked per-component time, dense vs CISA (scoring, top-k, setup and other are "
                "CISA components); the black tick is GPU busy.")

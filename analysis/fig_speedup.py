@@ -8,7 +8,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from cisa_h5 import finite, fmt_tokens, format_value
-from fig_common import (Catalogue, log2_context_axis, row_model_hw, series_colors, split_by,
+from fig_common import (Catalogue, log2_axis, log2_context_axis, row_model_hw, series_colors, split_by,
                         title)
 from series import iter_series
 
@@ -16,6 +16,23 @@ PANELS = (("attention", "core attention"), ("busy", "GPU busy"))
 PHASE_CEILING = {"terminal_prefill": "ceiling_near_end_prefill",
                  "full_prefill": "ceiling_full_prefill",
                  "decode": "ceiling_decode", "mtp": "ceiling_near_end_prefill"}
+
+
+X_CHOICES = (("context_tokens", "context L (tokens, log2)"),
+             ("qshare_g", "QShare G (positions per selection, log2)"),
+             ("budget_chunks", "budget K (chunks, log2)"),
+             ("batch", "batch (sequences, log2)"))
+X_NAMES = {"context_tokens": "context", "qshare_g": "QShare G", "budget_chunks": "budget",
+           "batch": "batch"}
+
+
+def choose_x(sub):
+    """Context on x when it varies (the issue's figure); else the first swept of G, K, batch
+    (a file at one context would otherwise give a column of dots)."""
+    for col, label in X_CHOICES:
+        if col in sub and len(set(sub[col].tolist())) > 1:
+            return col, label
+    return X_CHOICES[0]
 
 
 def log_y_if_wide(ax) -> bool:
@@ -67,14 +84,14 @@ def render(result, cat: Catalogue) -> None:
     for (model, hw, phase), sub in split_by(p, "model", "hardware", "phase"):
         model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
         measured = any(finite(sub.f(f"meas_speedup_{k}")).any() for k, _ in PANELS)
-        lines = list(iter_series(sub, "context_tokens",
-                                 exclude=("model", "hardware", "phase")))
+        xcol, xlabel = choose_x(sub)
+        lines = list(iter_series(sub, xcol, exclude=("model", "hardware", "phase")))
         colors = series_colors(len(lines))
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
         ceil_col = PHASE_CEILING.get(phase)
         for ax, (key, name) in zip(axes, PANELS):
             for (label, s, schedule), color in zip(lines, colors):
-                x = s.f("context_tokens")
+                x = s.f(xcol)
                 y = s.f(f"pred_speedup_{key}")
                 ok = finite(y) & (x > 0)
                 ax.plot(x[ok], y[ok], "-", marker=".", color=color, label=label)
@@ -94,8 +111,11 @@ def render(result, cat: Catalogue) -> None:
                     ax.plot(x[okc], c[okc], ":", color=color, lw=1, alpha=0.7)
             ax.axhline(1.0, color="black", lw=0.8, alpha=0.5)
             logy = log_y_if_wide(ax)
-            log2_context_axis(ax, sub.f("context_tokens"))
-            ax.set_xlabel("context L (tokens, log2)")
+            if xcol == "context_tokens":
+                log2_context_axis(ax, sub.f(xcol))
+            else:
+                log2_axis(ax, sub.f(xcol))
+            ax.set_xlabel(xlabel)
             ax.set_ylabel(f"speedup, {name} (x, dense ÷ CISA{', log2' if logy else ''})")
             ax.set_title(name)
         handles, labels = axes[0].get_legend_handles_labels()
@@ -111,10 +131,15 @@ def render(result, cat: Catalogue) -> None:
         handles += extra
         fig.legend(handles, [h.get_label() for h in handles], loc="upper center",
                    bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(handles)),
-                   title=f"phase {phase}: budget K, QShare G")
-        what = f"Speedup vs context, {phase}" + ("" if measured else " (no measurements)")
+                   title=f"phase {phase}: budget K, QShare G (x: {X_NAMES[xcol]})")
+        what = f"Speedup vs {X_NAMES[xcol]}, {phase}"
+        if xcol != "context_tokens" and "context_tokens" in sub:
+            ctx = sorted(set(sub["context_tokens"].tolist()))
+            what += f" at L = {', '.join(fmt_tokens(c) for c in ctx)}"
+        what += "" if measured else " (no measurements)"
         fig.suptitle(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
-        cat.save(fig, f"speedup_{model}_{hw}_{phase}", f"Speedup vs context: {model}, {phase}",
+        cat.save(fig, f"speedup_{model}_{hw}_{phase}",
+                 f"Speedup vs {X_NAMES[xcol]}: {model}, {phase}",
                  "Dense ÷ CISA for core attention and GPU busy; lines predicted, open diamonds "
                  "measured" + ("" if measured else " (none in this file)") + ".")

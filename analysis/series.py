@@ -53,7 +53,7 @@ def iter_series(group: Group, x: str, exclude=()):
     series, schedule = dims_vs_x(group, x, exclude=exclude)
     named = list(series)
     # Name budget and G in the legend even when constant; "K: schedule" when they follow x.
-    label_dims = [d for d in ALWAYS_NAMED if d in group and d not in exclude] + \
+    label_dims = [d for d in ALWAYS_NAMED if d in group and d not in exclude and d != x] + \
         [d for d in series if d not in ALWAYS_NAMED]
     if not named:
         combos = [()]
