@@ -119,7 +119,13 @@ Table read_hdf5_group(const std::filesystem::path& path, const std::string& grou
     H5::Group g = file.openGroup(group);
     const hsize_t n = g.getNumObjs();
     for (hsize_t i = 0; i < n; ++i) {
-      const std::string name = g.getObjnameByIdx(i);
+      // Creation order when the file tracks it (ours do), else name order.
+      std::string name;
+      char buf[512];
+      if (H5Lget_name_by_idx(g.getId(), ".", H5_INDEX_CRT_ORDER, H5_ITER_INC, i, buf, sizeof buf, H5P_DEFAULT) > 0)
+        name = buf;
+      else
+        name = g.getObjnameByIdx(i);
       H5::DataSet ds = g.openDataSet(name);
       hsize_t len = 0;
       ds.getSpace().getSimpleExtentDims(&len);

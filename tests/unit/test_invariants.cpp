@@ -1,0 +1,135 @@
+// Properties the model must keep on any geometry: budget, G and the dense path.
+#include <cmath>
+
+#include "catch.hpp"
+#include "cisa/point.hpp"
+#include "cisa/presets.hpp"
+
+using namespace cisa;
+
+namespace {
+struct Env {
+  Hardware hw = gpu_preset("h200_sxm");
+  Rates rates = resolve_rates(hw, Basis::calibrated);
+  KernelShape shape = kernel_shape(hw, rates);
+  Prediction run(const Point& p) const { return predict(p, shape, rates, hw.topk_radix_passes); }
+};
+
+Point base_point(int r, Phase phase, std::int64_t L) {
+  Point p;
+  p.hardware = "h200_sxm";
+  p.geo.q_heads = r;
+  p.geo.kv_heads = 1;
+  p.work.phase = phase;
+  p.work.context_tokens = L;
+  p.work.batch = 16;
+  return p;
+}
+}  // namespace
+
+// While the sparse path applies (K < N_e). At K >= N_e the dense path takes over and the
+// speedup is exactly 1, which can sit just above a sparse selection that reads nearly as much
+// as dense (G = 1, r = 32): the method switches on N_e <= K, not on cost.
+TEST_CASE("more budget never raises the predicted speedup", "[invariants]") {
+  const Env env;
+  for (Phase phase : {Phase::terminal_prefill, Phase::decode, Phase::mtp})
+    for (int r : {4, 32})
+      for (int G : {1, 4, 16})
+        for (std::int64_t L : {std::int64_t{100'000}, std::int64_t{1} << 20}) {
+          Point p = base_point(r, phase, L);
+          p.cisa.qshare_g = phase == Phase::decode ? 1 : G;
+          double prev_att = INFINITY, prev_busy = INFINITY;
+          for (std::int64_t K : {256, 512, 1024, 2048, 4096, 5000, 6000}) {
+            p.cisa.budget_chunks = K;
+            const Prediction pr = env.run(p);
+            const double att = pr.dense.attention / pr.cisa.attention;
+            const double busy = pr.dense.busy() / pr.cisa.busy();
+            INFO("phase " << to_string(phase) << " r " << r << " G " << G << " L " << L << " K " << K);
+            CHECK(att <= prev_att * (1 + 1e-12));
+            CHECK(busy <= prev_busy * (1 + 1e-12));
+            prev_att = att;
+            prev_busy = busy;
+          }
+          p.cisa.budget_chunks = L / 16;  // covers every eligible chunk: dense path
+          const Prediction dense = env.run(p);
+          CHECK(dense.dense.attention / dense.cisa.attention == 1.0);
+        }
+}
+
+TEST_CASE("larger G never raises representative bytes per position", "[invariants]") {
+  const Env env;
+  for (int r : {4, 16, 32})
+    for (std::int64_t L : {std::int64_t{300'000}, std::int64_t{1} << 20}) {
+      Point p = base_point(r, Phase::terminal_prefill, L);
+      double prev = INFINITY;
+      for (int G : {1, 2, 4, 8, 16, 32, 64, 128, 512}) {
+        p.cisa.qshare_g = G;
+        const Prediction pr = env.run(p);
+        const double per_pos = pr.cost.bytes_cisa.rep / (p.work.batch * p.work.prefill_tokens);
+        INFO("r " << r << " L " << L << " G " << G);
+        CHECK(per_pos <= prev);
+        CHECK(pr.cost.l2_rep / (p.work.batch * p.work.prefill_tokens) >= per_pos);
+        prev = per_pos;
+      }
+    }
+}
+
+TEST_CASE("a budget covering every eligible chunk gives exactly the dense bytes", "[invariants]") {
+  const Env env;
+  for (Phase phase : {Phase::terminal_prefill, Phase::decode, Phase::full_prefill})
+    for (int r : {4, 32}) {
+      Point p = base_point(r, phase, 40'000);
+      p.cisa.budget_chunks = 40'000 / 16;  // >= N_e everywhere
+      const Prediction pr = env.run(p);
+      INFO("phase " << to_string(phase) << " r " << r);
+      CHECK(pr.cost.bytes_cisa.kv == pr.cost.bytes_dense.kv);
+      CHECK(pr.cost.l2_kv_cisa == pr.cost.l2_kv_dense);
+      CHECK(pr.cost.bytes_cisa.rep == 0);
+      CHECK(pr.cost.selections == 0);
+      CHECK(pr.cost.scoring.launches == 0);
+      CHECK(pr.cost.topk.launches == 0);
+      CHECK(pr.cost.setup.launches == 0);
+      CHECK(pr.cisa.attention == pr.dense.attention);
+      CHECK(pr.cost.attention_cisa.flops_issued == pr.cost.attention_dense.flops_issued);
+    }
+}
+
+TEST_CASE("ragged sizes: L not a multiple of c, P not a multiple of G", "[invariants]") {
+  const Env env;
+  Point p = base_point(4, Phase::terminal_prefill, (1 << 20) + 7);
+  p.work.prefill_tokens = 509;  // 127 groups of 4 and one of 1
+  p.cisa.qshare_g = 4;
+  const Prediction pr = env.run(p);
+  CHECK(pr.cost.selections == 16 * 128);
+  CHECK(pr.cost.sparse_positions == 16 * 509);
+  CHECK(std::isfinite(pr.cisa.busy()));
+  CHECK(pr.cisa.busy() > 0);
+}
+
+TEST_CASE("full prefill sums the forwards of a whole prompt", "[invariants]") {
+  const Env env;
+  Point p = base_point(4, Phase::full_prefill, 300'000);
+  p.work.prefill_tokens = 512;
+  p.cisa.budget_chunks = 1024;
+  const Prediction pr = env.run(p);
+  CHECK(pr.forwards == std::ceil(300'000 / 512.0));
+  // Every position is processed exactly once, on one of the two paths.
+  CHECK(pr.cost.dense_positions + pr.cost.sparse_positions == 16.0 * 300'000);
+  // Dense attention work grows quadratically; CISA's linearly once N_e > K. (DRAM bytes need
+  // not: the dense kernel reads the history once per forward for all P positions, while
+  // independent selections of G = 4 positions each stream their own K pages.)
+  CHECK(pr.cost.attention_dense.flops_useful > 1.2 * pr.cost.attention_cisa.flops_useful);
+  CHECK(pr.cost.l2_kv_dense > pr.cost.l2_kv_cisa);
+}
+
+TEST_CASE("speed of light is never slower than calibrated", "[invariants]") {
+  const Env env;
+  const Rates sol = resolve_rates(env.hw, Basis::speed_of_light);
+  for (Phase phase : {Phase::terminal_prefill, Phase::decode}) {
+    Point p = base_point(32, phase, 1 << 20);
+    const Prediction cal = env.run(p);
+    const Prediction fast = predict(p, kernel_shape(env.hw, sol), sol, env.hw.topk_radix_passes);
+    CHECK(fast.dense.busy() <= cal.dense.busy());
+    CHECK(fast.cisa.busy() <= cal.cisa.busy());
+  }
+}

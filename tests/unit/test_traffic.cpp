@@ -1,0 +1,199 @@
+// The time view of traffic: closed forms against hand-computed bytes and against a direct
+// group-by-group loop on fresh random geometries.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <random>
+
+#include "catch.hpp"
+#include "cisa/traffic.hpp"
+
+using namespace cisa;
+using i64 = std::int64_t;
+
+namespace {
+
+bool rel_close(double a, double b, double tol = 1e-9) {
+  return std::fabs(a - b) <= tol * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+KernelShape shape(double h = 1.0) {
+  KernelShape s;
+  s.l2_reuse = h;
+  s.sms = 132;
+  return s;
+}
+
+// Small geometry for hand counts: r = 4, d = 8, c = 4, W = 2, K = 3.
+Geometry tiny_geo() {
+  Geometry g;
+  g.q_heads = 4;
+  g.kv_heads = 1;
+  g.head_dim = 8;
+  g.hidden = 16;
+  return g;
+}
+CisaConfig tiny_cfg(int G) {
+  CisaConfig c;
+  c.chunk_tokens = 4;
+  c.window_pages = 2;
+  c.budget_chunks = 3;
+  c.qshare_g = G;
+  return c;
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 r = [] {
+    const auto seed = std::random_device{}();
+    std::cout << "test_traffic random seed " << seed << "\n";
+    return std::mt19937_64(seed);
+  }();
+  return r;
+}
+i64 uniform(i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng()); }
+
+}  // namespace
+
+TEST_CASE("floor_sum equals the direct sum", "[traffic]") {
+  for (int trial = 0; trial < 2000; ++trial) {
+    const i64 n = uniform(0, 300), m = uniform(1, 50), a = uniform(0, 200), b = uniform(0, 5000);
+    i64 direct = 0;
+    for (i64 i = 0; i < n; ++i) direct += (a * i + b) / m;
+    REQUIRE(floor_sum(n, m, a, b) == direct);
+  }
+}
+
+TEST_CASE("decode bytes by hand: L = 40, c = 4, W = 2, K = 3", "[traffic]") {
+  // One position t = 39: N = 9 full pages, N_e = 7 > K, tail = 4 tokens (page 9).
+  const ForwardCost f = forward_cost(tiny_geo(), tiny_cfg(1), 1, 39, 1, 1, shape());
+  const double tok = 2 * 8 * 2;  // K+V bytes per token
+  CHECK(f.bytes_dense.kv == 40 * tok);
+  CHECK(f.bytes_cisa.kv == (3 * 4 + 2 * 4 + 4) * tok);  // selected + window + tail
+  CHECK(f.bytes_cisa.rep == 7 * 8 * 2);                 // N_e reps of d_r = 8 in bf16
+  CHECK(f.bytes_dense.meta == 4 * 40 / 4);              // block table entries read
+  // sparse block table 4*(K+W+1) + index query 8*2 + scores 4*7 written + (4*7 read + 2*4*K IDs)
+  // + setup 2*4*(W+1)
+  CHECK(f.bytes_cisa.meta == 4 * 6 + 16 + 28 + (28 + 24) + 24);
+  CHECK(f.bytes_dense.qo == 2 * 4 * 8 * 2);
+  CHECK(f.selections == 1);
+  CHECK(f.topk_elements == 7);
+  CHECK(f.splits_dense == 1);
+  CHECK(f.attention_dense.flops_useful == 4.0 * 8 * 4 * 40);
+  CHECK(f.attention_dense.flops_issued == 4.0 * 8 * 64 * 40);  // 4 rows padded to a 64-row tile
+}
+
+TEST_CASE("prefill bytes by hand: two QShare groups share window and tail in L2", "[traffic]") {
+  // Positions 36..39, G = 2: groups {36,37} and {38,39}, both with N = 9, N_e = 7 > K = 3.
+  const double tok = 2 * 8 * 2;
+  const ForwardCost f = forward_cost(tiny_geo(), tiny_cfg(2), 2, 36, 4, 1, shape(1.0));
+  CHECK(f.l2_kv_cisa == (22 + 24) * tok);       // each group streams K c + W c + tail
+  CHECK(f.bytes_cisa.kv == (22 + 2 + 12) * tok);  // the 2nd adds its 2 new tail tokens and its selection
+  CHECK(f.bytes_dense.kv == 40 * tok);
+  CHECK(f.bytes_cisa.rep == 7 * 8 * 2);         // one scoring tile: reps up to the last group's N_e
+
+  // No L2 reuse: every request goes to DRAM.
+  const ForwardCost g = forward_cost(tiny_geo(), tiny_cfg(2), 2, 36, 4, 1, shape(0.0));
+  CHECK(g.bytes_cisa.kv == g.l2_kv_cisa);
+
+  // Half of the second group's selection overlaps the first's.
+  CisaConfig cfg = tiny_cfg(2);
+  cfg.selection_overlap = 0.5;
+  const ForwardCost o = forward_cost(tiny_geo(), cfg, 2, 36, 4, 1, shape(1.0));
+  CHECK(o.bytes_cisa.kv == (22 + 2 + 6) * tok);
+}
+
+TEST_CASE("the first group past N_e > K splits a block into dense prefix and sparse suffix", "[traffic]") {
+  // K = 3, W = 2, c = 4: sparse once floor(t0/4) >= 6, i.e. t0 >= 24.
+  const ForwardCost f = forward_cost(tiny_geo(), tiny_cfg(2), 2, 16, 16, 1, shape());
+  CHECK(f.dense_positions == 8);   // positions 16..23
+  CHECK(f.sparse_positions == 8);  // 24..31 in 4 groups
+  CHECK(f.selections == 4);
+}
+
+namespace {
+// Direct loop over QShare groups with the same L2 model, for comparison with the closed forms.
+struct Direct {
+  double kv_req = 0, kv_dram = 0, rep_req = 0, sum_ne = 0, groups = 0, dense_n = 0, useful = 0;
+};
+Direct direct_cisa(const Geometry& geo, const CisaConfig& cfg, i64 G, i64 s, i64 n, double h, int M,
+                   int Ms) {
+  Direct d;
+  const i64 c = cfg.chunk_tokens, W = cfg.window_pages, K = cfg.budget_chunks, r = geo.heads_per_group();
+  const double tok = 2.0 * geo.head_dim * 2.0;
+  std::vector<i64> ne_sparse;
+  bool first = true;
+  i64 dense_end = s;
+  for (i64 t0 = s; t0 < s + n; t0 += G) {
+    const i64 g = std::min(G, s + n - t0), t1 = t0 + g - 1, N = t0 / c, Ne = N - W;
+    if (Ne <= K) {
+      dense_end = t1 + 1;
+      continue;
+    }
+    const i64 tail = t1 + 1 - N * c, tokens = K * c + W * c + tail, tiles = (g * r + M - 1) / M;
+    d.kv_req += tok * static_cast<double>(tokens * tiles);
+    double dram = first ? static_cast<double>(tokens)
+                        : static_cast<double>(g) + (1 - h) * static_cast<double>(W * c + t0 % c) +
+                              static_cast<double>(K * c) * (1 - cfg.selection_overlap * h);
+    dram += static_cast<double>((tiles - 1) * tokens) * (1 - h);
+    d.kv_dram += tok * dram;
+    for (i64 t = t0; t <= t1; ++t) d.useful += 4.0 * geo.head_dim * static_cast<double>(r * (K * c + W * c + t + 1 - N * c));
+    ne_sparse.push_back(Ne);
+    d.sum_ne += static_cast<double>(Ne);
+    d.groups += 1;
+    first = false;
+  }
+  // Dense prefix, tiled like the dense kernel.
+  const i64 dn = dense_end - s;
+  if (dn > 0) {
+    const i64 ppt = r <= M ? std::max<i64>(1, M / r) : 1;
+    const i64 tpp = r <= M ? 1 : (r + M - 1) / M;  // tiles per position when r > M
+    double req = 0;
+    for (i64 a = s; a < dense_end; a += ppt) {
+      const i64 last = std::min(a + ppt, dense_end) - 1;
+      req += tok * static_cast<double>((last + 1) * tpp);
+      for (i64 t = a; t <= last; ++t) d.useful += 4.0 * geo.head_dim * static_cast<double>(r * (t + 1));
+    }
+    d.kv_req += req;
+    d.kv_dram += tok * static_cast<double>(dense_end) + (req - tok * static_cast<double>(dense_end)) * (1 - h);
+  }
+  d.dense_n = static_cast<double>(dn);
+  for (std::size_t b = 0; b < ne_sparse.size(); b += static_cast<std::size_t>(Ms))
+    d.rep_req += static_cast<double>(ne_sparse[std::min(ne_sparse.size(), b + static_cast<std::size_t>(Ms)) - 1]) *
+                 geo.head_dim * 2.0;
+  return d;
+}
+}  // namespace
+
+TEST_CASE("closed forms equal a direct group loop on random geometries", "[traffic]") {
+  for (int trial = 0; trial < 400; ++trial) {
+    Geometry geo;
+    geo.kv_heads = static_cast<int>(uniform(1, 3));
+    geo.q_heads = geo.kv_heads * static_cast<int>(std::vector<i64>{1, 4, 16, 32, 48, 128}[uniform(0, 5)]);
+    geo.head_dim = 8 * static_cast<int>(uniform(1, 16));
+    CisaConfig cfg;
+    cfg.chunk_tokens = static_cast<int>(uniform(1, 32));
+    cfg.window_pages = static_cast<int>(uniform(0, 40));
+    cfg.budget_chunks = uniform(1, 200);
+    cfg.selection_overlap = static_cast<double>(uniform(0, 10)) / 10.0;
+    const i64 G = uniform(1, 40);
+    const i64 n = uniform(1, 700);
+    const i64 s = uniform(0, 20000);
+    const int batch = static_cast<int>(uniform(1, 5));
+    KernelShape sh = shape(static_cast<double>(uniform(0, 4)) / 4.0);
+    sh.attention_tile_rows = static_cast<int>(std::vector<i64>{16, 64, 128}[uniform(0, 2)]);
+    sh.score_tile_rows = static_cast<int>(uniform(1, 70));
+    const ForwardCost f = forward_cost(geo, cfg, static_cast<int>(G), s, n, batch, sh);
+    const Direct d = direct_cisa(geo, cfg, G, s, n, sh.l2_reuse, sh.attention_tile_rows, sh.score_tile_rows);
+    const double seqs = batch * geo.kv_heads;
+    INFO("trial " << trial << " G=" << G << " s=" << s << " n=" << n << " c=" << cfg.chunk_tokens
+                  << " W=" << cfg.window_pages << " K=" << cfg.budget_chunks << " r=" << geo.heads_per_group());
+    REQUIRE(rel_close(f.l2_kv_cisa, seqs * d.kv_req));
+    REQUIRE(rel_close(f.bytes_cisa.kv, seqs * d.kv_dram));
+    REQUIRE(rel_close(f.l2_rep, seqs * d.rep_req));
+    REQUIRE(rel_close(f.topk_elements, seqs * d.sum_ne));
+    REQUIRE(rel_close(f.selections, seqs * d.groups));
+    REQUIRE(rel_close(f.dense_positions, batch * d.dense_n));
+    REQUIRE(rel_close(f.attention_cisa.flops_useful, seqs * d.useful));
+  }
+}
