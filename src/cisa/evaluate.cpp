@@ -60,6 +60,7 @@ Attributes provenance(const Scenario& sc, const std::string& command_line) {
   for (const auto& [name, hw] : sc.gpus) {
     hw_yaml += "# --- " + name + "\n" + hw.yaml;
     hw_names += (hw_names.empty() ? "" : ",") + name;
+    a["rates_source." + name] = resolve_rates(hw, sc.basis).source;
     if (sc.gpus.size() == 1) {
       const Rates r = resolve_rates(hw, sc.basis);
       a["hardware"] = name;

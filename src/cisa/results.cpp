@@ -22,7 +22,7 @@ const std::vector<std::string>& measured_columns() {
 
 struct PointsTableBuilder::Cols {
   std::vector<std::string> *model, *hardware, *phase, *kv_dtype, *rep_dtype, *rep_kind, *score_agg,
-      *pred_basis, *calibration_source;
+      *pred_basis;
   std::vector<std::int64_t> *context, *budget, *g, *batch, *q_heads, *kv_heads, *head_dim, *chunk,
       *window, *prefill, *rep_dim, *hidden;
   std::vector<double> *overlap, *forwards;
@@ -113,8 +113,7 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   c.w_kv = &t.add_f64("window_kv_only", "x", "ceiling view with window and half-full tail, K/V only");
   c.w_near = &t.add_f64("window_near_end_prefill", "x", "ceiling view with window, tail and representative scan at G");
   c.w_dec = &t.add_f64("window_decode", "x", "ceiling view with window, tail and scan at G = 1");
-  c.pred_basis = &t.add_text("pred_basis", "calibrated | speed_of_light");
-  c.calibration_source = &t.add_text("calibration_source", "where the rates came from");
+  c.pred_basis = &t.add_text("pred_basis", "calibrated | speed_of_light (file attribute rates_source.<gpu> says where the rates came from)");
 }
 
 void PointsTableBuilder::add(const Point& p, const Prediction& r, const Rates& rates) {
@@ -192,7 +191,6 @@ void PointsTableBuilder::add(const Point& p, const Prediction& r, const Rates& r
   c.w_near->push_back(ce.window_near_end_prefill);
   c.w_dec->push_back(ce.window_decode);
   c.pred_basis->push_back(to_string(rates.basis));
-  c.calibration_source->push_back(rates.source);
 }
 
 }  // namespace cisa

@@ -3,6 +3,7 @@
 #include <H5Cpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
@@ -41,12 +42,18 @@ void write_column(H5::Group& g, const Column& c) {
     ds = g.createDataSet(c.name, H5::PredType::STD_I64LE, space);
     if (n) ds.write(i->data(), H5::PredType::NATIVE_INT64);
   } else {
+    // Fixed-length, null-padded UTF-8: an order of magnitude faster to write than
+    // variable-length strings for million-row tables; h5py reads both with .asstr().
     const auto& s = std::get<std::vector<std::string>>(c.data);
-    const H5::StrType t = utf8_vlen();
+    std::size_t width = 1;
+    for (const auto& v : s) width = std::max(width, v.size());
+    H5::StrType t(H5::PredType::C_S1, width);
+    t.setCset(H5T_CSET_UTF8);
+    t.setStrpad(H5T_STR_NULLPAD);
     ds = g.createDataSet(c.name, t, space);
-    std::vector<const char*> ptrs(s.size());
-    for (std::size_t k = 0; k < s.size(); ++k) ptrs[k] = s[k].c_str();
-    if (n) ds.write(ptrs.data(), t);
+    std::vector<char> buf(s.size() * width, '\0');
+    for (std::size_t k = 0; k < s.size(); ++k) std::memcpy(buf.data() + k * width, s[k].data(), s[k].size());
+    if (n) ds.write(buf.data(), t);
   }
   write_string_attr(ds, "unit", c.unit);
   write_string_attr(ds, "description", c.description);
@@ -146,6 +153,17 @@ Table read_hdf5_group(const std::filesystem::path& path, const std::string& grou
         }
         case H5T_STRING: {
           auto& v = t.add_text(name, desc);
+          const H5::StrType file_type = ds.getStrType();
+          if (!file_type.isVariableStr()) {
+            const std::size_t width = file_type.getSize();
+            std::vector<char> cells(len * width);
+            if (len) ds.read(cells.data(), file_type);
+            for (std::size_t k = 0; k < len; ++k) {
+              const char* p = cells.data() + k * width;
+              v.emplace_back(p, strnlen(p, width));
+            }
+            break;
+          }
           const H5::StrType st = utf8_vlen();
           std::vector<char*> ptrs(len, nullptr);
           if (len) ds.read(ptrs.data(), st);

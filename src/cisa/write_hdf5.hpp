@@ -2,7 +2,7 @@
 //   file attributes (strings): tool_version, git_hash, created_utc, command_line, scenario_yaml,
 //                              hardware_yaml, and any others the caller adds
 //   /<group>/<column>        1-D dataset per column, all of one length;
-//                            float64 | int64 | variable-length UTF-8 string;
+//                            float64 | int64 | fixed-length null-padded UTF-8 string;
 //                            attributes: unit (string), description (string)
 // The file is written to "<path>.tmp.<pid>" and renamed over <path> only when complete, so a
 // failure never leaves a half-written file or destroys an older one.
