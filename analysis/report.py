@@ -102,14 +102,15 @@ def main(argv=None) -> int:
         return 2
 
     import cisa_h5
-    from fig_common import Catalogue
-    import fig_ceilings, fig_speedup, fig_components, fig_roofline, fig_scatter, fig_capacity
 
     try:
         result = cisa_h5.load(args.file)
     except cisa_h5.ReportInputError as e:
         print(f"report.py: {e}", file=sys.stderr)
         return 2
+
+    from fig_common import Catalogue
+    import fig_ceilings, fig_speedup, fig_components, fig_roofline, fig_scatter, fig_capacity
     out_dir = args.out or default_out(args.file)
     os.makedirs(out_dir, exist_ok=True)
     formats = tuple(f.strip().lower() for f in args.formats.split(",") if f.strip())

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Regenerates the committed figures: one report per result file.
+
+    render_all.py [FILE.h5 ...] [--results DIR] [--out DIR] [--formats png,svg]
+
+Without files it renders every results/*.h5 and results/*/*.h5 (not under the output folder)
+into <out>/<stem>/ (default results/figures/<stem>/), clearing stale files there first, and
+writes <out>/README.md listing the reports with their total size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def folder_size(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Render the report of every committed result file.")
+    ap.add_argument("files", nargs="*", help="result files (default: RESULTS/*.h5, RESULTS/*/*.h5)")
+    ap.add_argument("--results", default="results", help="folder searched for .h5 files")
+    ap.add_argument("--out", default=os.path.join("results", "figures"), help="output root")
+    ap.add_argument("--formats", default="png,svg", help="figure formats")
+    args = ap.parse_args(argv)
+
+    files = args.files
+    if not files:
+        out_abs = os.path.abspath(args.out)
+        files = sorted(f for pat in ("*.h5", os.path.join("*", "*.h5"))
+                       for f in glob.glob(os.path.join(args.results, pat))
+                       if not os.path.abspath(f).startswith(out_abs + os.sep))
+    if not files:
+        print(f"render_all: no .h5 files under {args.results}/", file=sys.stderr)
+        return 2
+    stems = [os.path.splitext(os.path.basename(f))[0] for f in files]
+    dup = sorted({s for s in stems if stems.count(s) > 1})
+    if dup:
+        print(f"render_all: several files share the stem(s) {', '.join(dup)}", file=sys.stderr)
+        return 2
+
+    os.makedirs(args.out, exist_ok=True)
+    rows, worst = [], 0
+    for f, stem in zip(files, stems):
+        dest = os.path.join(args.out, stem)
+        if os.path.isdir(dest):
+            shutil.rmtree(dest)
+        rc = subprocess.call([sys.executable, os.path.join(HERE, "report.py"), f, "--out", dest,
+                              "--formats", args.formats])
+        worst = max(worst, rc)
+        size = folder_size(dest) if os.path.isdir(dest) else 0
+        rows.append((stem, f, rc, size))
+
+    lines = ["# Figures rendered from the committed result files", "",
+             "Regenerate with `analysis/render_all.py` (or `cisa-sim report FILE.h5 --out "
+             "results/figures/<stem>`).", "",
+             "| report | source | size |", "|---|---|---|"]
+    for stem, f, rc, size in rows:
+        status = "" if rc == 0 else f" (exit {rc})"
+        lines.append(f"| [{stem}]({stem}/index.md){status} | `{os.path.relpath(f)}` "
+                     f"| {size / 1024:.0f} KiB |")
+    total = sum(r[3] for r in rows)
+    lines += ["", f"Total: {total / 1024 / 1024:.2f} MiB.", ""]
+    with open(os.path.join(args.out, "README.md"), "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+    print(f"render_all: {len(rows)} reports, {total / 1024 / 1024:.2f} MiB in {args.out}/")
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main())
