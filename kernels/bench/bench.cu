@@ -1,1 +1,383 @@
-int main() { return 0; }
+// Kernel benchmark suite (issue 3's performance contract). One process: measures the card's read
+// bandwidth and BF16 MMA rate (cuBLAS GEMM), then times every fixed case (warm-up, L2 flushed before
+// each rep, median of >= 20 reps) and writes a CSV: case, kernel, ms, bytes, flops, bound_ms, peer,
+// peer_ms (peers are filled in by bench/peers.py, run right after in the same device call).
+// Shapes: history 1,048,576 tokens, c = 16, W = 128 pages, K = 4,096, BF16, d = 128, B = 16,
+// one KV head per rank; inkling r = 4, ultra r = 32. Also writes the g16 selections for the
+// FlexAttention peer (--sel-out) so the peer runs with the same selections.
+#include <cublas_v2.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../tests/harness.cuh"
+#include "cisa_kernels/cisa_step.hpp"
+#include "cisa_kernels/representatives.hpp"
+#include "cisa_kernels/topk.hpp"
+
+using namespace cisa::kernels;
+using harness::DevBuf;
+
+namespace {
+
+constexpr int kB = 16;
+constexpr int kHist = 1 << 20;
+constexpr int kW = 128;
+constexpr int kK = 4096;
+constexpr int kReps = 20;
+
+struct Row {
+  std::string name, kernel;
+  double ms = 0, bytes = 0, flops = 0, bound_ms = 0;
+  std::string note;
+};
+std::vector<Row> g_rows;
+double g_bw = 0;    // bytes / ms
+double g_mma = 0;   // flops / ms
+DevBuf<unsigned char>* g_flush = nullptr;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+double time_ms(const std::function<void()>& f, int reps = kReps, bool flush = true) {
+  cudaEvent_t a, b;
+  HCHECK(cudaEventCreate(&a));
+  HCHECK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) f();
+  HCHECK(cudaDeviceSynchronize());
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    if (flush) HCHECK(cudaMemsetAsync(g_flush->p, i & 0xff, g_flush->n));
+    HCHECK(cudaEventRecord(a));
+    f();
+    HCHECK(cudaEventRecord(b));
+    HCHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    HCHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  HCHECK(cudaGetLastError());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return median(t);
+}
+
+__global__ void read_kernel(const uint4* __restrict__ p, size_t n, unsigned* out) {
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    const uint4 v = __ldcs(p + i);
+    acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w;
+  }
+  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x12345678u) *out = 1;
+}
+
+void measure_card() {
+  const size_t bytes = size_t(4) << 30;
+  DevBuf<unsigned char> buf(bytes);
+  DevBuf<unsigned> sink(1);
+  harness::fill_normal(reinterpret_cast<bf16_bits*>(buf.p), bytes / 2, 1234);
+  int sms = 0;
+  HCHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const double ms = time_ms([&] { read_kernel<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(buf.p), bytes / 16, sink.p); });
+  g_bw = bytes / ms;
+  g_rows.push_back({"card_read_bw", "read_kernel_4GiB", ms, double(bytes), 0, ms, "measured HBM read bandwidth"});
+  std::printf("read bandwidth: %.3f TB/s\n", g_bw / 1e9);
+  // BF16 GEMM through cuBLAS (8192^3, fp32 accumulate) on random data
+  const int n = 8192;
+  DevBuf<bf16_bits> A(size_t(n) * n), Bm(size_t(n) * n), C(size_t(n) * n);
+  harness::fill_normal(A.p, A.n, 1);
+  harness::fill_normal(Bm.p, Bm.n, 2);
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate");
+  const float alpha = 1.0f, beta = 0.0f;
+  auto gemm = [&] {
+    if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, Bm.p, CUDA_R_16BF, n, &beta, C.p,
+                     CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error("cublasGemmEx");
+  };
+  const double gms = time_ms(gemm, 10, false);
+  const double fl = 2.0 * n * double(n) * n;
+  g_mma = fl / gms;
+  cublasDestroy(h);
+  g_rows.push_back({"card_mma_rate", "cublas_bf16_gemm_8192", gms, 0, fl, gms, "measured BF16 MMA rate"});
+  std::printf("BF16 GEMM: %.1f TF/s\n", g_mma / 1e9);
+}
+
+double bound(double bytes, double flops) { return std::max(bytes / g_bw, flops / g_mma); }
+
+// The shared paged cache: 16 sequences of kHist + 512 tokens, 1 KV head, pages randomly permuted.
+struct World {
+  harness::Tables tb;
+  std::unique_ptr<DevBuf<bf16_bits>> k, v, reps;
+  std::unique_ptr<DevBuf<int>> table;
+  PagedKV kv;
+  BlockTable bt;
+  std::vector<int> inverse;  // physical -> logical page
+  int nseq;
+  explicit World(int nseq_ = kB, int tokens = kHist + 512) : nseq(nseq_) {
+    std::mt19937_64 rng(42);
+    tb = harness::make_tables(std::vector<int>(nseq, tokens), rng, 0);
+    const size_t n = size_t(tb.num_pages) * 16 * 128;
+    k = std::make_unique<DevBuf<bf16_bits>>(n);
+    v = std::make_unique<DevBuf<bf16_bits>>(n);
+    reps = std::make_unique<DevBuf<bf16_bits>>(size_t(tb.num_pages) * 128);
+    harness::fill_normal(k->p, n, 11);
+    harness::fill_normal(v->p, n, 12);
+    table = std::make_unique<DevBuf<int>>(tb.ids);
+    kv = PagedKV{k->p, v->p, tb.num_pages, 1};
+    bt = BlockTable{table->p, tb.stride};
+    inverse.assign(size_t(tb.num_pages), -1);
+    for (int s = 0; s < nseq; ++s)
+      for (int i = 0; i < tb.stride; ++i) inverse[size_t(tb.ids[size_t(s) * tb.stride + i])] = i;
+    rebuild_representatives(kv, reps->p, nullptr);
+    HCHECK(cudaDeviceSynchronize());
+  }
+};
+
+struct Sums {
+  double bytes = 0, flops = 0;
+  std::map<std::string, double> comp_ms, comp_bytes;
+};
+Sums sums(const std::vector<LaunchRecord>& recs) {
+  Sums s;
+  for (const auto& r : recs) {
+    s.bytes += r.bytes;
+    s.flops += r.flops_useful;
+    s.comp_ms[component_name(r.component)] += r.ms;
+    s.comp_bytes[component_name(r.component)] += r.bytes;
+  }
+  return s;
+}
+
+void add(const std::string& name, const std::string& kernel, double ms, double bytes, double flops,
+         const std::string& note = "") {
+  g_rows.push_back({name, kernel, ms, bytes, flops, bound(bytes, flops), note});
+  std::printf("%-44s %-26s %9.4f ms  %8.3f GB  %8.2f TF  bound %8.4f ms  (%.2f TB/s, %.1f TF/s)\n", name.c_str(),
+              kernel.c_str(), ms, bytes / 1e9, flops / 1e12, bound(bytes, flops), bytes / ms / 1e9, flops / ms / 1e9);
+  std::fflush(stdout);
+}
+
+struct Inputs {
+  std::unique_ptr<DevBuf<bf16_bits>> q, iq, o;
+};
+Inputs make_inputs(long long T, int r, unsigned long long seed) {
+  Inputs in;
+  in.q = std::make_unique<DevBuf<bf16_bits>>(size_t(T) * r * 128);
+  in.iq = std::make_unique<DevBuf<bf16_bits>>(size_t(T) * 128);
+  in.o = std::make_unique<DevBuf<bf16_bits>>(size_t(T) * r * 128);
+  harness::fill_normal(in.q->p, in.q->n, seed);
+  harness::fill_normal(in.iq->p, in.iq->n, seed + 1, 0.5f);
+  in.o->poison();
+  return in;
+}
+
+bool want(const std::string& cases, const std::string& name) {
+  return cases == "all" || ("," + cases + ",").find("," + name + ",") != std::string::npos ||
+         name.find(cases) == 0;
+}
+
+void check_output(const DevBuf<bf16_bits>& o, const std::string& name) {
+  const auto h = o.download();
+  size_t bad = 0;
+  for (auto x : h) bad += std::isnan(bf16_to_float(x)) || std::isinf(bf16_to_float(x));
+  if (bad) {
+    std::printf("ERROR: %s output has %zu NaN/Inf (unwritten or broken)\n", name.c_str(), bad);
+    throw std::runtime_error("bad output");
+  }
+}
+
+int g_sms = 0;
+
+void bench_dense(World& w, const std::string& name, int P, int r) {
+  StepBatch b{std::vector<int>(kB, kHist), std::vector<int>(kB, P), 1, r};
+  const CisaPlan plan = plan_dense(b);
+  CisaStep step(plan, 1, r, g_sms);
+  Inputs in = make_inputs(plan.total_tokens, r, 100 + P + r);
+  step.upload(nullptr);
+  Instrument ins;
+  step.run_attention(in.q->p, in.o->p, w.kv, w.bt, nullptr, &ins);
+  const Sums s = sums(ins.collect());
+  check_output(*in.o, name);
+  const double ms = time_ms([&] { step.run_attention(in.q->p, in.o->p, w.kv, w.bt, nullptr, nullptr); });
+  add(name, step.num_splits() > 1 ? "paged_attention_split+combine" : "paged_attention", ms, s.bytes, s.flops,
+      "splits=" + std::to_string(step.num_splits()));
+}
+
+// Runs the whole CISA step once (so the sparse table holds real selections), then times `what`.
+void bench_cisa(World& w, const std::string& name, int P, int r, int G, const std::string& what,
+                const std::string& sel_out = "") {
+  StepBatch b{std::vector<int>(kB, kHist), std::vector<int>(kB, P), 1, r};
+  const CisaPlan plan = plan_cisa_step(b, StepConfig{kW, kK, G});
+  CisaStep step(plan, 1, r, g_sms);
+  Inputs in = make_inputs(plan.total_tokens, r, 200 + P + r + G);
+  Instrument ins;
+  step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &ins);
+  const auto recs = ins.collect();
+  check_output(*in.o, name);
+  const Sums all = sums(recs);
+  if (!sel_out.empty()) {
+    // logical top-K page indices per selection row, for the FlexAttention peer
+    std::vector<int> sp(plan.score_rows.size() * size_t(plan.sparse_stride));
+    HCHECK(cudaMemcpy(sp.data(), step.sparse_table(), sp.size() * 4, cudaMemcpyDeviceToHost));
+    std::vector<int> logical(plan.score_rows.size() * size_t(kK));
+    for (size_t i = 0; i < plan.score_rows.size(); ++i)
+      for (int j = 0; j < kK; ++j) logical[i * kK + j] = w.inverse[size_t(sp[i * plan.sparse_stride + j])];
+    std::ofstream f(sel_out, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(logical.data()), std::streamsize(logical.size() * 4));
+    std::printf("wrote %zu selections to %s\n", plan.score_rows.size(), sel_out.c_str());
+  }
+  if (what == "attention") {
+    Instrument i2;
+    step.run_attention(in.q->p, in.o->p, w.kv, w.bt, nullptr, &i2);
+    const Sums s = sums(i2.collect());
+    const double ms = time_ms([&] { step.run_attention(in.q->p, in.o->p, w.kv, w.bt, nullptr, nullptr); });
+    add(name, step.num_splits() > 1 ? "paged_attention_split+combine" : "paged_attention", ms, s.bytes, s.flops,
+        "splits=" + std::to_string(step.num_splits()) + " rows/cta=" + std::to_string(plan.rows_per_cta));
+  } else if (what == "scoring") {
+    Instrument i2;
+    step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, &i2);
+    const Sums s = sums(i2.collect());
+    const double ms = time_ms([&] { step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, nullptr); });
+    add(name, "sum_index_queries+score_pages", ms, s.bytes, s.flops,
+        "rows=" + std::to_string(plan.score_rows.size()));
+  } else {  // whole step
+    const double ms = time_ms([&] { step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, nullptr); });
+    add(name, "cisa_step", ms, all.bytes, all.flops, "score+topk+setup+attention");
+    // component breakdown (instrumented run: per-launch events)
+    std::map<std::string, std::vector<double>> comp;
+    for (int rep = 0; rep < 5; ++rep) {
+      HCHECK(cudaMemsetAsync(g_flush->p, rep, g_flush->n));
+      Instrument i3;
+      step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &i3);
+      for (const auto& [c, t] : sums(i3.collect()).comp_ms) comp[c].push_back(t);
+    }
+    for (auto& [c, v] : comp) add(name + ":" + c, c, median(v), all.comp_bytes.at(c), c == "attention" ? all.flops : 0.0,
+                                  "component, instrumented run");
+  }
+}
+
+void bench_topk(World& w, int rows) {
+  const int n = 65536;
+  const std::string name = "topk_n65536_k4096_r" + std::to_string(rows);
+  DevBuf<float> scores(size_t(rows) * n);
+  {  // normal fp32 scores
+    std::vector<float> h(scores.n);
+    std::mt19937_64 rng(5 + rows);
+    std::normal_distribution<float> d(0.f, 1.f);
+    for (auto& x : h) x = d(rng);
+    scores.upload(h);
+  }
+  std::vector<TopkRow> hr(static_cast<size_t>(rows));
+  for (int i = 0; i < rows; ++i) hr[size_t(i)] = TopkRow{i % kB, n, n};
+  DevBuf<TopkRow> drows(hr);
+  DevBuf<int> out(size_t(rows) * kK);
+  TopkArgs a;
+  a.scores = scores.p;
+  a.score_stride = n;
+  a.rows = drows.p;
+  a.table = w.bt;
+  a.out = out.p;
+  a.out_stride = kK;
+  a.k = kK;
+  a.rows_host = &hr;
+  Instrument ins;
+  topk_select(a, nullptr, &ins);
+  const Sums s = sums(ins.collect());
+  const double ms = time_ms([&] { topk_select(a, nullptr, nullptr); });
+  add(name, "topk_radix_select", ms, s.bytes, 0, "fused translation to physical IDs");
+}
+
+// One launch of every kernel at a moderate shape, printing the expected bytes per launch, for the
+// ncu DRAM byte cross-check (bench/ncu_check.sh). B = 4, history 131,072, P = 64 (g16) and decode.
+void ncu_mode() {
+  const int nb = 4, hist = 131072, P = 64;
+  World w(nb, hist + P);
+  auto report = [](const std::vector<LaunchRecord>& recs) {
+    for (const auto& r : recs)
+      std::printf("REC %s %s %.0f %.0f\n", component_name(r.component), r.kernel.c_str(), r.bytes, r.flops_useful);
+  };
+  {
+    Instrument ins;
+    rebuild_representatives(w.kv, w.reps->p, nullptr, &ins);
+    report(ins.collect());
+  }
+  for (int p : {P, 1}) {
+    StepBatch b{std::vector<int>(nb, hist), std::vector<int>(nb, p), 1, 4};
+    const CisaPlan plan = plan_cisa_step(b, StepConfig{kW, kK, p == 1 ? 1 : 16});
+    CisaStep step(plan, 1, 4, g_sms);
+    Inputs in = make_inputs(plan.total_tokens, 4, 900 + p);
+    Instrument ins;
+    step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &ins);
+    report(ins.collect());
+    const CisaPlan dplan = plan_dense(b);
+    CisaStep dstep(dplan, 1, 4, g_sms);
+    Instrument i2;
+    dstep.upload(nullptr);
+    dstep.run_attention(in.q->p, in.o->p, w.kv, w.bt, nullptr, &i2);
+    report(i2.collect());
+  }
+  HCHECK(cudaDeviceSynchronize());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--ncu")) {
+      HCHECK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
+      ncu_mode();
+      return 0;
+    }
+  std::string csv = "kernels_own.csv", cases = "all", sel = "/tmp/cisa_sel_g16.bin";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--csv")) csv = argv[i + 1];
+    if (!std::strcmp(argv[i], "--cases")) cases = argv[i + 1];
+    if (!std::strcmp(argv[i], "--sel-out")) sel = argv[i + 1];
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  try {
+    HCHECK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
+    g_flush = new DevBuf<unsigned char>(size_t(256) << 20);
+    measure_card();
+    World w;
+    std::printf("world: %lld pages, %.2f GB K+V\n", w.tb.num_pages, w.tb.num_pages * 8192.0 / 1e9);
+    if (want(cases, "dense_decode_inkling_b16")) bench_dense(w, "dense_decode_inkling_b16", 1, 4);
+    if (want(cases, "dense_prefill_inkling_b16_p512")) bench_dense(w, "dense_prefill_inkling_b16_p512", 512, 4);
+    if (want(cases, "dense_prefill_ultra_b16_p512")) bench_dense(w, "dense_prefill_ultra_b16_p512", 512, 32);
+    for (int g : {4, 16, 32}) {
+      const std::string n = "cisa_attn_prefill_inkling_b16_p512_g" + std::to_string(g);
+      if (want(cases, n)) bench_cisa(w, n, 512, 4, g, "attention", g == 16 ? sel : "");
+    }
+    if (want(cases, "cisa_attn_prefill_ultra_b16_p512_g4")) bench_cisa(w, "cisa_attn_prefill_ultra_b16_p512_g4", 512, 32, 4, "attention");
+    if (want(cases, "cisa_attn_decode_inkling_b16")) bench_cisa(w, "cisa_attn_decode_inkling_b16", 1, 4, 1, "attention");
+    if (want(cases, "score_decode_inkling_b16")) bench_cisa(w, "score_decode_inkling_b16", 1, 4, 1, "scoring");
+    if (want(cases, "score_prefill_inkling_b16_p512_g4")) bench_cisa(w, "score_prefill_inkling_b16_p512_g4", 512, 4, 4, "scoring");
+    for (int rows : {64, 256})
+      if (want(cases, "topk_n65536_k4096_r" + std::to_string(rows))) bench_topk(w, rows);
+    if (want(cases, "cisa_step_decode_inkling_b16")) bench_cisa(w, "cisa_step_decode_inkling_b16", 1, 4, 1, "step");
+    if (want(cases, "cisa_step_prefill_inkling_b16_p512_g32")) bench_cisa(w, "cisa_step_prefill_inkling_b16_p512_g32", 512, 4, 32, "step");
+  } catch (const std::exception& e) {
+    std::printf("ERROR: %s\n", e.what());
+  }
+  std::ofstream f(csv);
+  f << "case,kernel,ms,bytes,flops,bound_ms,note,read_bw_Bps,mma_flops_ps\n";
+  for (const auto& r : g_rows)
+    f << r.name << "," << r.kernel << "," << r.ms << "," << r.bytes << "," << r.flops << "," << r.bound_ms << ",\""
+      << r.note << "\"," << g_bw * 1e3 << "," << g_mma * 1e3 << "\n";
+  std::printf("wrote %s (%zu rows)\n", csv.c_str(), g_rows.size());
+  return 0;
+}

@@ -11,19 +11,20 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 log "$(date -u) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader)"
 t0=$(date +%s)
 cmake -S kernels -B /tmp/bk -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_BUILD_TESTS=ON -DCISA_PTXAS_VERBOSE=ON \
-  > "$OUT/build.log" 2>&1 && cmake --build /tmp/bk -j16 >> "$OUT/build.log" 2>&1
+  > /tmp/build.log 2>&1 && cmake --build /tmp/bk -j16 >> /tmp/build.log 2>&1
 rc=$?
 log "build rc=$rc in $(( $(date +%s) - t0 )) s"
-[ $rc -ne 0 ] && { tail -30 "$OUT/build.log"; exit 1; }
+grep -A3 "attn_kernel" /tmp/build.log | grep -E "registers|spill" >> "$OUT/summary.txt"
+[ $rc -ne 0 ] && { grep -B5 -A20 -E "error|FAILED" /tmp/build.log | head -60; exit 1; }
 for s in $steps; do
   case $s in
     test)
-      /tmp/bk/kernels_gpu_test 2>&1 | tee "$OUT/gpu_test.log" | tail -40
+      /tmp/bk/kernels_gpu_test 2>&1 | tee /tmp/gpu_test.log | tail -40; cp /tmp/gpu_test.log "$OUT/"
       log "gpu_test rc=${PIPESTATUS[0]}" ;;
     sanitize)
       for tool in memcheck racecheck; do
-        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > "$OUT/sanitize_$tool.log" 2>&1
-        log "compute-sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|checks passed' "$OUT/sanitize_$tool.log" | tr '\n' ' ')"
+        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_$tool.log 2>&1
+        log "compute-sanitizer $tool rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/sanitize_$tool.log | tr '\n' ' ')"
       done ;;
     bench)
       /tmp/bk/cisa_kernel_bench --csv "$OUT/kernels_own.csv" --cases "${BENCH_CASES:-all}" 2>&1 | tee "$OUT/bench.log" | tail -40
@@ -32,7 +33,7 @@ for s in $steps; do
         --md "$OUT/kernel_bench.md" 2>&1 | tee "$OUT/peers.log" | tail -40
       log "peers rc=${PIPESTATUS[0]}" ;;
     ncu)
-      bash kernels/bench/ncu_check.sh /tmp/bk/cisa_kernel_bench "$OUT" 2>&1 | tail -30
+      bash kernels/bench/ncu_check.sh /tmp/bk/cisa_kernel_bench "$OUT" 2>&1 | tee -a "$OUT/summary.txt" | tail -30; rm -f "$OUT/ncu_expected.txt" "$OUT/ncu_stderr.log"
       log "ncu rc=$?" ;;
   esac
 done
