@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   const int rs[] = {4, 8, 16, 32};
   const auto t0 = clock::now();
   cisa::PointsTableBuilder b;
-  b.table().reserve(n);
+  b.reserve(n);
   double checksum = 0;
   for (std::size_t i = 0; i < n; ++i) {
     cisa::Point p;

@@ -22,7 +22,7 @@ Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t
     by_gpu.emplace(name, Resolved{r, kernel_shape(hw, r), hw.topk_radix_passes});
   }
   PointsTableBuilder b;
-  b.table().reserve(sc.points.size());
+  b.reserve(sc.points.size());
   const std::size_t n = sc.points.size();
   for (std::size_t i = 0; i < n; ++i) {
     const Point& p = sc.points[i];

@@ -1,5 +1,6 @@
 #include "cisa/results.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -116,81 +117,111 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   c.pred_basis = &t.add_text("pred_basis", "calibrated | speed_of_light (file attribute rates_source.<gpu> says where the rates came from)");
 }
 
+// Columns are sized ahead and written by index: a point costs stores, not 76 push_backs.
+void PointsTableBuilder::grow() {
+  capacity_ = std::max<std::size_t>(1024, capacity_ * 2);
+  resize_all(capacity_);
+}
+
+void PointsTableBuilder::resize_all(std::size_t n) {
+  for (const auto& col : t_.columns()) {
+    auto& mut = const_cast<Column&>(col);
+    std::visit([n](auto& v) { v.resize(n); }, mut.data);
+  }
+}
+
+Table& PointsTableBuilder::table() {
+  if (capacity_ != rows_) {
+    resize_all(rows_);
+    capacity_ = rows_;
+  }
+  return t_;
+}
+
+void PointsTableBuilder::reserve(std::size_t n) {
+  if (n > capacity_) {
+    capacity_ = n;
+    resize_all(n);
+  }
+}
+
 void PointsTableBuilder::add(const Point& p, const Prediction& r, const Rates& rates) {
   Cols& c = *c_;
+  if (rows_ == capacity_) grow();
+  const std::size_t i = rows_++;
   const ForwardCost& f = r.cost;
-  c.model->push_back(p.model);
-  c.hardware->push_back(p.hardware);
-  c.phase->push_back(to_string(p.work.phase));
-  c.context->push_back(p.work.context_tokens);
-  c.budget->push_back(p.cisa.budget_chunks);
-  c.g->push_back(r.qshare_g);
-  c.batch->push_back(p.work.batch);
-  c.q_heads->push_back(p.geo.q_heads);
-  c.kv_heads->push_back(p.geo.kv_heads);
-  c.head_dim->push_back(p.geo.head_dim);
-  c.hidden->push_back(p.geo.hidden);
-  c.chunk->push_back(p.cisa.chunk_tokens);
-  c.window->push_back(p.cisa.window_pages);
-  c.prefill->push_back(positions_per_forward(p.work));
-  c.rep_dim->push_back(p.cisa.rep_dim > 0 ? p.cisa.rep_dim : p.geo.head_dim);
-  c.kv_dtype->push_back(to_string(p.cisa.kv_dtype));
-  c.rep_dtype->push_back(to_string(p.cisa.rep_dtype));
-  c.rep_kind->push_back(to_string(p.cisa.rep_kind));
-  c.score_agg->push_back(to_string(p.cisa.score_agg));
-  c.overlap->push_back(p.cisa.selection_overlap);
-  c.forwards->push_back(r.forwards);
+  (*c.model)[i] = p.model;
+  (*c.hardware)[i] = p.hardware;
+  (*c.phase)[i] = to_string(p.work.phase);
+  (*c.context)[i] = p.work.context_tokens;
+  (*c.budget)[i] = p.cisa.budget_chunks;
+  (*c.g)[i] = r.qshare_g;
+  (*c.batch)[i] = p.work.batch;
+  (*c.q_heads)[i] = p.geo.q_heads;
+  (*c.kv_heads)[i] = p.geo.kv_heads;
+  (*c.head_dim)[i] = p.geo.head_dim;
+  (*c.hidden)[i] = p.geo.hidden;
+  (*c.chunk)[i] = p.cisa.chunk_tokens;
+  (*c.window)[i] = p.cisa.window_pages;
+  (*c.prefill)[i] = positions_per_forward(p.work);
+  (*c.rep_dim)[i] = p.cisa.rep_dim > 0 ? p.cisa.rep_dim : p.geo.head_dim;
+  (*c.kv_dtype)[i] = to_string(p.cisa.kv_dtype);
+  (*c.rep_dtype)[i] = to_string(p.cisa.rep_dtype);
+  (*c.rep_kind)[i] = to_string(p.cisa.rep_kind);
+  (*c.score_agg)[i] = to_string(p.cisa.score_agg);
+  (*c.overlap)[i] = p.cisa.selection_overlap;
+  (*c.forwards)[i] = r.forwards;
 
-  c.kv_dense->push_back(f.bytes_dense.kv);
-  c.kv_cisa->push_back(f.bytes_cisa.kv);
-  c.rep->push_back(f.bytes_cisa.rep);
-  c.meta->push_back(f.bytes_cisa.meta);
-  c.meta_dense->push_back(f.bytes_dense.meta);
-  c.qo->push_back(f.bytes_dense.qo);
-  c.part_dense->push_back(f.bytes_dense.partials);
-  c.part_cisa->push_back(f.bytes_cisa.partials);
-  c.other_bytes->push_back(f.bytes_cisa.other);
-  c.total_dense->push_back(f.bytes_dense.total());
-  c.total_cisa->push_back(f.bytes_cisa.total());
-  c.l2_kv_dense->push_back(f.l2_kv_dense);
-  c.l2_kv_cisa->push_back(f.l2_kv_cisa);
-  c.l2_rep->push_back(f.l2_rep);
-  c.kv_reduction->push_back(ratio(f.bytes_dense.kv, f.bytes_cisa.kv));
-  c.bytes_reduction->push_back(ratio(f.bytes_dense.total(), f.bytes_cisa.total()));
+  (*c.kv_dense)[i] = f.bytes_dense.kv;
+  (*c.kv_cisa)[i] = f.bytes_cisa.kv;
+  (*c.rep)[i] = f.bytes_cisa.rep;
+  (*c.meta)[i] = f.bytes_cisa.meta;
+  (*c.meta_dense)[i] = f.bytes_dense.meta;
+  (*c.qo)[i] = f.bytes_dense.qo;
+  (*c.part_dense)[i] = f.bytes_dense.partials;
+  (*c.part_cisa)[i] = f.bytes_cisa.partials;
+  (*c.other_bytes)[i] = f.bytes_cisa.other;
+  (*c.total_dense)[i] = f.bytes_dense.total();
+  (*c.total_cisa)[i] = f.bytes_cisa.total();
+  (*c.l2_kv_dense)[i] = f.l2_kv_dense;
+  (*c.l2_kv_cisa)[i] = f.l2_kv_cisa;
+  (*c.l2_rep)[i] = f.l2_rep;
+  (*c.kv_reduction)[i] = ratio(f.bytes_dense.kv, f.bytes_cisa.kv);
+  (*c.bytes_reduction)[i] = ratio(f.bytes_dense.total(), f.bytes_cisa.total());
 
-  c.fl_dense->push_back(f.attention_dense.flops_issued);
-  c.fl_cisa->push_back(f.attention_cisa.flops_issued);
-  c.flu_dense->push_back(f.attention_dense.flops_useful);
-  c.flu_cisa->push_back(f.attention_cisa.flops_useful);
-  c.fl_scoring->push_back(f.scoring.flops_useful);
-  c.selections->push_back(f.selections);
-  c.eligible_mean->push_back(f.topk_rows > 0 ? f.topk_elements / f.topk_rows : 0.0);
-  c.splits_dense->push_back(f.splits_dense);
-  c.splits_cisa->push_back(f.splits_cisa);
-  c.sparse_pos->push_back(f.sparse_positions);
-  c.dense_pos->push_back(f.dense_positions);
+  (*c.fl_dense)[i] = f.attention_dense.flops_issued;
+  (*c.fl_cisa)[i] = f.attention_cisa.flops_issued;
+  (*c.flu_dense)[i] = f.attention_dense.flops_useful;
+  (*c.flu_cisa)[i] = f.attention_cisa.flops_useful;
+  (*c.fl_scoring)[i] = f.scoring.flops_useful;
+  (*c.selections)[i] = f.selections;
+  (*c.eligible_mean)[i] = f.topk_rows > 0 ? f.topk_elements / f.topk_rows : 0.0;
+  (*c.splits_dense)[i] = f.splits_dense;
+  (*c.splits_cisa)[i] = f.splits_cisa;
+  (*c.sparse_pos)[i] = f.sparse_positions;
+  (*c.dense_pos)[i] = f.dense_positions;
 
-  c.t_att_d->push_back(ms(r.dense.attention));
-  c.t_att_c->push_back(ms(r.cisa.attention));
-  c.t_sc->push_back(ms(r.cisa.scoring));
-  c.t_tk->push_back(ms(r.cisa.topk));
-  c.t_su->push_back(ms(r.cisa.setup));
-  c.t_ot->push_back(ms(r.cisa.other));
-  c.t_busy_d->push_back(ms(r.dense.busy()));
-  c.t_busy_c->push_back(ms(r.cisa.busy()));
-  c.sp_att->push_back(ratio(r.dense.attention, r.cisa.attention));
-  c.sp_busy->push_back(ratio(r.dense.busy(), r.cisa.busy()));
-  for (auto* m : c.meas) m->push_back(kNaN);
+  (*c.t_att_d)[i] = ms(r.dense.attention);
+  (*c.t_att_c)[i] = ms(r.cisa.attention);
+  (*c.t_sc)[i] = ms(r.cisa.scoring);
+  (*c.t_tk)[i] = ms(r.cisa.topk);
+  (*c.t_su)[i] = ms(r.cisa.setup);
+  (*c.t_ot)[i] = ms(r.cisa.other);
+  (*c.t_busy_d)[i] = ms(r.dense.busy());
+  (*c.t_busy_c)[i] = ms(r.cisa.busy());
+  (*c.sp_att)[i] = ratio(r.dense.attention, r.cisa.attention);
+  (*c.sp_busy)[i] = ratio(r.dense.busy(), r.cisa.busy());
+  for (auto* m : c.meas) (*m)[i] = kNaN;
 
   const Ceilings& ce = r.ceilings;
-  c.nominal->push_back(ce.nominal_compression);
-  c.c_near->push_back(ce.ceiling_near_end_prefill);
-  c.c_full->push_back(ce.ceiling_full_prefill);
-  c.c_dec->push_back(ce.ceiling_decode);
-  c.w_kv->push_back(ce.window_kv_only);
-  c.w_near->push_back(ce.window_near_end_prefill);
-  c.w_dec->push_back(ce.window_decode);
-  c.pred_basis->push_back(to_string(rates.basis));
+  (*c.nominal)[i] = ce.nominal_compression;
+  (*c.c_near)[i] = ce.ceiling_near_end_prefill;
+  (*c.c_full)[i] = ce.ceiling_full_prefill;
+  (*c.c_dec)[i] = ce.ceiling_decode;
+  (*c.w_kv)[i] = ce.window_kv_only;
+  (*c.w_near)[i] = ce.window_near_end_prefill;
+  (*c.w_dec)[i] = ce.window_decode;
+  (*c.pred_basis)[i] = to_string(rates.basis);
 }
 
 }  // namespace cisa

@@ -16,10 +16,14 @@ class PointsTableBuilder {
  public:
   PointsTableBuilder();
   void add(const Point& p, const Prediction& pred, const Rates& rates);
-  Table& table() { return t_; }
+  void reserve(std::size_t rows);
+  Table& table();  // trimmed to the rows added
 
  private:
+  void grow();
+  void resize_all(std::size_t n);
   Table t_;
+  std::size_t rows_ = 0, capacity_ = 0;
   struct Cols;
   std::shared_ptr<Cols> c_;
 };

@@ -9,5 +9,6 @@ int cmd_ceilings(int argc, char** argv);  // cisa-sim ceilings ...
 int cmd_presets(int argc, char** argv);   // cisa-sim presets
 int cmd_route(int argc, char** argv);     // cisa-sim route ...   (src/cli/cmd_route.cpp, issue 7)
 int cmd_report(int argc, char** argv);    // cisa-sim report ...  (src/cli/cmd_report.cpp, issue 6)
+int cmd_plan(int argc, char** argv);      // cisa-sim plan ...    (src/cli/cmd_plan.cpp, issue 5)
 
 }  // namespace cisa::cli

@@ -19,6 +19,9 @@ void usage() {
 #ifdef CISA_HAVE_ROUTE
             << "  cisa-sim route --activations FILE.h5 ...   routing diagnostics on attention activations\n"
 #endif
+#ifdef CISA_HAVE_PLAN
+            << "  cisa-sim plan --scenario deploy.yaml       memory, concurrency, TTFT/TPOT and throughput per GPU\n"
+#endif
 #ifdef CISA_HAVE_REPORT
             << "  cisa-sim report FILE.h5 [--out DIR]        render figures and tables for a result file\n"
 #endif
@@ -47,6 +50,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef CISA_HAVE_REPORT
     if (sub == "report") return cmd_report(argc - 1, argv + 1);
+#endif
+#ifdef CISA_HAVE_PLAN
+    if (sub == "plan") return cmd_plan(argc - 1, argv + 1);
 #endif
     if (sub[0] != '-') {
       std::cerr << "cisa-sim: error: unknown sub-command '" << sub << "' (see cisa-sim --help)\n";
