@@ -181,11 +181,7 @@ def load(path: str) -> ResultFile:
 
 
 def unique_in_order(values) -> list:
-    seen = []
-    for v in values:
-        if v not in seen:
-            seen.append(v)
-    return seen
+    return list(dict.fromkeys(values))
 
 
 def sorted_unique(values) -> list:

@@ -8,7 +8,9 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 
 from cisa_h5 import fmt_tokens, format_value, sorted_unique
-from fig_common import Catalogue, log2_context_axis, series_colors, title
+from series import spread
+from fig_common import (Catalogue, log2_context_axis, log_y_if_wide, marker_for, series_colors,
+                        title)
 
 CEILINGS = (("ceiling_near_end_prefill", "near-end prefill"),
             ("ceiling_full_prefill", "full prefill"),
@@ -19,17 +21,16 @@ KEYS = ("budget_chunks", "qshare_g", "context_tokens", "chunk_tokens", "window_p
 def ceiling_rows(points):
     """Distinct (K, G, L, c, W) rows with their ceilings (the ceiling view is model-free)."""
     keys = [k for k in KEYS if k in points]
-    out = {}
-    for i in range(len(points)):
-        key = tuple(int(points[k][i]) for k in keys)
-        if key in out:
-            continue
+    table = np.stack([np.asarray(points[k], dtype=np.int64) for k in keys], axis=1)
+    uniq, first = np.unique(table, axis=0, return_index=True)
+    rows = []
+    for key, i in zip(uniq.tolist(), first.tolist()):
         row = dict(zip(keys, key))
         row["nominal_compression"] = float(points.f("nominal_compression")[i])
         for col, _ in CEILINGS:
             row[col] = float(points.f(col)[i])
-        out[key] = row
-    return [out[k] for k in sorted(out)]
+        rows.append(row)
+    return rows
 
 
 def render(result, cat: Catalogue) -> None:
@@ -65,6 +66,19 @@ def render(result, cat: Catalogue) -> None:
     budgets = sorted_unique(r["budget_chunks"] for r in rows)
     gs = sorted_unique(r.get("qshare_g", 0) for r in rows)
     contexts = sorted_unique(r["context_tokens"] for r in rows)
+    # A chart shows at most 4 budgets and 4 G values (spread over the range); the table has all.
+    if len(gs) > 4:
+        keep_g = set(spread(gs, 4))
+        rows_chart = [r for r in rows if r.get("qshare_g", 0) in keep_g]
+        gs = sorted(keep_g)
+    else:
+        rows_chart = rows
+    if len(budgets) > 4 and all(len({r["budget_chunks"] for r in rows_chart
+                                     if r["context_tokens"] == L}) > 1 for L in contexts):
+        keep_k = set(spread(budgets, 4))
+        rows_chart = [r for r in rows_chart if r["budget_chunks"] in keep_k]
+        budgets = sorted(keep_k)
+    rows = rows_chart
     if len(contexts) > 1:
         chart_vs_context(result, cat, rows, budgets, gs, contexts)
     else:
@@ -118,12 +132,14 @@ def chart_vs_context(result, cat, rows, budgets, gs, contexts):
                     ax.annotate(f"K={r['budget_chunks']:,}", (r["context_tokens"], r[col]),
                                 textcoords="offset points", xytext=(3, -10), fontsize=6)
             ax.plot(xs, ys, styles[gs.index(g) % len(styles)] if col != "ceiling_decode" else "-",
-                    marker="o", ms=3, color=colors[k], label=label)
+                    marker=marker_for(len(xs)), ms=3, color=colors[k], label=label)
         log2_context_axis(ax, contexts)
+        logy = log_y_if_wide(ax)
         ax.set_xlabel("context L (tokens, log2)")
-        ax.set_ylabel("ceiling (x, dense ÷ CISA bytes)")
+        ax.set_ylabel(f"ceiling (x, dense ÷ CISA bytes{', log2' if logy else ''})")
         ax.set_title(name)
-        ax.legend(title="budget, QShare G", loc="upper left")
+        ax.legend(title="budget, QShare G", loc="upper left",
+                  fontsize=7 if len(ax.get_lines()) > 6 else None)
     fig.suptitle(title(result, "CISA byte-reduction ceilings vs context (ceiling view)",
                        model="all models"))
     fig.tight_layout()

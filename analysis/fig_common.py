@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # headless; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from cisa_h5 import PHASES, ResultFile, Group  # noqa: E402
 
@@ -78,6 +79,7 @@ class Catalogue:
         self.figures.append(Figure(stem, title, caption, files))
 
     def table(self, stem: str, title: str, markdown: str) -> None:
+        markdown = cap_table(markdown)
         stem = safe_name(stem)
         name = f"{stem}.md"
         with open(os.path.join(self.out_dir, name), "w", encoding="utf-8") as fh:
@@ -86,6 +88,33 @@ class Catalogue:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+
+
+MAX_TABLE_ROWS = 400
+
+
+def cap_table(markdown: str, max_rows: int = MAX_TABLE_ROWS) -> str:
+    """Keeps the first max_rows rows of each markdown table and says how many were left out
+    (million-row sweeps would otherwise give unreadable, huge files)."""
+    out, rows, dropped = [], 0, 0
+    lines = markdown.split("\n")
+    for i, line in enumerate(lines):
+        is_row = line.startswith("|")
+        if is_row and not line.startswith("|---") and i > 0 and lines[i - 1].startswith("|"):
+            rows += 1
+            if rows > max_rows:
+                dropped += 1
+                continue
+        elif not is_row:
+            if dropped:
+                out.append(f"\n({dropped:,} more rows left out; `cisa-sim --format csv` or the "
+                           "HDF5 file has them all)")
+            rows = dropped = 0
+        out.append(line)
+    if dropped:
+        out.append(f"\n({dropped:,} more rows left out; `cisa-sim --format csv` or the HDF5 "
+                   "file has them all)")
+    return "\n".join(out)
 
 
 def safe_name(s: str) -> str:
@@ -151,6 +180,34 @@ def log2_axis(ax, values, fmt=None) -> None:
 
 
 def log2_context_axis(ax, contexts) -> None:
-    """Log2 x axis with tick labels like 128K, 1M at the given context lengths."""
+    """Log2 x axis with tick labels like 128K, 1M: at the context lengths when they are few
+    powers of two, else at the powers of two in range."""
     from cisa_h5 import fmt_tokens
-    log2_axis(ax, contexts, fmt_tokens)
+    vals = sorted(set(int(c) for c in contexts if np.isfinite(c) and c > 0))
+    pow2 = all(v & (v - 1) == 0 for v in vals)
+    if vals and (len(vals) > 12 or not pow2):
+        lo = int(np.floor(np.log2(vals[0])))
+        hi = int(np.ceil(np.log2(vals[-1])))
+        vals = [1 << e for e in range(lo, hi + 1)]
+        step = int(np.ceil(len(vals) / 12))
+        vals = vals[::step]
+        log2_axis(ax, vals, fmt_tokens)
+        ax.set_xlim(min(contexts) / 1.15, max(contexts) * 1.15)
+        return
+    log2_axis(ax, vals, fmt_tokens)
+
+
+def log_y_if_wide(ax) -> bool:
+    """Log2 y axis when the drawn values span more than 8x (speedups below and above 1)."""
+    ys = np.concatenate([np.asarray(l.get_ydata(), dtype=float) for l in ax.get_lines()] or [[]])
+    ys = ys[np.isfinite(ys) & (ys > 0)]
+    if len(ys) and ys.max() / ys.min() > 8:
+        ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        return True
+    return False
+
+
+def marker_for(n_points: int) -> str:
+    """Markers on short lines only: dense sweeps read better as plain lines."""
+    return "o" if n_points <= 16 else ""

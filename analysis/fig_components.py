@@ -10,9 +10,9 @@ from matplotlib.lines import Line2D
 
 from cisa_h5 import COMPONENTS, finite, fmt_tokens, series_label
 from fig_common import COMPONENT_COLORS, Catalogue, row_model_hw, split_by, title
-from series import dims_vs_x
+from series import dims_vs_x, readable_slice
 
-MAX_CONFIGS = 8
+MAX_CONFIGS = 9
 # The dense run has core attention only; scoring, top-k, setup and other are CISA components
 # (pred_ms_other etc. describe the CISA run). Whatever GPU busy holds beyond the drawn
 # components is drawn as an explicit "rest of busy" segment.
@@ -27,11 +27,20 @@ def _stack(sub, i, kind, parts):
 
 
 def pick_rows(sub):
-    """Rows to draw: all when few, else those at the longest context (at most MAX_CONFIGS)."""
+    """Rows to draw: all when few, else those at one context (at most MAX_CONFIGS): the
+    context with the most measured rows, or the longest when nothing is measured."""
     idx = np.arange(len(sub))
     if len(idx) > 6 and "context_tokens" in sub:
         ctx = sub.f("context_tokens")
-        idx = idx[ctx == np.nanmax(ctx)]
+        meas = np.zeros(len(sub), dtype=bool)
+        for c in ("attention_dense", "attention_cisa", "busy_dense", "busy_cisa"):
+            meas |= finite(sub.f(f"meas_ms_{c}"))
+        if meas.any():
+            vals, counts = np.unique(ctx[meas], return_counts=True)
+            target = vals[counts == counts.max()].max()
+            idx = idx[(ctx == target) & meas]
+        else:
+            idx = idx[ctx == np.nanmax(ctx)]
     return idx[:MAX_CONFIGS], len(idx) > MAX_CONFIGS
 
 
@@ -74,6 +83,7 @@ def render(result, cat: Catalogue) -> None:
     components_table(result, cat)
     for (model, hw, phase), sub in split_by(p, "model", "hardware", "phase"):
         model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
+        sub, sliced = readable_slice(sub, "context_tokens", max_keep=3)
         rows, truncated = pick_rows(sub)
         dims, _ = dims_vs_x(sub, "context_tokens", exclude=("model", "hardware", "phase"))
         measured = any(finite(sub.f(f"meas_ms_{c}")[rows]).any()
@@ -141,11 +151,15 @@ def render(result, cat: Catalogue) -> None:
                    title=f"phase {phase}")
         what = f"Component breakdown, {phase}" + ("" if measured else " (no measurements)")
         ax.set_title("dense vs CISA")
+        if sliced:
+            what += f"\nslice: {'; '.join(sliced)}"
         fig.suptitle(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
         cap = ("Stacked per-component time, dense vs CISA (scoring, top-k, setup and other are "
                "CISA components); the black tick is GPU busy.")
+        if sliced:
+            cap += f" Slice shown: {'; '.join(sliced)}."
         if truncated:
-            cap += f" Only the first {MAX_CONFIGS} configurations at the longest context shown."
+            cap += f" Only the first {MAX_CONFIGS} configurations at one context are shown."
         cat.save(fig, f"components_{model}_{hw}_{phase}",
                  f"Component breakdown: {model}, {phase}", cap)

@@ -11,6 +11,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from cisa_h5 import PHASES, finite, sorted_unique
 from fig_common import Catalogue, row_model_hw, series_colors, split_by, title
 
+MAX_ROWS = 3000
 KERNELS = (("dense", "o", "bytes_kv_dense", "flops_attention_dense", "attention_dense"),
            ("CISA", "s", "bytes_kv_cisa", "flops_attention_cisa", "attention_cisa"))
 
@@ -29,6 +30,13 @@ def render(result, cat: Catalogue) -> None:
                  "hw_bf16_tflops); ceiling lines omitted, points drawn alone.")
     for (model, hw), sub in split_by(p, "model", "hardware"):
         model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
+        thinned = ""
+        if len(sub) > MAX_ROWS:  # keep figures light: evenly spaced rows, measured ones kept
+            meas = finite(sub.f("meas_ms_attention_dense")) | finite(sub.f("meas_ms_attention_cisa"))
+            keep = np.zeros(len(sub), dtype=bool)
+            keep[np.linspace(0, len(sub) - 1, MAX_ROWS).astype(int)] = True
+            sub = sub.subset(keep | meas)
+            thinned = f" {len(sub):,} of the rows drawn (evenly spaced; every measured row)."
         phases = sorted_unique(sub.text("phase", "all").tolist())
         phases = [ph for ph in PHASES if ph in phases] + [ph for ph in phases if ph not in PHASES]
         colors = dict(zip(phases, series_colors(len(phases))))
@@ -96,4 +104,4 @@ def render(result, cat: Catalogue) -> None:
         fig.tight_layout()
         cat.save(fig, f"roofline_{model}_{hw}", f"Roofline: {model} on {hw}",
                  "Issued FLOPs ÷ K/V bytes per layer per forward; throughput from predicted "
-                 "(filled) and measured (open) times.")
+                 "(filled) and measured (open) times." + thinned)

@@ -12,6 +12,7 @@ SERIES = (("attention_dense", "attention", "o"), ("attention_cisa", "attention",
           ("scoring", "scoring", "o"), ("topk", "topk", "o"), ("setup", "setup", "o"),
           ("other", "other", "o"), ("busy_dense", "busy", "o"), ("busy_cisa", "busy", "s"))
 BAND = 0.10
+MAX_POINTS = 5000  # per component
 
 
 def render(result, cat: Catalogue) -> None:
@@ -21,7 +22,7 @@ def render(result, cat: Catalogue) -> None:
         pr, me = p.f(f"pred_ms_{col}"), p.f(f"meas_ms_{col}")
         ok = finite(pr) & finite(me) & (pr > 0) & (me > 0)
         if ok.any():
-            pairs.append((col, comp, marker, pr[ok], me[ok]))
+            pairs.append((col, comp, marker, pr[ok][:MAX_POINTS], me[ok][:MAX_POINTS]))
     if not pairs:
         cat.note("Predicted-vs-measured scatter skipped: nothing is measured in this file "
                  "(every meas_ms_* column is NaN).")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter
 
 from cisa_h5 import finite, fmt_tokens, format_value
-from fig_common import (Catalogue, log2_axis, log2_context_axis, row_model_hw, series_colors, split_by,
+from fig_common import (Catalogue, log2_axis, log2_context_axis, log_y_if_wide, row_model_hw, series_colors, split_by,
                         title)
-from series import iter_series
+from series import iter_series, readable_slice
 
 PANELS = (("attention", "core attention"), ("busy", "GPU busy"))
 PHASE_CEILING = {"terminal_prefill": "ceiling_near_end_prefill",
@@ -33,17 +32,6 @@ def choose_x(sub):
         if col in sub and len(set(sub[col].tolist())) > 1:
             return col, label
     return X_CHOICES[0]
-
-
-def log_y_if_wide(ax) -> bool:
-    """Log2 y axis when the drawn values span more than 8x (speedups below and above 1)."""
-    ys = np.concatenate([np.asarray(l.get_ydata(), dtype=float) for l in ax.get_lines()] or [[]])
-    ys = ys[np.isfinite(ys) & (ys > 0)]
-    if len(ys) and ys.max() / ys.min() > 8:
-        ax.set_yscale("log", base=2)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        return True
-    return False
 
 
 def speedup_table(result, cat: Catalogue) -> None:
@@ -85,6 +73,7 @@ def render(result, cat: Catalogue) -> None:
         model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
         measured = any(finite(sub.f(f"meas_speedup_{k}")).any() for k, _ in PANELS)
         xcol, xlabel = choose_x(sub)
+        sub, sliced = readable_slice(sub, xcol)
         lines = list(iter_series(sub, xcol, exclude=("model", "hardware", "phase")))
         colors = series_colors(len(lines))
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
@@ -94,7 +83,8 @@ def render(result, cat: Catalogue) -> None:
                 x = s.f(xcol)
                 y = s.f(f"pred_speedup_{key}")
                 ok = finite(y) & (x > 0)
-                ax.plot(x[ok], y[ok], "-", marker=".", color=color, label=label)
+                ax.plot(x[ok], y[ok], "-", marker="." if ok.sum() <= 16 else "", color=color,
+                        label=label)
                 for sd in schedule:  # annotate values that follow the context (a schedule)
                     for xi, yi, v in zip(x[ok], y[ok], s[sd][ok]):
                         ax.annotate(f"{'K' if sd == 'budget_chunks' else sd}={format_value(v)}",
@@ -137,9 +127,13 @@ def render(result, cat: Catalogue) -> None:
             ctx = sorted(set(sub["context_tokens"].tolist()))
             what += f" at L = {', '.join(fmt_tokens(c) for c in ctx)}"
         what += "" if measured else " (no measurements)"
+        if sliced:
+            what += f"\nslice: {'; '.join(sliced)}"
         fig.suptitle(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
         cat.save(fig, f"speedup_{model}_{hw}_{phase}",
                  f"Speedup vs {X_NAMES[xcol]}: {model}, {phase}",
                  "Dense ÷ CISA for core attention and GPU busy; lines predicted, open diamonds "
-                 "measured" + ("" if measured else " (none in this file)") + ".")
+                 "measured" + ("" if measured else " (none in this file)") + "." +
+                 (f" Slice shown: {'; '.join(sliced)} (every row is in speedups.md)."
+                  if sliced else ""))

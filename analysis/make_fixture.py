@@ -5,7 +5,7 @@ The numbers follow the CISA traffic model roughly (bytes from the method's formu
 from a simple roofline) so that the figures look like real ones; they are NOT the simulator's
 output. Used by tests/analysis and to preview figures before real result files exist.
 
-    make_fixture.py OUT.h5 [--no-measured] [--no-plan] [--no-hw-peaks] [--models A,B]
+    make_fixture.py OUT.h5 [--no-measured] [--no-plan] [--no-hw-peaks] [--models A,B] [--vlen-strings]
 """
 
 from __future__ import annotations
@@ -199,13 +199,21 @@ def build_plan(models=None):
     return rows, cols
 
 
-def write_group(h5, name, rows, cols):
+def write_group(h5, name, rows, cols, vlen=False):
+    """Text columns as fixed-length null-padded UTF-8 (what cisa-sim writes) or, with vlen,
+    variable-length UTF-8 (the reader accepts both)."""
     g = h5.create_group(name)
-    str_t = h5py.string_dtype("utf-8")
     for col, kind, unit, desc in cols:
         vals = [r[col] for r in rows]
         if kind == "s":
-            ds = g.create_dataset(col, data=np.array(vals, dtype=object), dtype=str_t)
+            if vlen:
+                ds = g.create_dataset(col, data=np.array(vals, dtype=object),
+                                      dtype=h5py.string_dtype("utf-8"))
+            else:
+                raw = [v.encode("utf-8") for v in vals]
+                width = max([1] + [len(b) for b in raw])
+                dt = h5py.string_dtype("utf-8", width)
+                ds = g.create_dataset(col, data=np.array(raw, dtype=dt))
         elif kind == "i":
             ds = g.create_dataset(col, data=np.array(vals, dtype=np.int64))
         else:
@@ -221,6 +229,8 @@ def main(argv=None):
     ap.add_argument("--no-plan", action="store_true", help="omit the /plan group")
     ap.add_argument("--no-hw-peaks", action="store_true",
                     help="omit the hw_read_bw_tbs / hw_bf16_tflops attributes")
+    ap.add_argument("--vlen-strings", action="store_true",
+                    help="variable-length text columns instead of fixed-length")
     ap.add_argument("--models", default="",
                     help=f"comma-separated subset of {', '.join(MODELS)} (default: all)")
     args = ap.parse_args(argv)
@@ -246,10 +256,10 @@ def main(argv=None):
             attrs["hw_bf16_tflops"] = f"{PEAK_TFS}"
         for k, v in attrs.items():
             h5.attrs[k] = v
-        write_group(h5, "points", rows, COLUMNS)
+        write_group(h5, "points", rows, COLUMNS, vlen=args.vlen_strings)
         if not args.no_plan:
             prow, pcols = build_plan(models)
-            write_group(h5, "plan", prow, pcols)
+            write_group(h5, "plan", prow, pcols, vlen=args.vlen_strings)
     return 0
 
 

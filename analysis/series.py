@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cisa_h5 import AXES_INT, AXES_TEXT, AXIS_SHORT, Group, series_label, sorted_unique
+from cisa_h5 import (AXES_INT, AXES_TEXT, AXIS_SHORT, Group, format_value, series_label,
+                     sorted_unique)
 
 ALWAYS_NAMED = ("budget_chunks", "qshare_g")  # legends always name budget and G
 
@@ -22,6 +23,65 @@ def config_columns(group: Group) -> list:
         if arr.dtype == object or arr.dtype.kind in "iu" or name in EXTRA_FLOAT_INPUTS:
             cols.append(name)
     return cols
+
+
+def _varies_at_fixed(group: Group, col: str, fixed) -> bool:
+    """True if `col` takes several values among rows that agree on every column of `fixed`."""
+    keys = list(zip(*(group[c].tolist() for c in fixed))) if fixed else [()] * len(group)
+    seen = {}
+    for k, v in zip(keys, group[col].tolist()):
+        if seen.setdefault(k, v) != v:
+            return True
+    return False
+
+
+def modal_value(values):
+    """Most frequent value; ties broken by the middle of the sorted tied values."""
+    vals, counts = np.unique(np.asarray(values), return_counts=True)
+    tied = vals[counts == counts.max()]
+    return tied[(len(tied) - 1) // 2].item() if hasattr(tied[0], "item") else tied[(len(tied) - 1) // 2]
+
+
+def spread(values, n: int) -> list:
+    """At most n values spread over the sorted values (first and last included)."""
+    vals = sorted(set(values))
+    if len(vals) <= n:
+        return vals
+    idx = np.unique(np.round(np.linspace(0, len(vals) - 1, n)).astype(int))
+    return [vals[i] for i in idx]
+
+
+def readable_slice(group: Group, x: str, keep=ALWAYS_NAMED, max_keep=4,
+                   exclude=("model", "hardware", "phase")):
+    """Restricts rows to what one chart can show: every configuration column that varies
+    independently of x and `keep` (e.g. batch, score_agg) is fixed at its most common value,
+    and each `keep` column (budget, G) that varies at fixed x is thinned to `max_keep`
+    spread values. Returns (sub-group, list of human-readable notes on what was fixed)."""
+    notes = []
+    sub = group
+    base = [x] + [k for k in keep if k in sub]
+    for col in config_columns(sub):
+        if col in base or col in exclude or col not in sub:
+            continue
+        if len(set(sub[col].tolist())) <= 1:
+            continue
+        if not _varies_at_fixed(sub, col, [c for c in base if c in sub]):
+            continue  # follows x / budget / G (e.g. prefill_tokens = G in mtp)
+        value = modal_value(sub[col])
+        n_vals = len(set(sub[col].tolist()))
+        sub = sub.subset(sub[col] == value)
+        notes.append(f"{AXIS_SHORT.get(col, col) or col}={format_value(value)} "
+                     f"(of {n_vals} values)")
+    for col in keep:
+        if col not in sub or col == x:
+            continue
+        vals = set(sub[col].tolist())
+        if len(vals) > max_keep and _varies_at_fixed(sub, col, [x] if x in sub else []):
+            chosen = spread(vals, max_keep)
+            sub = sub.subset(np.isin(sub[col], chosen))
+            notes.append(f"{AXIS_SHORT.get(col, col)} in {{{', '.join(format_value(v) for v in chosen)}}} "
+                         f"(of {len(vals)} values)")
+    return sub, notes
 
 
 def dims_vs_x(group: Group, x: str, candidates=None, exclude=()):

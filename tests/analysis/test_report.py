@@ -145,7 +145,8 @@ class ReportTest(unittest.TestCase):
 
     def test_no_measurements_no_plan_no_peaks(self):
         h5 = os.path.join(self.tmp, "bare.h5")
-        make_fixture(h5, "--no-measured", "--no-plan", "--no-hw-peaks", "--models", "inkling-small")
+        make_fixture(h5, "--no-measured", "--no-plan", "--no-hw-peaks", "--models", "inkling-small",
+                     "--vlen-strings")
         out = os.path.join(self.tmp, "bare")
         report(h5, out)
         index = self.check_report(out, expected_figures(h5, measured=False, plan=False),
