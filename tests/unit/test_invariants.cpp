@@ -133,3 +133,43 @@ TEST_CASE("speed of light is never slower than calibrated", "[invariants]") {
     CHECK(fast.cisa.busy() <= cal.cisa.busy());
   }
 }
+
+TEST_CASE("dtypes, representative kinds and score aggregation scale their bytes and FLOPs", "[invariants]") {
+  const Env env;
+  Point p = base_point(4, Phase::terminal_prefill, 1 << 20);
+  p.cisa.qshare_g = 16;
+  const Prediction ref = env.run(p);
+  Point fp8 = p;
+  fp8.cisa.kv_dtype = Dtype::fp8;
+  const Prediction f8 = env.run(fp8);
+  CHECK(f8.cost.bytes_cisa.kv == 0.5 * ref.cost.bytes_cisa.kv);
+  CHECK(f8.cost.bytes_dense.kv == 0.5 * ref.cost.bytes_dense.kv);
+  Point mm = p;
+  mm.cisa.rep_kind = RepKind::minmax;
+  const Prediction m = env.run(mm);
+  CHECK(m.cost.bytes_cisa.rep == 2.0 * ref.cost.bytes_cisa.rep);
+  CHECK(m.cost.scoring.flops_useful == 2.0 * ref.cost.scoring.flops_useful);
+  Point mx = p;
+  mx.cisa.score_agg = ScoreAgg::max;
+  const Prediction x = env.run(mx);
+  CHECK(x.cost.scoring.flops_useful == 16.0 * ref.cost.scoring.flops_useful);
+  CHECK(x.cost.bytes_cisa.rep == ref.cost.bytes_cisa.rep);
+  Point r8 = p;
+  r8.cisa.rep_dtype = Dtype::fp8;
+  CHECK(env.run(r8).cost.bytes_cisa.rep == 0.5 * ref.cost.bytes_cisa.rep);
+}
+
+TEST_CASE("MTP shares one selection over k draft positions", "[invariants]") {
+  const Env env;
+  Point p = base_point(4, Phase::mtp, 1 << 20);
+  p.work.mtp_tokens = 4;
+  const Prediction pr = env.run(p);
+  CHECK(pr.qshare_g == 4);
+  CHECK(pr.cost.selections == 16);  // one per sequence
+  Point d = base_point(4, Phase::decode, 1 << 20);
+  const Prediction dec = env.run(d);
+  // Four draft positions cost one scan and one top-k, like a single decode step.
+  CHECK(pr.cost.bytes_cisa.rep == dec.cost.bytes_cisa.rep);
+  CHECK(pr.cost.topk_elements == dec.cost.topk_elements);
+  CHECK(pr.cisa.busy() < 4 * dec.cisa.busy());
+}
