@@ -14,6 +14,7 @@ cmake -S kernels -B /tmp/bk -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_BUILD_TES
   > /tmp/build.log 2>&1 && cmake --build /tmp/bk -j16 >> /tmp/build.log 2>&1
 rc=$?
 log "build rc=$rc in $(( $(date +%s) - t0 )) s"
+log "HGMMA in SASS: $(cuobjdump --dump-sass /tmp/bk/libcisa_kernels.a 2>/dev/null | grep -c HGMMA)"
 grep -A3 "attn_kernel" /tmp/build.log | grep -E "registers|spill" >> "$OUT/summary.txt"
 [ $rc -ne 0 ] && { grep -B5 -A20 -E "error|FAILED" /tmp/build.log | head -60; exit 1; }
 for s in $steps; do

@@ -8,9 +8,12 @@
 // per split and a combine kernel merges them.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "cisa_kernels/attention.hpp"
 #include "common.cuh"
+#include "wgmma.cuh"
 
 namespace cisa::kernels {
 namespace {
@@ -18,6 +21,21 @@ namespace {
 constexpr int kTileTok = 64;
 constexpr int kTilePages = kTileTok / kPageTokens;
 constexpr int kOStride = 132;  // padded fp32 row stride for the epilogue
+
+// Tile layout shared by ldmatrix and wgmma: [d half (2)][nrows][128 B], 16-byte chunks XOR-swizzled
+// with (row & 7) inside each 1024-byte atom of 8 rows (the wgmma 128-byte-swizzle canonical layout).
+__device__ __forceinline__ uint32_t tswz(int row, int ch, int nrows) {
+  return static_cast<uint32_t>((ch >> 3) * nrows * 128 + row * 128 + (((ch & 7) ^ (row & 7)) << 4));
+}
+
+// Which MMA path the 64/128-row kernels use (CISA_ATTN_MMA=sync forces mma.sync, for comparisons).
+bool use_wgmma() {
+  static const bool v = [] {
+    const char* e = std::getenv("CISA_ATTN_MMA");
+    return !(e && std::string(e) == "sync");
+  }();
+  return v;
+}
 
 struct KParams {
   const __nv_bfloat16* q;
@@ -36,10 +54,12 @@ struct KParams {
   float* part_lse;
 };
 
-template <int WM, int WN, int STAGES>
+template <int WM, int WN, int STAGES, bool WG>
 __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
-  extern __shared__ __align__(128) unsigned char smem[];
+  static_assert(!WG || (WN == 1 && WM % 4 == 0), "wgmma path: whole warpgroups of rows");
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + (((detail::smem_u32(smem_raw) + 1023u) & ~1023u) - detail::smem_u32(smem_raw));
   __shared__ float s_m[NW][16], s_l[NW][16];
   __shared__ float s_mt[M], s_lt[M];
   unsigned char* sQ = smem;
@@ -67,7 +87,7 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
     const int rr = ok ? row : 0;
     const __nv_bfloat16* src =
         p.q + (static_cast<std::int64_t>(w.q_tok0 + rr / p.r) * p.h_q + w.kv_head * p.r + rr % p.r) * kHeadDim + ch * 8;
-    detail::cp_async16(uQ + detail::swz(row, ch), src, ok ? 16 : 0);
+    detail::cp_async16(uQ + tswz(row, ch, M), src, ok ? 16 : 0);
   }
   detail::cp_async_commit();
 
@@ -87,8 +107,8 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
       const int pid = pg == 0 ? pid0 : pg == 1 ? pid1 : pg == 2 ? pid2 : pid3;
       const bool ok = pg < n_ok;
       const std::int64_t off = ((static_cast<std::int64_t>(pid) * kPageTokens + (tok & 15)) * p.kv_heads + w.kv_head) * kHeadDim + ch * 8;
-      detail::cp_async16(dK + detail::swz(tok, ch), p.k + off, ok ? 16 : 0);
-      detail::cp_async16(dV + detail::swz(tok, ch), p.v + off, ok ? 16 : 0);
+      detail::cp_async16(dK + tswz(tok, ch, kTileTok), p.k + off, ok ? 16 : 0);
+      detail::cp_async16(dV + tswz(tok, ch, kTileTok), p.v + off, ok ? 16 : 0);
     }
   };
 
@@ -102,12 +122,15 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
 #pragma unroll
   for (int i = 0; i < 16; ++i) oacc[i][0] = oacc[i][1] = oacc[i][2] = oacc[i][3] = 0.0f;
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+  uint32_t qf[WG ? 8 : 1][4];  // Q fragments kept in registers on the wgmma path
+  (void)qf;
   const int row_a = wm * 16 + gid;  // rows row_a and row_a + 8
   const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
   const int mask_lim = min(p_end, w.mask_from);
 
   for (int tile = 0; tile < ntiles; ++tile) {
     detail::cp_async_wait<STAGES - 2>();
+    if constexpr (WG) detail::fence_proxy_async();  // cp.async data is read by the tensor cores next
     __syncthreads();
     if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
     detail::cp_async_commit();
@@ -115,19 +138,35 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
     const int stage = tile % STAGES;
     const uint32_t uK = uKV + stage * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
     float sacc[TN / 8][4];
+    if constexpr (WG) {
+      if (tile == 0) {
 #pragma unroll
-    for (int j = 0; j < TN / 8; ++j) sacc[j][0] = sacc[j][1] = sacc[j][2] = sacc[j][3] = 0.0f;
+        for (int ks = 0; ks < 8; ++ks)
+          detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
+      }
+      detail::wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      uint32_t a0, a1, a2, a3;
-      detail::ldmatrix_x4(a0, a1, a2, a3, uQ + detail::swz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4)));
+      for (int ks = 0; ks < 8; ++ks)
+        detail::wgmma_m64n64k16_rs(&sacc[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                                   detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+      detail::wgmma_commit();
+      detail::wgmma_wait<0>();
+      detail::fence_operands<TN / 8>(sacc);
+    } else {
 #pragma unroll
-      for (int np = 0; np < TN / 16; ++np) {
-        uint32_t b0, b1, b2, b3;
-        detail::ldmatrix_x4(b0, b1, b2, b3,
-                            uK + detail::swz(wn * TN + np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)));
-        detail::mma_bf16(sacc[2 * np], a0, a1, a2, a3, b0, b1);
-        detail::mma_bf16(sacc[2 * np + 1], a0, a1, a2, a3, b2, b3);
+      for (int j = 0; j < TN / 8; ++j) sacc[j][0] = sacc[j][1] = sacc[j][2] = sacc[j][3] = 0.0f;
+#pragma unroll
+      for (int ks = 0; ks < 8; ++ks) {
+        uint32_t a0, a1, a2, a3;
+        detail::ldmatrix_x4(a0, a1, a2, a3, uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
+#pragma unroll
+        for (int np = 0; np < TN / 16; ++np) {
+          uint32_t b0, b1, b2, b3;
+          detail::ldmatrix_x4(b0, b1, b2, b3,
+                              uK + tswz(wn * TN + np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1), kTileTok));
+          detail::mma_bf16(sacc[2 * np], a0, a1, a2, a3, b0, b1);
+          detail::mma_bf16(sacc[2 * np + 1], a0, a1, a2, a3, b2, b3);
+        }
       }
     }
     const int tli = p_begin + tile * kTilePages;
@@ -175,19 +214,36 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
         oacc[i][2 * hr + 1] *= alpha;
       }
     }
+    if constexpr (WG) {
+      detail::fence_operands<16>(oacc);
+      detail::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < TN / 16; ++kk) {
-      const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
-      const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
-      const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
-      const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+      for (int kk = 0; kk < TN / 16; ++kk) {
+        const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
+        const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
+        const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
+        const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+        detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], a0, a1, a2, a3,
+                                       detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024), 1);
+      }
+      detail::wgmma_commit();
+      detail::wgmma_wait<0>();
+      detail::fence_operands<16>(oacc);
+    } else {
 #pragma unroll
-      for (int dn = 0; dn < 8; ++dn) {
-        uint32_t b0, b1, b2, b3;
-        detail::ldmatrix_x4_trans(b0, b1, b2, b3,
-                                  uV + detail::swz(wn * TN + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dn * 2 + (lane >> 4)));
-        detail::mma_bf16(oacc[2 * dn], a0, a1, a2, a3, b0, b1);
-        detail::mma_bf16(oacc[2 * dn + 1], a0, a1, a2, a3, b2, b3);
+      for (int kk = 0; kk < TN / 16; ++kk) {
+        const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
+        const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
+        const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
+        const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+#pragma unroll
+        for (int dn = 0; dn < 8; ++dn) {
+          uint32_t b0, b1, b2, b3;
+          detail::ldmatrix_x4_trans(b0, b1, b2, b3,
+                                    uV + tswz(wn * TN + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dn * 2 + (lane >> 4), kTileTok));
+          detail::mma_bf16(oacc[2 * dn], a0, a1, a2, a3, b0, b1);
+          detail::mma_bf16(oacc[2 * dn + 1], a0, a1, a2, a3, b2, b3);
+        }
       }
     }
   }
@@ -280,38 +336,39 @@ __global__ void __launch_bounds__(64) combine_kernel(const KParams p, int M) {
 
 template <int WM, int WN, int STAGES>
 constexpr int smem_bytes() {
-  return 16 * WM * 256 + STAGES * 2 * kTileTok * 256;
+  return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES>
+template <int WM, int WN, int STAGES, bool WG>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  static_assert(WM * WN * 16 * kOStride * 4 <= smem, "epilogue does not fit");
+  static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES><<<grid, WM * WN * 32, smem, s>>>(kp);
+  attn_kernel<WM, WN, STAGES, WG><<<grid, WM * WN * 32, smem, s>>>(kp);
   CISA_LAUNCH_CHECK();
 }
 
-template <int WM, int WN, int STAGES>
+template <int WM, int WN, int STAGES, bool WG>
 int occupancy() {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int n = 0;
-  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES>, WM * WN * 32, smem));
+  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG>, WM * WN * 32, smem));
   return std::max(n, 1);
 }
 
 int occupancy_for(int rows) {
+  const bool wg = use_wgmma();
   switch (rows) {
-    case 16: return occupancy<1, 4, 3>();
-    case 32: return occupancy<2, 2, 3>();
-    case 64: return occupancy<4, 1, 3>();
-    default: return occupancy<8, 1, 2>();
+    case 16: return occupancy<1, 4, 3, false>();
+    case 32: return occupancy<2, 2, 3, false>();
+    case 64: return wg ? occupancy<4, 1, 3, true>() : occupancy<4, 1, 3, false>();
+    default: return wg ? occupancy<8, 1, 2, true>() : occupancy<8, 1, 2, false>();
   }
 }
 
@@ -369,10 +426,16 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
                     cost.flops_useful, cost.flops_issued, s);
     const int n = static_cast<int>(work.size());
     switch (rows) {
-      case 16: launch_cfg<1, 4, 3>(kp, n, s); break;
-      case 32: launch_cfg<2, 2, 3>(kp, n, s); break;
-      case 64: launch_cfg<4, 1, 3>(kp, n, s); break;
-      default: launch_cfg<8, 1, 2>(kp, n, s); break;
+      case 16: launch_cfg<1, 4, 3, false>(kp, n, s); break;
+      case 32: launch_cfg<2, 2, 3, false>(kp, n, s); break;
+      case 64:
+        if (use_wgmma()) launch_cfg<4, 1, 3, true>(kp, n, s);
+        else launch_cfg<4, 1, 3, false>(kp, n, s);
+        break;
+      default:
+        if (use_wgmma()) launch_cfg<8, 1, 2, true>(kp, n, s);
+        else launch_cfg<8, 1, 2, false>(kp, n, s);
+        break;
     }
     if (splits > 1) {
       combine_kernel<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(rows)), 64, 0, s>>>(kp, rows);
