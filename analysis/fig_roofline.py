@@ -1,5 +1,9 @@
-"""Roofline: each attention kernel point at its arithmetic intensity (issued FLOPs ÷ DRAM
-bytes) against the card's bandwidth and BF16 MMA ceilings."""
+"""Roofline: each kernel point (dense attention, CISA attention, CISA scoring) at its
+arithmetic intensity (FLOPs ÷ DRAM bytes) against the card's bandwidth and BF16 MMA ceilings.
+
+Bytes per kernel: K/V + Q/O + split-KV partials for attention (each column used when the file
+has it), representatives for scoring. FLOPs: issued (with tile padding) for attention, useful
+for scoring."""
 
 from __future__ import annotations
 
@@ -12,8 +16,22 @@ from cisa_h5 import PHASES, finite, sorted_unique
 from fig_common import Catalogue, row_model_hw, series_colors, split_by, title
 
 MAX_ROWS = 3000
-KERNELS = (("dense", "o", "bytes_kv_dense", "flops_attention_dense", "attention_dense"),
-           ("CISA", "s", "bytes_kv_cisa", "flops_attention_cisa", "attention_cisa"))
+KERNELS = (  # label, marker, byte columns (first required), FLOP column, time column
+    ("dense attention", "o", ("bytes_kv_dense", "bytes_qo", "bytes_partials_dense"),
+     "flops_attention_dense", "attention_dense"),
+    ("CISA attention", "s", ("bytes_kv_cisa", "bytes_qo", "bytes_partials_cisa"),
+     "flops_attention_cisa", "attention_cisa"),
+    ("CISA scoring", "^", ("bytes_rep",), "flops_scoring", "scoring"),
+)
+
+
+def kernel_bytes(sub, cols):
+    total = sub.f(cols[0]).copy()
+    for c in cols[1:]:
+        if c in sub:
+            v = sub.f(c)
+            total += np.where(np.isfinite(v), v, 0.0)
+    return total
 
 
 def render(result, cat: Catalogue) -> None:
@@ -32,7 +50,8 @@ def render(result, cat: Catalogue) -> None:
         model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
         thinned = ""
         if len(sub) > MAX_ROWS:  # keep figures light: evenly spaced rows, measured ones kept
-            meas = finite(sub.f("meas_ms_attention_dense")) | finite(sub.f("meas_ms_attention_cisa"))
+            meas = (finite(sub.f("meas_ms_attention_dense")) |
+                    finite(sub.f("meas_ms_attention_cisa")) | finite(sub.f("meas_ms_scoring")))
             keep = np.zeros(len(sub), dtype=bool)
             keep[np.linspace(0, len(sub) - 1, MAX_ROWS).astype(int)] = True
             sub = sub.subset(keep | meas)
@@ -43,13 +62,20 @@ def render(result, cat: Catalogue) -> None:
         fig, ax = plt.subplots(figsize=(7.5, 5))
         ai_all, perf_all = [], []
         measured = False
-        for name, marker, bcol, fcol, tcol in KERNELS:
-            b, f = sub.f(bcol), sub.f(fcol)
-            ai = f / b
+        drawn_kernels = []
+        for name, marker, bcols, fcol, tcol in KERNELS:
+            if bcols[0] not in sub or fcol not in sub:
+                continue
+            b, f = kernel_bytes(sub, bcols), sub.f(fcol)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ai = f / b
             for kind in ("pred", "meas"):
                 t = sub.f(f"{kind}_ms_{tcol}")
-                perf = f / (t * 1e-3) / 1e12  # TF/s
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    perf = f / (t * 1e-3) / 1e12  # TF/s
                 ok = finite(ai) & finite(perf) & (ai > 0) & (perf > 0)
+                if ok.any() and name not in drawn_kernels:
+                    drawn_kernels.append(name)
                 if kind == "meas" and ok.any():
                     measured = True
                 for ph in phases:
@@ -74,6 +100,12 @@ def render(result, cat: Catalogue) -> None:
                         textcoords="offset points", xytext=(6, -4))
             ax.annotate(f"BF16 MMA {peak:g} TF/s", (ridge * 1.2, peak), fontsize=7,
                         textcoords="offset points", xytext=(0, 4))
+            att = result.attr_float("hw_attention_tflops")
+            if att is not None and att < peak:
+                xa = xs[bw * xs >= att]
+                ax.plot(xa, np.full(len(xa), att), color="black", lw=1, ls="--")
+                ax.annotate(f"attention kernel {att:g} TF/s", (hi / 1.5, att), fontsize=7,
+                            ha="right", textcoords="offset points", xytext=(0, -10))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
@@ -82,12 +114,12 @@ def render(result, cat: Catalogue) -> None:
         ax.set_ylim(bottom, top)
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("arithmetic intensity (issued FLOP / DRAM byte, log)")
-        ax.set_ylabel("attainable attention throughput (TFLOP/s, log)")
+        ax.set_xlabel("arithmetic intensity (FLOP / DRAM byte, log)")
+        ax.set_ylabel("achieved throughput (TFLOP/s, log)")
         handles = [Line2D([], [], color=colors[ph], marker="o", linestyle="none", label=ph)
                    for ph in phases]
-        handles += [Line2D([], [], color="gray", marker=mk, linestyle="none", label=f"{nm} attention")
-                    for nm, mk, *_ in KERNELS]
+        handles += [Line2D([], [], color="gray", marker=mk, linestyle="none", label=nm)
+                    for nm, mk, *_ in KERNELS if nm in drawn_kernels]
         handles.append(Line2D([], [], color="gray", marker="o", linestyle="none", label="predicted (filled)"))
         if measured:
             handles.append(Line2D([], [], color="gray", marker="o", mfc="none", linestyle="none",
@@ -99,9 +131,10 @@ def render(result, cat: Catalogue) -> None:
         else:
             handles.append(Line2D([], [], color="black", label="roofline (bandwidth, MMA)"))
         ax.legend(handles=handles, fontsize=7, loc="lower right", title="phase / kernel")
-        what = "Roofline of the attention kernels" + ("" if measured else " (no measurements)")
+        what = "Roofline of the attention and scoring kernels" + ("" if measured else " (no measurements)")
         ax.set_title(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
         cat.save(fig, f"roofline_{model}_{hw}", f"Roofline: {model} on {hw}",
-                 "Issued FLOPs ÷ K/V bytes per layer per forward; throughput from predicted "
-                 "(filled) and measured (open) times." + thinned)
+                 "FLOPs ÷ DRAM bytes per layer per forward (attention: issued FLOPs over K/V + "
+                 "Q/O + partials; scoring: useful FLOPs over representatives); throughput "
+                 "from predicted (filled) and measured (open) times." + thinned)
