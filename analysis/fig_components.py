@@ -22,6 +22,12 @@ CISA_PARTS = {"attention": "attention_cisa", "scoring": "scoring", "topk": "topk
               "setup": "setup", "other": "other"}
 
 
+def time_label(phase: str) -> str:
+    if phase == "full_prefill":  # cisa-sim sums full prefill over the prompt's forwards
+        return "time per layer, whole prompt (all forwards), whole batch (ms)"
+    return "time per layer per forward, whole batch (ms)"
+
+
 def _stack(sub, i, kind, parts):
     return {c: float(sub.f(f"{kind}_ms_{col}")[i]) for c, col in parts.items()}
 
@@ -69,7 +75,8 @@ def components_table(result, cat):
                          (f"{me:.4g}" if np.isfinite(me) else "-"))
         lines.append("| " + " | ".join(cells) + " |")
     cat.table("components", "Component times per layer per forward (predicted / measured)",
-              "Times in ms per layer per forward for the whole batch; `-` = not measured. "
+              "Times in ms per layer per forward for the whole batch (full_prefill: summed over "
+              "the prompt's forwards); `-` = not measured. "
               "GPU busy is the union of kernel and memory-op intervals, so it can be less "
               "than the sum of the components.\n\n" + "\n".join(lines))
 
@@ -131,7 +138,7 @@ def render(result, cat: Catalogue) -> None:
             for yi, b in zip(y, bars):
                 if b[4] and yi != y[0]:
                     panel.axhline(yi + 0.5, color="gray", lw=0.6)
-            panel.set_xlabel("time per layer per forward, whole batch (ms)")
+            panel.set_xlabel(time_label(phase))
             panel.grid(axis="y", visible=False)
         axz.set_title("CISA only (zoomed)")
         axz.tick_params(axis="y", left=False)
