@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 
 from cisa_h5 import finite, format_value
 from fig_common import Catalogue, log2_context_axis, series_colors, split_by, title
-from series import iter_series
+from series import iter_series, readable_slice
 
 PANELS = (("max_concurrency", "max concurrent sequences", "sequences"),
           ("tokens_per_s_per_gpu", "throughput per GPU", "tokens/s"))
@@ -31,6 +31,7 @@ def render(result, cat: Catalogue) -> None:
     for (model, hw), sub in split_by(plan, "model", "hardware"):
         model = model or result.attr("model", "")
         hw = hw or result.attr("hardware", "")
+        sub, sliced = readable_slice(sub, "context_tokens", exclude=("model", "hardware"))
         lines = list(iter_series(sub, "context_tokens", exclude=("model", "hardware")))
         colors = series_colors(len(lines))
         fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.4), squeeze=False)
@@ -59,7 +60,10 @@ def render(result, cat: Catalogue) -> None:
             handles += [Line2D([], [], color="gray", ls="--", marker="o", label="dense"),
                         Line2D([], [], color="gray", ls="-", marker="s", label="CISA")]
             ax.legend(handles=handles, title="budget, QShare G / path")
-        fig.suptitle(title(result, "Capacity vs context (planner)", model=model, hardware=hw))
+        what = "Capacity vs context (planner)"
+        if sliced:
+            what += f"\nslice: {'; '.join(sliced)}"
+        fig.suptitle(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
         cat.save(fig, f"capacity_{model}_{hw}", f"Capacity: {model} on {hw}",
                  "Max concurrency and throughput per GPU vs context, dense vs CISA.")

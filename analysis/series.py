@@ -11,6 +11,10 @@ ALWAYS_NAMED = ("budget_chunks", "qshare_g")  # legends always name budget and G
 
 
 EXTRA_FLOAT_INPUTS = ("selection_overlap",)
+# Result columns, never configuration (some are int64, e.g. /plan's max_concurrency_*).
+OUTPUT_PREFIXES = ("max_", "min_", "tokens_per_", "pred_", "meas_", "bytes_", "flops_",
+                   "ceiling_", "l2_", "splits_", "selections", "sparse_", "dense_path_",
+                   "eligible_", "kv_bytes", "kv_reduction", "capacity", "gpus", "throughput")
 
 
 def config_columns(group: Group) -> list:
@@ -18,7 +22,7 @@ def config_columns(group: Group) -> list:
     or integer column (e.g. rep_kind, score_agg, rep_dim) and known float inputs."""
     cols = [c for c in AXES_TEXT + AXES_INT if c in group]
     for name, arr in group.columns.items():
-        if name in cols:
+        if name in cols or name.startswith(OUTPUT_PREFIXES):
             continue
         if arr.dtype == object or arr.dtype.kind in "iu" or name in EXTRA_FLOAT_INPUTS:
             cols.append(name)
