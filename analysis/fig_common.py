@@ -69,11 +69,15 @@ class Catalogue:
     def save(self, fig, stem: str, title: str, caption: str = "") -> None:
         stem = safe_name(stem)
         files = []
+        bbox = None
         for fmt in self.formats:
             name = f"{stem}.{fmt}"
             meta = {"Date": None} if fmt == "svg" else {"Software": None}
+            if bbox is None:  # compute the tight box once, reuse it for the other formats
+                fig.canvas.draw()
+                bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
             fig.savefig(os.path.join(self.out_dir, name), format=fmt, metadata=meta,
-                        bbox_inches="tight")
+                        bbox_inches=bbox)
             files.append(name)
         plt.close(fig)
         self.figures.append(Figure(stem, title, caption, files))
