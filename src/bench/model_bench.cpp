@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     if (p.work.phase == cisa::Phase::decode) p.cisa.qshare_g = 1;
     const cisa::Prediction pr = cisa::predict(p, shape, rates, hw.topk_radix_passes);
     checksum += pr.cisa.busy();
-    b.add(p, pr, rates);
+    b.add(static_cast<std::int64_t>(i), p, pr, rates);
   }
   const auto t1 = clock::now();
   cisa::write_hdf5(out, {{"points", &b.table()}}, {{"tool_version", "bench"}});

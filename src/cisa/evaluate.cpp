@@ -5,12 +5,31 @@
 #include <chrono>
 #include <ctime>
 
+#include "cisa/errors.hpp"
 #include "cisa/results.hpp"
 #include "cisa/version.hpp"
 
 namespace cisa {
 
-Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress) {
+Shard parse_shard(const std::string& text) {
+  Shard s;
+  const auto slash = text.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t u1 = 0, u2 = 0;
+    s.index = std::stoi(text.substr(0, slash), &u1);
+    s.count = std::stoi(text.substr(slash + 1), &u2);
+    if (u1 != slash || u2 != text.size() - slash - 1) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    throw InputError({"command line", 0, "--shard"}, "expected i/N (e.g. 0/4), got '" + text + "'");
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count)
+    throw InputError({"command line", 0, "--shard"}, "need 0 <= i < N, got '" + text + "'");
+  return s;
+}
+
+Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress,
+                        Shard shard) {
   struct Resolved {
     Rates rates;
     KernelShape shape;
@@ -25,9 +44,10 @@ Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t
   b.reserve(sc.points.size());
   const std::size_t n = sc.points.size();
   for (std::size_t i = 0; i < n; ++i) {
+    if (!shard.takes(i)) continue;
     const Point& p = sc.points[i];
     const Resolved& r = by_gpu.at(p.hardware);
-    b.add(p, predict(p, r.shape, r.rates, r.passes), r.rates);
+    b.add(static_cast<std::int64_t>(i), p, predict(p, r.shape, r.rates, r.passes), r.rates);
     if (progress && (i % 4096 == 4095 || i + 1 == n)) progress(i + 1, n);
   }
   return std::move(b.table());
@@ -42,7 +62,7 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-Attributes provenance(const Scenario& sc, const std::string& command_line) {
+Attributes provenance(const Scenario& sc, const std::string& command_line, Shard shard) {
   Attributes a;
   a["tool_version"] = tool_version();
   a["git_hash"] = git_hash();
@@ -56,6 +76,8 @@ Attributes provenance(const Scenario& sc, const std::string& command_line) {
   for (const auto& s : sc.overrides) sets += (sets.empty() ? "" : "\n") + s;
   a["scenario_overrides"] = sets;
   a["basis"] = to_string(sc.basis);
+  a["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
+  a["points_total"] = std::to_string(sc.points.size());
   std::string hw_yaml, hw_names;
   for (const auto& [name, hw] : sc.gpus) {
     hw_yaml += "# --- " + name + "\n" + hw.yaml;

@@ -9,11 +9,20 @@
 
 namespace cisa {
 
+// Every N-th point starting at `index` (for spreading a sweep over GPUs or job-array tasks).
+struct Shard {
+  int index = 0;
+  int count = 1;
+  bool takes(std::size_t point) const { return static_cast<int>(point % static_cast<std::size_t>(count)) == index; }
+};
+Shard parse_shard(const std::string& text);  // "i/N", 0 <= i < N; InputError otherwise
+
 // progress(done, total) is called every few thousand points (may be empty).
-Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress = {});
+Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress = {},
+                        Shard shard = {});
 
 // tool_version, git_hash, created_utc, command_line, scenario_*, hardware_yaml, hw_* rates.
-Attributes provenance(const Scenario& sc, const std::string& command_line);
+Attributes provenance(const Scenario& sc, const std::string& command_line, Shard shard = {});
 
 std::string utc_now_iso8601();
 

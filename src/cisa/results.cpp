@@ -12,6 +12,14 @@ double ms(double s) { return s * 1e3; }
 double ratio(double a, double b) { return b > 0 ? a / b : kNaN; }
 }  // namespace
 
+const std::vector<std::string>& error_columns() {
+  static const std::vector<std::string> names = {
+      "err_attention_dense", "err_attention_cisa", "err_scoring",      "err_topk",
+      "err_setup",           "err_other",          "err_busy_dense",   "err_busy_cisa",
+      "err_speedup_attention", "err_speedup_busy"};
+  return names;
+}
+
 const std::vector<std::string>& measured_columns() {
   static const std::vector<std::string> names = {
       "meas_ms_attention_dense", "meas_ms_attention_cisa", "meas_ms_scoring",
@@ -34,7 +42,8 @@ struct PointsTableBuilder::Cols {
       *eligible_mean, *splits_dense, *splits_cisa, *sparse_pos, *dense_pos;
   std::vector<double> *t_att_d, *t_att_c, *t_sc, *t_tk, *t_su, *t_ot, *t_busy_d, *t_busy_c, *sp_att,
       *sp_busy;
-  std::vector<std::vector<double>*> meas;
+  std::vector<std::vector<double>*> meas, err;
+  std::vector<std::int64_t>* point_index;
   std::vector<double> *nominal, *c_near, *c_full, *c_dec, *w_kv, *w_near, *w_dec;
 };
 
@@ -42,6 +51,7 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   Cols& c = *c_;
   Table& t = t_;
   const std::string per = " (one layer, whole batch; summed over forwards for full_prefill)";
+  c.point_index = &t.add_i64("point_index", "", "index of the point in the scenario's full sweep (stable across shards)");
   c.model = &t.add_text("model", "model preset (and tensor parallelism) the geometry came from");
   c.hardware = &t.add_text("hardware", "GPU preset name");
   c.phase = &t.add_text("phase", "terminal_prefill | full_prefill | decode | mtp");
@@ -106,6 +116,8 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   for (const auto& name : measured_columns())
     c.meas.push_back(&t.add_f64(name, name.find("speedup") != std::string::npos ? "x" : "ms",
                                 "measured twin of pred_" + name.substr(5) + " (NaN until measured)"));
+  for (const auto& name : error_columns())
+    c.err.push_back(&t.add_f64(name, "fraction", "measured / predicted - 1 for " + name.substr(4) + " (NaN until measured)"));
 
   c.nominal = &t.add_f64("nominal_compression", "x", "ceiling view: L / (K c)");
   c.c_near = &t.add_f64("ceiling_near_end_prefill", "x", "ceiling view: 2L / (2Kc + L/(cG))");
@@ -145,7 +157,7 @@ void PointsTableBuilder::reserve(std::size_t n) {
   }
 }
 
-void PointsTableBuilder::add(const Point& p, const Prediction& r, const Rates& rates) {
+void PointsTableBuilder::add(std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
   Cols& c = *c_;
   if (rows_ == capacity_) grow();
   const std::size_t i = rows_++;
@@ -212,6 +224,8 @@ void PointsTableBuilder::add(const Point& p, const Prediction& r, const Rates& r
   (*c.sp_att)[i] = ratio(r.dense.attention, r.cisa.attention);
   (*c.sp_busy)[i] = ratio(r.dense.busy(), r.cisa.busy());
   for (auto* m : c.meas) (*m)[i] = kNaN;
+  for (auto* m : c.err) (*m)[i] = kNaN;
+  (*c.point_index)[i] = index;
 
   const Ceilings& ce = r.ceilings;
   (*c.nominal)[i] = ce.nominal_compression;

@@ -15,7 +15,8 @@ namespace cisa {
 class PointsTableBuilder {
  public:
   PointsTableBuilder();
-  void add(const Point& p, const Prediction& pred, const Rates& rates);
+  // `index` is the point's position in the scenario's full sweep (kept through --shard).
+  void add(std::int64_t index, const Point& p, const Prediction& pred, const Rates& rates);
   void reserve(std::size_t rows);
   Table& table();  // trimmed to the rows added
 
@@ -30,5 +31,7 @@ class PointsTableBuilder {
 
 // Names of the measured-time columns (NaN until `--measure` fills them), in table order.
 const std::vector<std::string>& measured_columns();
+// err_<x> = meas / pred - 1, in the same order as measured_columns().
+const std::vector<std::string>& error_columns();
 
 }  // namespace cisa

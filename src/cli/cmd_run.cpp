@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cisa/errors.hpp"
+#include "cisa/measure.hpp"
 #include "cisa/evaluate.hpp"
 #include "cisa/write_hdf5.hpp"
 #include "cisa/write_text.hpp"
@@ -50,7 +51,7 @@ std::vector<ShownColumn> summary_columns(const Table& t) {
 
 int cmd_run(int argc, char** argv) {
   return guarded("", [&]() {
-    std::string scenario, out, format = "table";
+    std::string scenario, out, format = "table", shard_text = "0/1", measure = "off";
     std::vector<std::string> sets;
     bool no_hdf5 = false;
     po::options_description opts("cisa-sim [run] options");
@@ -59,6 +60,9 @@ int cmd_run(int argc, char** argv) {
         "out,o", po::value(&out), "HDF5 output file (default: results/<scenario name>.h5)")(
         "no-hdf5", po::bool_switch(&no_hdf5), "do not write the HDF5 file")(
         "format,f", po::value(&format), "stdout format: table | csv | json | markdown | none")(
+        "shard", po::value(&shard_text), "evaluate every N-th point starting at i: i/N (join shards with `cisa-sim merge`)")(
+        "measure", po::value(&measure)->implicit_value("on"),
+        "measure the points with the CUDA kernels: on (error without a GPU) | auto (when a GPU is present) | off")(
         "set", po::value(&sets)->composing(),
         "override a scenario field, e.g. --set cisa.budget=2048 --set sweep.G=[1,4]");
     po::variables_map vm;
@@ -74,13 +78,17 @@ int cmd_run(int argc, char** argv) {
     if (!formats.count(format))
       throw InputError({"command line", 0, "--format"}, "unknown format '" + format + "' (table, csv, json, markdown, none)");
 
+    const Shard shard = parse_shard(shard_text);
+    if (measure != "off" && measure != "on" && measure != "auto")
+      throw InputError({"command line", 0, "--measure"}, "expected on, auto or off, got '" + measure + "'");
     const Scenario sc = load_scenario(scenario, sets);
     Table t;
     {
       Progress progress("evaluating " + sc.name);
-      t = evaluate_scenario(sc, [&](std::size_t d, std::size_t n) { progress(d, n); });
+      t = evaluate_scenario(sc, [&](std::size_t d, std::size_t n) { progress(d, n); }, shard);
     }
-    const Attributes attrs = provenance(sc, join_args(argc, argv));
+    Attributes attrs = provenance(sc, join_args(argc, argv), shard);
+    if (measure != "off") measure_points(sc, t, attrs, measure == "on");
     if (out.empty()) out = "results/" + sc.name + ".h5";
     if (!no_hdf5) write_hdf5(out, {{"points", &t}}, attrs);
 
@@ -100,6 +108,7 @@ int cmd_run(int argc, char** argv) {
       else
         write_markdown(std::cout, t, summary_columns(t));
       std::cout << "\n" << t.rows() << " points";
+      if (shard.count > 1) std::cout << " (shard " << shard_text << " of " << sc.points.size() << ")";
       if (sc.duplicates_collapsed) std::cout << " (" << sc.duplicates_collapsed << " duplicates collapsed: decode has G = 1)";
       if (!no_hdf5) std::cout << "; wrote " << out << " (" << t.columns().size() << " columns in /points)";
       std::cout << "\n";

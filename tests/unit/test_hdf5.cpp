@@ -4,6 +4,9 @@
 #include <fstream>
 
 #include "catch.hpp"
+#include <set>
+
+#include "cisa/errors.hpp"
 #include "cisa/evaluate.hpp"
 #include "cisa/write_hdf5.hpp"
 
@@ -72,4 +75,22 @@ TEST_CASE("the default scenario's /points has the documented columns", "[hdf5]")
   const auto& busy_d = std::get<std::vector<double>>(t.find("pred_ms_busy_dense")->data);
   const auto& busy_c = std::get<std::vector<double>>(t.find("pred_ms_busy_cisa")->data);
   for (std::size_t i = 0; i < busy_d.size(); ++i) CHECK(busy_d[i] > busy_c[i]);  // 1M context: CISA wins
+}
+
+TEST_CASE("shards partition the points and keep their sweep index", "[hdf5]") {
+  const Scenario sc = load_scenario("", {});
+  std::size_t rows = 0;
+  std::set<std::int64_t> seen;
+  for (int i = 0; i < 3; ++i) {
+    const Table t = evaluate_scenario(sc, {}, Shard{i, 3});
+    for (auto v : std::get<std::vector<std::int64_t>>(t.find("point_index")->data)) {
+      CHECK(v % 3 == i);
+      CHECK(seen.insert(v).second);
+    }
+    rows += t.rows();
+  }
+  CHECK(rows == sc.points.size());
+  CHECK_THROWS_AS(parse_shard("3/3"), InputError);
+  CHECK_THROWS_AS(parse_shard("1-3"), InputError);
+  CHECK(parse_shard("2/5").count == 5);
 }
