@@ -12,12 +12,13 @@ from cisa_h5 import COMPONENTS, finite, fmt_tokens, series_label
 from fig_common import COMPONENT_COLORS, Catalogue, row_model_hw, split_by, title
 from series import dims_vs_x, readable_slice
 
-MAX_CONFIGS = 9
+MAX_CONFIGS = 12
 # The dense run has core attention only; scoring, top-k, setup and other are CISA components
 # (pred_ms_other etc. describe the CISA run). Whatever GPU busy holds beyond the drawn
 # components is drawn as an explicit "rest of busy" segment.
 DENSE_PARTS = {"attention": "attention_dense"}
 REST = "rest of busy"
+SHORT = {"scoring": "sc", "topk": "tk", "setup": "su", "other": "ot"}
 CISA_PARTS = {"attention": "attention_cisa", "scoring": "scoring", "topk": "topk",
               "setup": "setup", "other": "other"}
 
@@ -90,7 +91,7 @@ def render(result, cat: Catalogue) -> None:
     components_table(result, cat)
     for (model, hw, phase), sub in split_by(p, "model", "hardware", "phase"):
         model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
-        sub, sliced = readable_slice(sub, "context_tokens", max_keep=3)
+        sub, sliced = readable_slice(sub, "context_tokens", max_keep=4)
         rows, truncated = pick_rows(sub)
         dims, _ = dims_vs_x(sub, "context_tokens", exclude=("model", "hardware", "phase"))
         measured = any(finite(sub.f(f"meas_ms_{c}")[rows]).any()
@@ -135,12 +136,21 @@ def render(result, cat: Catalogue) -> None:
                     left += v
                 if np.isfinite(busy):
                     panel.plot([busy, busy], [yi - 0.45, yi + 0.45], color="black", lw=2)
+                if only_cisa:  # profiler-style readout of the small components
+                    parts = [f"{SHORT[c]} {st[c]:.3g}" for c in COMPONENTS[1:]
+                             if c in st and np.isfinite(st[c])]
+                    end = max(left, busy if np.isfinite(busy) else 0.0)
+                    panel.annotate(" · ".join(parts) + " ms", (end, yi), fontsize=6,
+                                   va="center", textcoords="offset points", xytext=(4, 0))
+            if only_cisa:
+                lo_x, hi_x = panel.get_xlim()
+                panel.set_xlim(lo_x, hi_x * 1.7)
             for yi, b in zip(y, bars):
                 if b[4] and yi != y[0]:
                     panel.axhline(yi + 0.5, color="gray", lw=0.6)
             panel.set_xlabel(time_label(phase))
             panel.grid(axis="y", visible=False)
-        axz.set_title("CISA only (zoomed)")
+        axz.set_title("CISA only (zoomed; sc scoring, tk top-k, su setup, ot other)")
         axz.tick_params(axis="y", left=False)
         ax.set_yticks(y)
         ax.set_yticklabels([b[0] for b in bars], fontsize=7)
