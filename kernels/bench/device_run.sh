@@ -22,6 +22,17 @@ for s in $steps; do
     test)
       /tmp/bk/kernels_gpu_test 2>&1 | tee /tmp/gpu_test.log | tail -40; cp /tmp/gpu_test.log "$OUT/"
       log "gpu_test rc=${PIPESTATUS[0]}" ;;
+    test0)
+      for v in "CISA_ATTN_PIPE=1" "CISA_ATTN_MMA=sync"; do
+        env $v /tmp/bk/kernels_gpu_test > /tmp/gpu_test0.log 2>&1
+        log "gpu_test ($v) rc=$? $(tail -1 /tmp/gpu_test0.log)"
+      done ;;
+    ab)
+      ab_cases=dense_prefill_inkling_b16_p512,cisa_attn_prefill_inkling_b16_p512_g16,cisa_attn_prefill_inkling_b16_p512_g32,cisa_attn_prefill_ultra_b16_p512_g4
+      for v in "CISA_ATTN_PIPE=1" "CISA_ATTN_MMA=sync"; do
+        env $v /tmp/bk/cisa_kernel_bench --csv /tmp/ab.csv --cases $ab_cases > /tmp/ab.log 2>&1
+        log "A/B $v:"; grep -E "^(dense|cisa)" /tmp/ab.log | cut -c1-140 >> "$OUT/summary.txt"
+      done ;;
     sanitize)
       for tool in memcheck racecheck; do
         timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_$tool.log 2>&1
@@ -32,7 +43,8 @@ for s in $steps; do
       log "bench rc=${PIPESTATUS[0]}"
       PYTHONUNBUFFERED=1 timeout 400 python3 kernels/bench/peers.py --own "$OUT/kernels_own.csv" --out "$OUT/kernel_bench.csv" \
         --md "$OUT/kernel_bench.md" 2>&1 | tee "$OUT/peers.log" | tail -40
-      log "peers rc=${PIPESTATUS[0]}" ;;
+      log "peers rc=${PIPESTATUS[0]}"
+      mv "$OUT/kernels_own.csv" /tmp/ ;;
     ncu)
       bash kernels/bench/ncu_check.sh /tmp/bk/cisa_kernel_bench "$OUT" 2>&1 | tee -a "$OUT/summary.txt" | tail -30; rm -f "$OUT/ncu_expected.txt" "$OUT/ncu_stderr.log"
       log "ncu rc=$?" ;;

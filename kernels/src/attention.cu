@@ -36,6 +36,15 @@ bool use_wgmma() {
   }();
   return v;
 }
+// CISA_ATTN_PIPE=1 selects the software-pipelined wgmma loop. Off by default: ptxas serialises its
+// wgmmas (C7514) and it measured slower on the H200 (NOTES.md, v4).
+bool use_pipe() {
+  static const bool v = [] {
+    const char* e = std::getenv("CISA_ATTN_PIPE");
+    return e && std::string(e) == "1";
+  }();
+  return v;
+}
 
 struct KParams {
   const __nv_bfloat16* q;
@@ -54,7 +63,7 @@ struct KParams {
   float* part_lse;
 };
 
-template <int WM, int WN, int STAGES, bool WG>
+template <int WM, int WN, int STAGES, bool WG, bool PIPE = true>
 __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
   static_assert(!WG || (WN == 1 && WM % 4 == 0), "wgmma path: whole warpgroups of rows");
@@ -128,31 +137,166 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
   const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
   const int mask_lim = min(p_end, w.mask_from);
 
-  for (int tile = 0; tile < ntiles; ++tile) {
-    detail::cp_async_wait<STAGES - 2>();
-    if constexpr (WG) detail::fence_proxy_async();  // cp.async data is read by the tensor cores next
-    __syncthreads();
-    if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
-    detail::cp_async_commit();
-
-    const int stage = tile % STAGES;
-    const uint32_t uK = uKV + stage * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
-    float sacc[TN / 8][4];
-    if constexpr (WG) {
-      if (tile == 0) {
+  // Softmax of one S tile (exp2 domain): scale, causal/list mask, running max and sum; P replaces S
+  // in place; alpha = rescale factor of the previous O rows.
+  auto softmax_tile = [&](float (&sc)[TN / 8][4], int tile, float (&alpha)[2]) {
+    const int tli = p_begin + tile * kTilePages;
+    const bool need_mask = tli + kTilePages > mask_lim;
 #pragma unroll
-        for (int ks = 0; ks < 8; ++ks)
-          detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
+    for (int j = 0; j < TN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float x = sc[j][e] * p.scale_log2;
+        if (need_mask) {
+          const int tok = wn * TN + j * 8 + 2 * tig + (e & 1);
+          const int li = tli + (tok >> 4);
+          bool dead = li >= p_end;
+          if (!dead && li >= w.mask_from) {
+            const int key = w.mask_tok0 + (li - w.mask_from) * kPageTokens + (tok & 15);
+            dead = key > qpos[e >> 1];
+          }
+          if (dead) x = -INFINITY;
+        }
+        sc[j][e] = x;
       }
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < TN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m_run[hr], mx);
+      const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+      alpha[hr] = exp2f(m_run[hr] - m_use);
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < TN / 8; ++j) {
+        const float p0 = exp2f(sc[j][2 * hr] - m_use), p1 = exp2f(sc[j][2 * hr + 1] - m_use);
+        sc[j][2 * hr] = p0;
+        sc[j][2 * hr + 1] = p1;
+        sum += p0 + p1;
+      }
+      l_run[hr] = l_run[hr] * alpha[hr] + sum;
+      m_run[hr] = m_new;
+    }
+  };
+  auto rescale_o = [&](const float (&alpha)[2]) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      oacc[i][0] *= alpha[0];
+      oacc[i][1] *= alpha[0];
+      oacc[i][2] *= alpha[1];
+      oacc[i][3] *= alpha[1];
+    }
+  };
+
+  if constexpr (WG && PIPE) {
+    // wgmma path, software-pipelined: S(t+1) = Q K(t+1)^T and O += P(t) V(t) are issued back to back
+    // and run on the tensor cores while the warpgroup does the softmax of tile t+1.
+    static_assert(STAGES >= 3, "the pipelined loop keeps tiles t and t+1 resident");
+    float snext[TN / 8][4];
+    detail::cp_async_wait<STAGES - 2>();  // Q and tile 0
+    detail::fence_proxy_async();
+    __syncthreads();
+    if (ntiles > 0) {
+#pragma unroll
+      for (int ks = 0; ks < 8; ++ks)
+        detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
       detail::wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < 8; ++ks)
-        detail::wgmma_m64n64k16_rs(&sacc[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-                                   detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+        detail::wgmma_m64n64k16_rs(&snext[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                                   detail::gmma_desc(uKV + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
       detail::wgmma_commit();
       detail::wgmma_wait<0>();
-      detail::fence_operands<TN / 8>(sacc);
-    } else {
+    }
+    for (int tile = 0; tile < ntiles; ++tile) {
+      detail::wgmma_wait<1>();  // S(tile) done; O += P V of the previous tile may still run
+      detail::fence_operands<TN / 8>(snext);
+      float sacc[TN / 8][4];
+#pragma unroll
+      for (int j = 0; j < TN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sacc[j][e] = snext[j][e];
+      float alpha[2];
+      softmax_tile(sacc, tile, alpha);
+      detail::wgmma_wait<0>();
+      detail::fence_operands<16>(oacc);
+      rescale_o(alpha);
+      // tile+1 resident and every warpgroup done with tile-1's stage -> refill that stage
+      detail::cp_async_wait<STAGES - 3>();
+      detail::fence_proxy_async();
+      __syncthreads();
+      if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
+      detail::cp_async_commit();
+      detail::fence_operands<16>(oacc);
+      detail::wgmma_fence();
+      {  // S of the next tile (issued on the last tile too, on a resident stage; result unused)
+        const uint32_t uKn = uKV + ((tile + 1) % STAGES) * (2 * kTileTok * 256);
+#pragma unroll
+        for (int ks = 0; ks < 8; ++ks)
+          detail::wgmma_m64n64k16_rs(&snext[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                                     detail::gmma_desc(uKn + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+        detail::wgmma_commit();
+      }
+      const uint32_t uV = uKV + (tile % STAGES) * (2 * kTileTok * 256) + kTileTok * 256;
+#pragma unroll
+      for (int kk = 0; kk < TN / 16; ++kk) {
+        const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
+        const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
+        const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
+        const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+        detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], a0, a1, a2, a3,
+                                       detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024), 1);
+      }
+      detail::wgmma_commit();
+    }
+    detail::wgmma_wait<0>();
+    detail::fence_operands<16>(oacc);
+  } else {
+    for (int tile = 0; tile < ntiles; ++tile) {
+      detail::cp_async_wait<STAGES - 2>();
+      if constexpr (WG) detail::fence_proxy_async();
+      __syncthreads();
+      if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
+      detail::cp_async_commit();
+      const int stage = tile % STAGES;
+      const uint32_t uK = uKV + stage * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
+      float sacc[TN / 8][4];
+      if constexpr (WG) {  // wgmma, not pipelined: S, softmax, PV in sequence
+        if (tile == 0) {
+          detail::fence_proxy_async();
+#pragma unroll
+          for (int ks = 0; ks < 8; ++ks)
+            detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
+        }
+        detail::wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < 8; ++ks)
+          detail::wgmma_m64n64k16_rs(&sacc[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                                     detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+        detail::wgmma_commit();
+        detail::wgmma_wait<0>();
+        detail::fence_operands<TN / 8>(sacc);
+        float alpha[2];
+        softmax_tile(sacc, tile, alpha);
+        rescale_o(alpha);
+        detail::fence_operands<16>(oacc);
+        detail::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < TN / 16; ++kk) {
+          const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
+          const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
+          const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
+          const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+          detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], a0, a1, a2, a3,
+                                         detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024), 1);
+        }
+        detail::wgmma_commit();
+        detail::wgmma_wait<0>();
+        detail::fence_operands<16>(oacc);
+      } else {
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j) sacc[j][0] = sacc[j][1] = sacc[j][2] = sacc[j][3] = 0.0f;
 #pragma unroll
@@ -168,68 +312,9 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
           detail::mma_bf16(sacc[2 * np + 1], a0, a1, a2, a3, b2, b3);
         }
       }
-    }
-    const int tli = p_begin + tile * kTilePages;
-    const bool need_mask = tli + kTilePages > mask_lim;
-#pragma unroll
-    for (int j = 0; j < TN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = sacc[j][e] * p.scale_log2;
-        if (need_mask) {
-          const int tok = wn * TN + j * 8 + 2 * tig + (e & 1);
-          const int li = tli + (tok >> 4);
-          bool dead = li >= p_end;
-          if (!dead && li >= w.mask_from) {
-            const int key = w.mask_tok0 + (li - w.mask_from) * kPageTokens + (tok & 15);
-            dead = key > qpos[e >> 1];
-          }
-          if (dead) x = -INFINITY;
-        }
-        sacc[j][e] = x;
-      }
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < TN / 8; ++j) mx = fmaxf(mx, fmaxf(sacc[j][2 * hr], sacc[j][2 * hr + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m_run[hr], mx);
-      const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      const float alpha = exp2f(m_run[hr] - m_use);
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < TN / 8; ++j) {
-        const float p0 = exp2f(sacc[j][2 * hr] - m_use), p1 = exp2f(sacc[j][2 * hr + 1] - m_use);
-        sacc[j][2 * hr] = p0;
-        sacc[j][2 * hr + 1] = p1;
-        sum += p0 + p1;
-      }
-      l_run[hr] = l_run[hr] * alpha + sum;
-      m_run[hr] = m_new;
-#pragma unroll
-      for (int i = 0; i < 16; ++i) {
-        oacc[i][2 * hr] *= alpha;
-        oacc[i][2 * hr + 1] *= alpha;
-      }
-    }
-    if constexpr (WG) {
-      detail::fence_operands<16>(oacc);
-      detail::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < TN / 16; ++kk) {
-        const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
-        const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
-        const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
-        const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
-        detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], a0, a1, a2, a3,
-                                       detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024), 1);
-      }
-      detail::wgmma_commit();
-      detail::wgmma_wait<0>();
-      detail::fence_operands<16>(oacc);
-    } else {
+      float alpha[2];
+      softmax_tile(sacc, tile, alpha);
+      rescale_o(alpha);
 #pragma unroll
       for (int kk = 0; kk < TN / 16; ++kk) {
         const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
@@ -245,6 +330,7 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
           detail::mma_bf16(oacc[2 * dn + 1], a0, a1, a2, a3, b2, b3);
         }
       }
+      }  // mma.sync
     }
   }
   detail::cp_async_wait<0>();
@@ -339,36 +425,36 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG>
+template <int WM, int WN, int STAGES, bool WG, bool PIPE = true>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, PIPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG><<<grid, WM * WN * 32, smem, s>>>(kp);
+  attn_kernel<WM, WN, STAGES, WG, PIPE><<<grid, WM * WN * 32, smem, s>>>(kp);
   CISA_LAUNCH_CHECK();
 }
 
-template <int WM, int WN, int STAGES, bool WG>
+template <int WM, int WN, int STAGES, bool WG, bool PIPE = true>
 int occupancy() {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, PIPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int n = 0;
-  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG>, WM * WN * 32, smem));
+  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG, PIPE>, WM * WN * 32, smem));
   return std::max(n, 1);
 }
 
 int occupancy_for(int rows) {
-  const bool wg = use_wgmma();
+  const bool wg = use_wgmma(), pp = use_pipe();
   switch (rows) {
     case 16: return occupancy<1, 4, 3, false>();
     case 32: return occupancy<2, 2, 3, false>();
-    case 64: return wg ? occupancy<4, 1, 3, true>() : occupancy<4, 1, 3, false>();
-    default: return wg ? occupancy<8, 1, 2, true>() : occupancy<8, 1, 2, false>();
+    case 64: return !wg ? occupancy<4, 1, 3, false>() : pp ? occupancy<4, 1, 3, true>() : occupancy<4, 1, 3, true, false>();
+    default: return !wg ? occupancy<8, 1, 2, false>() : pp ? occupancy<8, 1, 4, true>() : occupancy<8, 1, 2, true, false>();
   }
 }
 
@@ -429,12 +515,14 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
       case 16: launch_cfg<1, 4, 3, false>(kp, n, s); break;
       case 32: launch_cfg<2, 2, 3, false>(kp, n, s); break;
       case 64:
-        if (use_wgmma()) launch_cfg<4, 1, 3, true>(kp, n, s);
-        else launch_cfg<4, 1, 3, false>(kp, n, s);
+        if (!use_wgmma()) launch_cfg<4, 1, 3, false>(kp, n, s);
+        else if (use_pipe()) launch_cfg<4, 1, 3, true>(kp, n, s);
+        else launch_cfg<4, 1, 3, true, false>(kp, n, s);
         break;
       default:
-        if (use_wgmma()) launch_cfg<8, 1, 2, true>(kp, n, s);
-        else launch_cfg<8, 1, 2, false>(kp, n, s);
+        if (!use_wgmma()) launch_cfg<8, 1, 2, false>(kp, n, s);
+        else if (use_pipe()) launch_cfg<8, 1, 4, true>(kp, n, s);
+        else launch_cfg<8, 1, 2, true, false>(kp, n, s);
         break;
     }
     if (splits > 1) {

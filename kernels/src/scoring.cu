@@ -9,6 +9,7 @@ namespace cisa::kernels {
 namespace {
 
 constexpr int kTilePages = 64;
+constexpr int kTilesPerCta = 4;  // the stacked queries are loaded once per 256 pages
 
 __global__ void __launch_bounds__(128) sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
                                                      const ScoreRow* __restrict__ rows, __nv_bfloat16* __restrict__ qsum) {
@@ -28,65 +29,68 @@ __global__ void __launch_bounds__(128) score_kernel(const __nv_bfloat16* __restr
                                                     int score_stride) {
   extern __shared__ __align__(128) unsigned char smem[];
   const ScoreGroup g = groups[blockIdx.y];
-  const int page0 = blockIdx.x * kTilePages;
-  if (page0 >= g.max_ne) return;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int mtiles = (g.n_rows + 15) / 16;
   unsigned char* sR = smem;                       // [64][128] bf16
   unsigned char* sQ = smem + kTilePages * 256;    // [mtiles*16][128] bf16
   const uint32_t uR = detail::smem_u32(sR), uQ = detail::smem_u32(sQ);
-  // representatives of 64 pages: 1024 16-byte chunks
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
-#pragma unroll
-  for (int i = 0; i < (kTilePages * 16) / 128; ++i) {
-    const int c = tid + i * 128;
-    const int p = c >> 4, ch = c & 15;
-    const int j = page0 + p;
-    const bool ok = j < g.max_ne;
-    const std::int64_t pid = ok ? trow[j] : 0;
-    detail::cp_async16(uR + detail::swz(p, ch), reps + (pid * kv_heads + g.kv_head) * kHeadDim + ch * 8, ok ? 16 : 0);
-  }
   for (int c = tid; c < mtiles * 16 * 16; c += 128) {
     const int rr = c >> 4, ch = c & 15;
     const bool ok = rr < g.n_rows;
     detail::cp_async16(uQ + detail::swz(rr, ch), qsum + static_cast<std::int64_t>(g.row0 + (ok ? rr : 0)) * kHeadDim + ch * 8,
                        ok ? 16 : 0);
   }
-  detail::cp_async_commit();
-  detail::cp_async_wait<0>();
-  __syncthreads();
   const int gid = lane >> 2, tig = lane & 3;
-  for (int mt = warp; mt < mtiles; mt += 4) {
-    float acc[8][4];
+  for (int t = 0; t < kTilesPerCta; ++t) {
+    const int page0 = (blockIdx.x * kTilesPerCta + t) * kTilePages;
+    if (page0 >= g.max_ne) break;
+    if (t > 0) __syncthreads();  // previous tile consumed
+    // representatives of 64 pages: 1024 16-byte chunks
 #pragma unroll
-    for (int n = 0; n < 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      uint32_t a0, a1, a2, a3;
-      detail::ldmatrix_x4(a0, a1, a2, a3, uQ + detail::swz(mt * 16 + (lane & 15), 2 * ks + (lane >> 4)));
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        uint32_t b0, b1, b2, b3;
-        detail::ldmatrix_x4(b0, b1, b2, b3,
-                            uR + detail::swz(np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)));
-        detail::mma_bf16(acc[2 * np], a0, a1, a2, a3, b0, b1);
-        detail::mma_bf16(acc[2 * np + 1], a0, a1, a2, a3, b2, b3);
-      }
+    for (int i = 0; i < (kTilePages * 16) / 128; ++i) {
+      const int c = tid + i * 128;
+      const int p = c >> 4, ch = c & 15;
+      const int j = page0 + p;
+      const bool ok = j < g.max_ne;
+      const std::int64_t pid = ok ? trow[j] : 0;
+      detail::cp_async16(uR + detail::swz(p, ch), reps + (pid * kv_heads + g.kv_head) * kHeadDim + ch * 8, ok ? 16 : 0);
     }
+    detail::cp_async_commit();
+    detail::cp_async_wait<0>();
+    __syncthreads();
+    for (int mt = warp; mt < mtiles; mt += 4) {
+      float acc[8][4];
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int rr = mt * 16 + gid + half * 8;
-      if (rr >= g.n_rows) continue;
-      const int row = g.row0 + rr;
-      const int ne = rows[row].n_e;
-      float* out = scores + static_cast<std::int64_t>(row) * score_stride;
+      for (int n = 0; n < 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
 #pragma unroll
-      for (int n = 0; n < 8; ++n) {
-        const int j = page0 + n * 8 + 2 * tig;
-        if (j + 1 < ne) {
-          *reinterpret_cast<float2*>(out + j) = make_float2(acc[n][2 * half], acc[n][2 * half + 1]);
-        } else if (j < ne) {
-          out[j] = acc[n][2 * half];
+      for (int ks = 0; ks < 8; ++ks) {
+        uint32_t a0, a1, a2, a3;
+        detail::ldmatrix_x4(a0, a1, a2, a3, uQ + detail::swz(mt * 16 + (lane & 15), 2 * ks + (lane >> 4)));
+#pragma unroll
+        for (int np = 0; np < 4; ++np) {
+          uint32_t b0, b1, b2, b3;
+          detail::ldmatrix_x4(b0, b1, b2, b3,
+                              uR + detail::swz(np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)));
+          detail::mma_bf16(acc[2 * np], a0, a1, a2, a3, b0, b1);
+          detail::mma_bf16(acc[2 * np + 1], a0, a1, a2, a3, b2, b3);
+        }
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int rr = mt * 16 + gid + half * 8;
+        if (rr >= g.n_rows) continue;
+        const int row = g.row0 + rr;
+        const int ne = rows[row].n_e;
+        float* out = scores + static_cast<std::int64_t>(row) * score_stride;
+#pragma unroll
+        for (int n = 0; n < 8; ++n) {
+          const int j = page0 + n * 8 + 2 * tig;
+          if (j + 1 < ne) {
+            __stcs(reinterpret_cast<float2*>(out + j), make_float2(acc[n][2 * half], acc[n][2 * half + 1]));
+          } else if (j < ne) {
+            out[j] = acc[n][2 * half];
+          }
         }
       }
     }
@@ -128,7 +132,8 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   }
   ScopedLaunch sl(ins, Component::scoring, "score_pages",
                   rep_bytes + ne_sum * 4.0 + rows.size() * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum, issued, s);
-  dim3 grid(static_cast<unsigned>((max_ne + kTilePages - 1) / kTilePages), static_cast<unsigned>(groups.size()));
+  dim3 grid(static_cast<unsigned>((max_ne + kTilePages * kTilesPerCta - 1) / (kTilePages * kTilesPerCta)),
+            static_cast<unsigned>(groups.size()));
   score_kernel<<<grid, 128, static_cast<size_t>(smem), s>>>(
       reinterpret_cast<const __nv_bfloat16*>(a.qsum), reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads,
       a.table.ids, a.table.stride, a.rows, a.groups, a.scores, a.score_stride);

@@ -1,11 +1,14 @@
-// Top-k by radix select: one CTA (1024 threads) per row. Scores -> order-preserving uint32 keys.
-// Pass 1: 12-bit histogram of the top bits (shared memory) -> the bin holding the K-th largest key.
-// Pass 2: the keys of that bin (typically ~1-2% of the row) are copied to shared memory.
-// Passes 3-4: two 10-bit digits over those candidates give the exact K-th largest key T and how many
-// keys equal to T to keep (the lowest indices; falls back to re-reading the row if the candidates
-// overflow shared memory). Pass 5: each thread owns a contiguous segment; one block scan orders the
-// output; it writes the selected pages in ascending logical order, translated to physical IDs through the block
-// table, then appends the window and tail pages. Deterministic: no floating-point reductions.
+// Top-k by radix select: one CTA (1024 threads) per row, rows of up to 65,536 scores.
+// Scores -> order-preserving uint32 keys. Pass 1 (the only full read of the row, coalesced 16-byte
+// loads, 4 in flight per thread) stores each key's top 16 bits in shared memory (128 KB) and builds a
+// 12-bit histogram -> the digit d12 holding the K-th largest key. Pass 2 (shared memory; warp w owns
+// a contiguous block) counts the keys above d12 per block and gathers the keys of digit d12 (~1-2% of
+// a row) with their full values; two 10-bit passes over those give the exact K-th largest key T and
+// how many keys equal to T to keep (the lowest indices). The candidates are marked in place and the
+// output pass walks shared memory in index order (warp ballots, offsets from per-block counts) and
+// writes the selected pages in ascending logical order, translated
+// to physical IDs through the block table, then appends the window and tail pages.
+// Deterministic: no floating-point reductions, ties resolved by index.
 #include "cisa_kernels/topk.hpp"
 #include "common.cuh"
 
@@ -14,9 +17,9 @@ namespace {
 
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
-constexpr int kCap = 24576;        // candidate keys kept in shared memory after the 12-bit pass
-constexpr int kBins0 = 4096;       // first digit: the top 12 bits
-constexpr int kSmem = (kBins0 + kCap) * 4;
+constexpr int kMaxN = 65536;       // row length held in shared memory as 16-bit key prefixes
+constexpr int kCap = 4096;         // candidates (keys sharing the threshold's top 16 bits)
+constexpr int kSmem = kMaxN * 2 + 4096 * 4 + kCap * 8;
 
 __device__ __forceinline__ uint32_t f2key(float f) {
   const uint32_t u = __float_as_uint(f);
@@ -61,17 +64,18 @@ __device__ __forceinline__ T block_exclusive_scan(T v, T* warp_sums, T* total) {
   return before + x - v;
 }
 
-// Given a histogram (bins, highest digit = largest keys) and kk (rank of the wanted key from the top),
-// finds the digit holding it and the rank inside that digit. Every thread gets the result.
+// Given a histogram (BINS, highest bin = largest keys) and kk (rank wanted, from the top), finds the
+// bin holding it and the rank inside it. Every thread gets the result.
 template <int BINS>
 __device__ __forceinline__ void select_digit(const uint32_t* hist, uint32_t kk, uint32_t* warp_sums, uint32_t* s_out,
                                              uint32_t& digit, uint32_t& kk_out) {
-  constexpr int PER = BINS / kThreads;
+  constexpr int PER = (BINS + kThreads - 1) / kThreads;
   const int t = threadIdx.x;
   uint32_t c[PER], cnt = 0;
 #pragma unroll
   for (int i = 0; i < PER; ++i) {
-    c[i] = hist[BINS - 1 - (t * PER + i)];  // descending
+    const int b = BINS - 1 - (t * PER + i);
+    c[i] = b >= 0 ? hist[b] : 0u;
     cnt += c[i];
   }
   uint32_t total;
@@ -93,109 +97,176 @@ __device__ __forceinline__ void select_digit(const uint32_t* hist, uint32_t kk, 
   __syncthreads();
 }
 
-__global__ void __launch_bounds__(kThreads) topk_kernel(const float* __restrict__ scores, int score_stride,
-                                                        const TopkRow* __restrict__ rows, const int* __restrict__ table,
-                                                        int table_stride, int* __restrict__ out, int out_stride, int K) {
-  extern __shared__ __align__(16) uint32_t tk_smem[];
-  uint32_t* hist = tk_smem;            // [4096]
-  uint32_t* cand = tk_smem + kBins0;   // [kCap]
+__global__ void __launch_bounds__(kThreads, 1) topk_kernel(const float* __restrict__ scores, int score_stride,
+                                                           const TopkRow* __restrict__ rows, const int* __restrict__ table,
+                                                           int table_stride, int* __restrict__ out, int out_stride, int K) {
+  extern __shared__ __align__(16) unsigned char tk_smem[];
+  uint16_t* k16 = reinterpret_cast<uint16_t*>(tk_smem);                      // [kMaxN] top 16 bits of each key
+  uint32_t* hist = reinterpret_cast<uint32_t*>(tk_smem + kMaxN * 2);         // [4096]
+  uint32_t* cand_key = hist + 4096;                                          // [kCap]
+  uint32_t* cand_idx = cand_key + kCap;                                      // [kCap]
   __shared__ uint32_t warp_sums32[32];
-  __shared__ unsigned long long warp_sums64[32];
   __shared__ uint32_t s_sel[2];
   __shared__ uint32_t s_ncand;
+  __shared__ uint32_t s_wsel[kWarps], s_weq[kWarps];
   const TopkRow row = rows[blockIdx.x];
   const float* s = scores + static_cast<std::int64_t>(blockIdx.x) * score_stride;
   const int* trow = table + static_cast<std::int64_t>(row.seq) * table_stride;
   int* orow = out + static_cast<std::int64_t>(blockIdx.x) * out_stride;
-  const int n = row.n_e;
-  const int tid = threadIdx.x;
+  const int n = min(row.n_e, kMaxN);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const uint32_t below = (1u << lane) - 1u;
 
-  // pass 1: histogram of the top 12 bits
-  for (int i = tid; i < kBins0; i += kThreads) hist[i] = 0;
+  // pass 1 (the only full read of the row; 4 x 16-byte loads in flight per thread):
+  // 16-bit key prefixes -> shared memory, histogram of the top 12 bits
+  for (int i = tid; i < 4096; i += kThreads) hist[i] = 0;
   if (tid == 0) s_ncand = 0;
   __syncthreads();
-  for (int i = tid * 4; i < n; i += kThreads * 4) {
-    const float4 v = load4(s, i, n);
-    atomicAdd(&hist[f2key(v.x) >> 20], 1u);
-    if (i + 1 < n) atomicAdd(&hist[f2key(v.y) >> 20], 1u);
-    if (i + 2 < n) atomicAdd(&hist[f2key(v.z) >> 20], 1u);
-    if (i + 3 < n) atomicAdd(&hist[f2key(v.w) >> 20], 1u);
-  }
-  __syncthreads();
-  uint32_t digit, kk;
-  select_digit<kBins0>(hist, static_cast<uint32_t>(K), warp_sums32, s_sel, digit, kk);
-  uint32_t prefix = digit << 20, mask = 0xfff00000u;
-  // pass 2: candidates (keys in the threshold bin) into shared memory
-  for (int i = tid * 4; i < n; i += kThreads * 4) {
-    const float4 v = load4(s, i, n);
-    const float vals[4] = {v.x, v.y, v.z, v.w};
+  for (int i0 = tid * 4; i0 < n; i0 += kThreads * 16) {
+    float4 v[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const uint32_t key = f2key(vals[e]);
-      if (i + e < n && (key & mask) == prefix) {
-        const uint32_t pos = atomicAdd(&s_ncand, 1u);
-        if (pos < kCap) cand[pos] = key;
+    for (int u = 0; u < 4; ++u) {
+      const int i = i0 + u * kThreads * 4;
+      v[u] = i < n ? load4(s, i, n) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int i = i0 + u * kThreads * 4;
+      if (i >= n) break;
+      const uint32_t k0 = f2key(v[u].x), k1 = f2key(v[u].y), k2 = f2key(v[u].z), k3 = f2key(v[u].w);
+      if (i + 3 < n) {
+        uint2 packed;
+        packed.x = (k0 >> 16) | (k1 & 0xffff0000u);
+        packed.y = (k2 >> 16) | (k3 & 0xffff0000u);
+        *reinterpret_cast<uint2*>(k16 + i) = packed;
+      } else {
+        const uint32_t kk4[4] = {k0, k1, k2, k3};
+        for (int e = 0; e < 4 && i + e < n; ++e) k16[i + e] = static_cast<uint16_t>(kk4[e] >> 16);
       }
+      atomicAdd(&hist[k0 >> 20], 1u);
+      if (i + 1 < n) atomicAdd(&hist[k1 >> 20], 1u);
+      if (i + 2 < n) atomicAdd(&hist[k2 >> 20], 1u);
+      if (i + 3 < n) atomicAdd(&hist[k3 >> 20], 1u);
     }
   }
   __syncthreads();
+  uint32_t d12, kk;
+  select_digit<4096>(hist, static_cast<uint32_t>(K), warp_sums32, s_sel, d12, kk);
+
+  // pass 2 (shared memory): warp w owns the contiguous block [w0, w1); count the keys whose 12-bit
+  // digit is above d12 (all selected) and gather the candidates (digit == d12) with their full keys
+  const int per = (n + kWarps - 1) / kWarps;
+  const int w0 = min(n, warp * per), w1 = min(n, w0 + per);
+  uint32_t ngt = 0;
+  for (int base = w0; base < w1; base += 32) {
+    const int i = base + lane;
+    const uint32_t b12 = i < w1 ? (static_cast<uint32_t>(k16[i]) >> 4) : 0u;
+    const bool gt = i < w1 && b12 > d12, cd = i < w1 && b12 == d12;
+    ngt += __popc(__ballot_sync(0xffffffffu, gt));
+    if (cd) {
+      const uint32_t pos = atomicAdd(&s_ncand, 1u);
+      if (pos < kCap) {
+        cand_key[pos] = f2key(s[i]);
+        cand_idx[pos] = static_cast<uint32_t>(i);
+      }
+    }
+  }
+  if (lane == 0) s_wsel[warp] = ngt;
+  __syncthreads();
   const uint32_t ncand = s_ncand;
   const bool in_smem = ncand <= kCap;
-  // passes 3-4: two 10-bit digits over the candidates (or over the row if they did not fit)
+  // passes 3-4: two 10-bit digits below the 12-bit prefix -> the exact K-th largest key T
+  uint32_t prefix = d12 << 20, mask = 0xfff00000u;
   for (int shift = 10; shift >= 0; shift -= 10) {
-    for (int i = tid; i < 1024; i += kThreads) hist[i] = 0;
+    hist[tid] = 0;  // 1024 bins
     __syncthreads();
     if (in_smem) {
       for (uint32_t c = tid; c < ncand; c += kThreads) {
-        const uint32_t key = cand[c];
+        const uint32_t key = cand_key[c];
         if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 1023u], 1u);
       }
     } else {
       for (int i = tid; i < n; i += kThreads) {
+        if ((static_cast<uint32_t>(k16[i]) >> 4) != d12) continue;
         const uint32_t key = f2key(s[i]);
         if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 1023u], 1u);
       }
     }
     __syncthreads();
-    select_digit<1024>(hist, kk, warp_sums32, s_sel, digit, kk);
-    prefix |= digit << shift;
+    uint32_t d10;
+    select_digit<1024>(hist, kk, warp_sums32, s_sel, d10, kk);
+    prefix |= d10 << shift;
     mask |= 1023u << shift;
   }
-  // ordered collect: each thread owns a contiguous segment; keys > T all kept, keys == T: first kk
-  const uint32_t T = prefix;
-  const int seg = ((n + kThreads - 1) / kThreads + 3) / 4 * 4;
-  const int b0 = min(n, tid * seg), b1 = min(n, b0 + seg);
-  uint32_t ngt = 0, neq = 0;
-  for (int i = b0; i < b1; i += 4) {
-    const float4 v = load4(s, i, b1);
-    const float vals[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if (i + e < b1) {
-        const uint32_t key = f2key(vals[e]);
-        ngt += key > T;
-        neq += key == T;
+  const uint32_t T = prefix;  // keep keys > T and the first kk keys == T (lowest indices)
+
+  if (in_smem) {
+    // mark each candidate in place: 0xFFFF = selected, 0 = not (every key of bin d12 is a candidate)
+    for (uint32_t c = tid; c < ncand; c += kThreads) {
+      const uint32_t key = cand_key[c], idx = cand_idx[c];
+      bool sel = key > T;
+      if (key == T) {
+        uint32_t rank = 0;
+        for (uint32_t c2 = 0; c2 < ncand; ++c2) rank += cand_key[c2] == T && cand_idx[c2] < idx;
+        sel = rank < kk;
       }
+      k16[idx] = sel ? 0xffffu : 0u;
+      if (sel) atomicAdd(&s_wsel[idx / per], 1u);
     }
-  }
-  unsigned long long total;
-  const unsigned long long ex = block_exclusive_scan<unsigned long long>(
-      (static_cast<unsigned long long>(ngt) << 32) | neq, warp_sums64, &total);
-  uint32_t gt_before = static_cast<uint32_t>(ex >> 32), eq_before = static_cast<uint32_t>(ex & 0xffffffffu);
-  for (int i = b0; i < b1; i += 4) {
-    const float4 v = load4(s, i, b1);
-    const float vals[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if (i + e >= b1) break;
-      const uint32_t key = f2key(vals[e]);
-      if (key > T) {
-        orow[gt_before + min(eq_before, kk)] = trow[i + e];
-        ++gt_before;
-      } else if (key == T) {
-        if (eq_before < kk) orow[gt_before + eq_before] = trow[i + e];
-        ++eq_before;
+    __syncthreads();
+    uint32_t off = 0;
+    for (int w2 = 0; w2 < warp; ++w2) off += s_wsel[w2];
+    // output pass: selected = digit above d12, or marked
+    for (int base = w0; base < w1; base += 32) {
+      const int i = base + lane;
+      const uint32_t h = i < w1 ? static_cast<uint32_t>(k16[i]) : 0u;
+      const bool sel = i < w1 && ((h >> 4) > d12 || h == 0xffffu);
+      const uint32_t b = __ballot_sync(0xffffffffu, sel);
+      if (sel) orow[off + __popc(b & below)] = trow[i];
+      off += __popc(b);
+    }
+  } else {
+    // fallback (more than kCap keys share the threshold's 12-bit digit, e.g. heavy ties):
+    // classify every key of bin d12 from global memory, in index order
+    auto classify = [&](int i, bool& gt, bool& eq) {
+      gt = eq = false;
+      if (i >= w1) return;
+      const uint32_t b12 = static_cast<uint32_t>(k16[i]) >> 4;
+      if (b12 > d12) {
+        gt = true;
+      } else if (b12 == d12) {
+        const uint32_t key = f2key(s[i]);
+        gt = key > T;
+        eq = key == T;
       }
+    };
+    uint32_t cgt = 0, ceq = 0;
+    for (int base = w0; base < w1; base += 32) {
+      bool gt, eq;
+      classify(base + lane, gt, eq);
+      cgt += __popc(__ballot_sync(0xffffffffu, gt));
+      ceq += __popc(__ballot_sync(0xffffffffu, eq));
+    }
+    __syncthreads();
+    if (lane == 0) {
+      s_wsel[warp] = cgt;
+      s_weq[warp] = ceq;
+    }
+    __syncthreads();
+    uint32_t gt_before = 0, eq_before = 0;
+    for (int w2 = 0; w2 < warp; ++w2) {
+      gt_before += s_wsel[w2];
+      eq_before += s_weq[w2];
+    }
+    for (int base = w0; base < w1; base += 32) {
+      bool gt, eq;
+      classify(base + lane, gt, eq);
+      const uint32_t bg = __ballot_sync(0xffffffffu, gt), be = __ballot_sync(0xffffffffu, eq);
+      const uint32_t g = gt_before + __popc(bg & below), e = eq_before + __popc(be & below);
+      if (gt) orow[g + min(e, kk)] = trow[base + lane];
+      if (eq && e < kk) orow[g + e] = trow[base + lane];
+      gt_before += __popc(bg);
+      eq_before += __popc(be);
     }
   }
   for (int j = row.n_e + tid; j < row.list_end; j += kThreads) orow[K + (j - row.n_e)] = trow[j];
@@ -208,6 +279,7 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   if (rows.empty()) return;
   double ne = 0, appended = 0;
   for (const auto& r : rows) {
+    if (r.n_e > kMaxN || r.n_e <= a.k) throw std::invalid_argument("topk_select: need K < n_e <= 65536");
     ne += r.n_e;
     appended += r.list_end - r.n_e;
   }

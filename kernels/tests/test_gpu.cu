@@ -3,6 +3,7 @@
 // Exits 77 (CTest: skipped) with the reason printed when no CUDA device is usable.
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "cisa_kernels/cisa_step.hpp"
@@ -73,6 +74,50 @@ void test_representatives() {
   const double e2 = rel_err(got, ref, &use, &nan);
   std::printf("representatives update: rel err %.3g\n", e2);
   expect(!nan && e2 < 5e-3, "representatives update");
+}
+
+// Top-k on its own: random rows at full size, heavy ties (quantised scores), all-equal rows (the
+// candidate overflow path), against the reference with its tie rule (lower index first).
+void test_topk() {
+  struct R { int n, k; int kind; };
+  const std::vector<R> cases = {{65536, 4096, 0}, {65536, 4096, 1}, {10000, 100, 2}, {5000, 4999, 0}, {777, 13, 1}};
+  const int maxn = 65536;
+  std::vector<int> ids(maxn);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), g_rng);
+  DevBuf<int> dtab(ids);
+  BlockTable t{dtab.p, maxn};
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (const auto& c : cases) {
+    std::vector<float> sc(static_cast<size_t>(c.n));
+    for (auto& x : sc) {
+      const float v = nd(g_rng);
+      x = c.kind == 0 ? v : c.kind == 1 ? std::round(v * 2.0f) / 2.0f : 1.5f;
+    }
+    DevBuf<float> ds(sc);
+    std::vector<TopkRow> rows = {TopkRow{0, c.n, std::min(maxn, c.n + 3)}};
+    DevBuf<TopkRow> dr(rows);
+    DevBuf<int> dout(static_cast<size_t>(c.k + 3));
+    dout.poison();
+    TopkArgs a;
+    a.scores = ds.p;
+    a.score_stride = c.n;
+    a.rows = dr.p;
+    a.table = t;
+    a.out = dout.p;
+    a.out_stride = c.k + 3;
+    a.k = c.k;
+    a.rows_host = &rows;
+    topk_select(a, nullptr);
+    HCHECK(cudaDeviceSynchronize());
+    const auto got = dout.download();
+    BlockTable ht{ids.data(), maxn};
+    const auto want = ref::sparse_row(sc.data(), rows[0], c.k, ht);
+    size_t mism = 0;
+    for (size_t j = 0; j < want.size(); ++j) mism += got[j] != want[j];
+    std::printf("topk n=%d k=%d kind=%d: mismatches %zu\n", c.n, c.k, c.kind, mism);
+    expect(mism == 0, "topk n=" + std::to_string(c.n) + " kind=" + std::to_string(c.kind));
+  }
 }
 
 struct Case {
@@ -219,6 +264,7 @@ int main(int argc, char** argv) {
   g_rng.seed(seed);
   try {
     test_representatives();
+    test_topk();
     std::vector<Case> cases = {
         // name, history, new tokens, kv_heads, r, G, W, K
         {"decode_r4_ragged", {3000, 517, 1, 2049, 15}, {1, 1, 1, 1, 1}, 2, 4, 1, 8, 32, true},
