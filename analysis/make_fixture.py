@@ -135,6 +135,7 @@ COLUMNS += [("meas_speedup_attention", "f", "x", "measured dense/CISA core atten
             ("flops_attention_cisa", "f", "FLOP", "issued FLOPs, CISA attention"),
             ("pred_basis", "s", "", "calibrated | speed_of_light"),
             ("score_agg", "s", "", "sum | max | last"),
+            ("point_index", "i", "", "index of the point in the scenario's full sweep"),
             ("selection_overlap", "f", "fraction", "share of pages chosen by the previous group")]
 
 
@@ -151,6 +152,8 @@ def build_points(measured: bool, models=None):
                     rows.append(one_point(model, "full_prefill", L, K, G, 1, geo, P=8192))
                 rows.append(one_point(model, "decode", L, K, 1, 16, geo))
                 rows.append(one_point(model, "mtp", L, K, 4, 16, geo))
+    for i, row in enumerate(rows):
+        row["point_index"] = i
     rng = np.random.default_rng(6)
     comps = ("attention_dense", "attention_cisa", "scoring", "topk", "setup", "other",
              "busy_dense", "busy_cisa")

@@ -14,7 +14,8 @@ EXTRA_FLOAT_INPUTS = ("selection_overlap",)
 # Result columns, never configuration (some are int64, e.g. /plan's max_concurrency_*).
 OUTPUT_PREFIXES = ("max_", "min_", "tokens_per_", "pred_", "meas_", "bytes_", "flops_",
                    "ceiling_", "l2_", "splits_", "selections", "sparse_", "dense_path_",
-                   "eligible_", "kv_bytes", "kv_reduction", "capacity", "gpus", "throughput")
+                   "eligible_", "kv_bytes", "kv_reduction", "capacity", "gpus", "throughput",
+                   "err_", "point_index", "shard", "row_index")
 
 
 def config_columns(group: Group) -> list:
