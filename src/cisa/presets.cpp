@@ -145,30 +145,50 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
     if (k["score_tile_rows"]) h.score_tile_rows = positive_int(doc, k, "score_tile_rows", kp);
     if (k["topk_radix_passes"]) h.topk_radix_passes = positive_int(doc, k, "topk_radix_passes", kp);
   }
-  if (const YAML::Node c = node["calibration"]) {
-    const std::string cp = field("calibration");
-    require_keys_known(doc, c, cp,
+  std::string cal_text;
+  if (YAML::Node c = node["calibration"]) {
+    std::string cp = field("calibration");
+    YamlDoc cal_doc;
+    const YamlDoc* cdoc = &doc;
+    if (c.IsScalar()) {
+      // A file written by `cisa-sim calibrate`: embedded copy first, then the file system.
+      const std::string path = get_string(doc, c, cp);
+      const auto text = embedded_text(path);
+      try {
+        cal_doc = text ? parse_yaml(*text, "<embedded>/" + path) : load_yaml_file(path);
+      } catch (const InputError& e) {
+        throw InputError(locate(doc, c, cp), std::string("cannot load the calibration file: ") + e.what());
+      }
+      require_keys_known(cal_doc, cal_doc.root, "", {"calibration"});
+      c = cal_doc.root["calibration"];
+      if (!c) throw InputError(locate(cal_doc, cal_doc.root, "calibration"), "missing 'calibration:' mapping");
+      cdoc = &cal_doc;
+      cp = "calibration";
+      cal_text = "\n# --- calibration file " + cal_doc.file + "\n" + cal_doc.text;
+    }
+    const YamlDoc& doc_c = *cdoc;
+    require_keys_known(doc_c, c, cp,
                        {"basis", "read_bw_tbs", "copy_bw_tbs", "gemm_bf16_tflops",
                         "attention_bf16_tflops", "launch_overhead_us",
                         "topk_elem_passes_per_ns_per_sm", "l2_reuse"});
     h.has_calibration = true;
-    h.cal.basis = c["basis"] ? get_string(doc, c["basis"], cp + ".basis") : "unspecified";
-    h.cal.read_bw_tbs = get_figure(doc, c, "read_bw_tbs", cp);
-    h.cal.copy_bw_tbs = get_figure(doc, c, "copy_bw_tbs", cp, false);
-    h.cal.gemm_bf16_tflops = get_figure(doc, c, "gemm_bf16_tflops", cp);
-    h.cal.attention_bf16_tflops = get_figure(doc, c, "attention_bf16_tflops", cp);
-    h.cal.launch_overhead_us = get_figure(doc, c, "launch_overhead_us", cp);
-    h.cal.topk_elem_passes_per_ns_per_sm = get_figure(doc, c, "topk_elem_passes_per_ns_per_sm", cp);
-    h.cal.l2_reuse = get_figure(doc, c, "l2_reuse", cp);
+    h.cal.basis = c["basis"] ? get_string(doc_c, c["basis"], cp + ".basis") : "unspecified";
+    h.cal.read_bw_tbs = get_figure(doc_c, c, "read_bw_tbs", cp);
+    h.cal.copy_bw_tbs = get_figure(doc_c, c, "copy_bw_tbs", cp, false);
+    h.cal.gemm_bf16_tflops = get_figure(doc_c, c, "gemm_bf16_tflops", cp);
+    h.cal.attention_bf16_tflops = get_figure(doc_c, c, "attention_bf16_tflops", cp);
+    h.cal.launch_overhead_us = get_figure(doc_c, c, "launch_overhead_us", cp);
+    h.cal.topk_elem_passes_per_ns_per_sm = get_figure(doc_c, c, "topk_elem_passes_per_ns_per_sm", cp);
+    h.cal.l2_reuse = get_figure(doc_c, c, "l2_reuse", cp);
     if (!(h.cal.l2_reuse.value >= 0 && h.cal.l2_reuse.value <= 1))
-      throw InputError(locate(doc, c["l2_reuse"], cp + ".l2_reuse"), "must be in [0, 1]");
+      throw InputError(locate(doc_c, c["l2_reuse"], cp + ".l2_reuse"), "must be in [0, 1]");
     for (const Figure* f : {&h.cal.read_bw_tbs, &h.cal.gemm_bf16_tflops, &h.cal.attention_bf16_tflops,
                             &h.cal.topk_elem_passes_per_ns_per_sm})
-      if (!(f->value > 0)) throw InputError(locate(doc, c, cp), "calibrated rates must be > 0");
+      if (!(f->value > 0)) throw InputError(locate(doc_c, c, cp), "calibrated rates must be > 0");
     if (!(h.cal.launch_overhead_us.value >= 0))
-      throw InputError(locate(doc, c["launch_overhead_us"], cp + ".launch_overhead_us"), "must be >= 0");
+      throw InputError(locate(doc_c, c["launch_overhead_us"], cp + ".launch_overhead_us"), "must be >= 0");
   }
-  h.yaml = doc.text;
+  h.yaml = doc.text + cal_text;
   return h;
 }
 

@@ -8,6 +8,7 @@ int cmd_run(int argc, char** argv);       // cisa-sim [--scenario FILE] ...  (de
 int cmd_ceilings(int argc, char** argv);  // cisa-sim ceilings ...
 int cmd_presets(int argc, char** argv);   // cisa-sim presets
 int cmd_merge(int argc, char** argv);     // cisa-sim merge A.h5 B.h5 -o ALL.h5
+int cmd_calibrate(int argc, char** argv); // cisa-sim calibrate [--out FILE]
 int cmd_route(int argc, char** argv);     // cisa-sim route ...   (src/cli/cmd_route.cpp, issue 7)
 int cmd_report(int argc, char** argv);    // cisa-sim report ...  (src/cli/cmd_report.cpp, issue 6)
 int cmd_plan(int argc, char** argv);      // cisa-sim plan ...    (src/cli/cmd_plan.cpp, issue 5)

@@ -126,3 +126,23 @@ TEST_CASE("bad input names the file, line and field", "[scenario]") {
 
   CHECK_THROWS_AS(load_scenario("/nonexistent/dir/x.yaml", {}), InputError);
 }
+
+TEST_CASE("a GPU preset can include a calibration file written by `cisa-sim calibrate`", "[scenario]") {
+  const std::string cal = write_temp("cal.yaml",
+                                     "calibration:\n  basis: test\n  read_bw_tbs: {value: 2.0, source: MEAS}\n"
+                                     "  gemm_bf16_tflops: {value: 400, source: MEAS}\n  attention_bf16_tflops: 300\n"
+                                     "  launch_overhead_us: 5\n  topk_elem_passes_per_ns_per_sm: 4\n  l2_reuse: 0.5\n");
+  const std::string gpu = write_temp("gpu.yaml",
+                                     "name: testgpu\nhbm_gb: 80\nhbm_bw_tbs: 3\nbf16_tflops: 900\nsms: 100\ncalibration: " + cal + "\n");
+  const Scenario sc = load_scenario(write_temp("c.yaml", "name: t\nmodel: inkling_small\nhardware: " + gpu + "\n"), {});
+  const Hardware& hw = sc.gpus.at("testgpu");
+  CHECK(hw.has_calibration);
+  CHECK(hw.cal.read_bw_tbs.value == 2.0);
+  CHECK(hw.cal.l2_reuse.value == 0.5);
+  CHECK(hw.yaml.find("calibration file") != std::string::npos);
+
+  const std::string bad = write_temp("gpu_bad.yaml", "name: g\nhbm_gb: 80\nhbm_bw_tbs: 3\nbf16_tflops: 900\nsms: 100\ncalibration: /nope.yaml\n");
+  const std::string e = error_of("name: t\nmodel: inkling_small\nhardware: " + bad + "\n");
+  CHECK(contains(e, "gpu_bad.yaml:6"));
+  CHECK(contains(e, "cannot load the calibration file"));
+}

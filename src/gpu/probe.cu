@@ -1,0 +1,206 @@
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu/probe.hpp"
+
+namespace cisa::gpu {
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(s));
+}
+
+template <class T>
+struct DeviceBuffer {
+  T* p = nullptr;
+  explicit DeviceBuffer(std::size_t n) { check(cudaMalloc(&p, n * sizeof(T)), "cudaMalloc"); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct Events {
+  cudaEvent_t a{}, b{};
+  Events() {
+    check(cudaEventCreate(&a), "cudaEventCreate");
+    check(cudaEventCreate(&b), "cudaEventCreate");
+  }
+  ~Events() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  float ms() {
+    check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
+    return t;
+  }
+};
+
+// Random bits from a counter hash: fills without host transfers.
+__global__ void fill_random(uint32_t* p, std::size_t n, uint32_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    uint32_t x = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed;
+    x ^= x >> 16; x *= 0x85EBCA6Bu; x ^= x >> 13; x *= 0xC2B2AE35u; x ^= x >> 16;
+    p[i] = x;
+  }
+}
+
+// Bounded BF16 values in [-1, 1): random mantissa and sign, exponent fixed.
+__global__ void fill_bf16(__nv_bfloat16* p, std::size_t n, uint32_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    uint32_t x = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed;
+    x ^= x >> 15; x *= 0x2C1B3C6Du; x ^= x >> 12;
+    p[i] = __float2bfloat16((static_cast<float>(x & 0xFFFF) / 32768.0f) - 1.0f);
+  }
+}
+
+// 16-byte loads, grid-stride, several in flight; the xor keeps the compiler from dropping them.
+__global__ void read_stream(const uint4* __restrict__ p, std::size_t n, uint32_t* sink) {
+  uint32_t acc = 0;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const uint4 a = __ldcs(p + i), b = __ldcs(p + i + stride), c = __ldcs(p + i + 2 * stride), d = __ldcs(p + i + 3 * stride);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+  }
+  for (; i < n; i += stride) {
+    const uint4 a = __ldcs(p + i);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w;
+  }
+  if (acc == 0x12345678u) *sink = acc;  // practically never true, but the loads must happen
+}
+
+__global__ void empty_kernel() {}
+
+int sm_count() {
+  int dev = 0, sms = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
+  return sms;
+}
+
+ProbeResult summarize(std::vector<double> v, std::string method) {
+  std::sort(v.begin(), v.end());
+  const double med = v[v.size() / 2];
+  return {med, (v.back() - v.front()) / med, std::move(method)};
+}
+
+}  // namespace
+
+DeviceInfo query_device() {
+  DeviceInfo d;
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    d.reason = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e) : "no CUDA device found";
+    cudaGetLastError();
+    return d;
+  }
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
+    d.reason = "cudaGetDeviceProperties failed";
+    return d;
+  }
+  d.available = true;
+  d.name = p.name;
+  d.sms = p.multiProcessorCount;
+  d.l2_bytes = p.l2CacheSize;
+  d.memory_bytes = static_cast<double>(p.totalGlobalMem);
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  return d;
+}
+
+ProbeResult probe_read_bandwidth_tbs(double bytes) {
+  const std::size_t n16 = static_cast<std::size_t>(bytes / 16);
+  DeviceBuffer<uint4> buf(n16);
+  DeviceBuffer<uint32_t> sink(1);
+  fill_random<<<4 * sm_count(), 256>>>(reinterpret_cast<uint32_t*>(buf.p), n16 * 4, 7u);
+  check(cudaGetLastError(), "fill_random");
+  Events ev;
+  std::vector<double> tbs;
+  const int blocks = 8 * sm_count();
+  for (int rep = 0; rep < 13; ++rep) {
+    check(cudaEventRecord(ev.a), "record");
+    read_stream<<<blocks, 512>>>(buf.p, n16, sink.p);
+    check(cudaEventRecord(ev.b), "record");
+    check(cudaGetLastError(), "read_stream");
+    const double ms = ev.ms();
+    if (rep >= 3) tbs.push_back(static_cast<double>(n16) * 16 / (ms * 1e-3) / 1e12);
+  }
+  return summarize(tbs, "streaming 16-byte loads (ld.global.cs) over " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+                            " MiB, " + std::to_string(blocks) + " CTAs x 512 threads, median of 10");
+}
+
+ProbeResult probe_copy_bandwidth_tbs(double bytes) {
+  const std::size_t n = static_cast<std::size_t>(bytes);
+  DeviceBuffer<uint8_t> a(n), b(n);
+  fill_random<<<4 * sm_count(), 256>>>(reinterpret_cast<uint32_t*>(a.p), n / 4, 11u);
+  Events ev;
+  std::vector<double> tbs;
+  for (int rep = 0; rep < 13; ++rep) {
+    check(cudaEventRecord(ev.a), "record");
+    check(cudaMemcpyAsync(b.p, a.p, n, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+    check(cudaEventRecord(ev.b), "record");
+    const double ms = ev.ms();
+    if (rep >= 3) tbs.push_back(2.0 * static_cast<double>(n) / (ms * 1e-3) / 1e12);
+  }
+  return summarize(tbs, "cudaMemcpyAsync device-to-device of " + std::to_string(n >> 20) + " MiB, read + write counted, median of 10");
+}
+
+ProbeResult probe_gemm_bf16_tflops(int n) {
+  const std::size_t elems = static_cast<std::size_t>(n) * n;
+  DeviceBuffer<__nv_bfloat16> A(elems), B(elems), C(elems);
+  fill_bf16<<<4 * sm_count(), 256>>>(A.p, elems, 3u);
+  fill_bf16<<<4 * sm_count(), 256>>>(B.p, elems, 5u);
+  check(cudaGetLastError(), "fill_bf16");
+  cublasHandle_t h{};
+  check(cublasCreate(&h), "cublasCreate");
+  const float alpha = 1.0f, beta = 0.0f;
+  Events ev;
+  std::vector<double> tf;
+  try {
+    for (int rep = 0; rep < 13; ++rep) {
+      check(cudaEventRecord(ev.a), "record");
+      check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p, CUDA_R_16BF, n, &beta, C.p,
+                         CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx");
+      check(cudaEventRecord(ev.b), "record");
+      const double ms = ev.ms();
+      if (rep >= 3) tf.push_back(2.0 * n * static_cast<double>(n) * n / (ms * 1e-3) / 1e12);
+    }
+  } catch (...) {
+    cublasDestroy(h);
+    throw;
+  }
+  cublasDestroy(h);
+  return summarize(tf, "cuBLAS BF16 GEMM " + std::to_string(n) + "^3, fp32 accumulate, random inputs, median of 10");
+}
+
+ProbeResult probe_launch_overhead_us(int launches) {
+  Events ev;
+  std::vector<double> us;
+  for (int rep = 0; rep < 8; ++rep) {
+    check(cudaEventRecord(ev.a), "record");
+    for (int i = 0; i < launches; ++i) empty_kernel<<<1, 32>>>();
+    check(cudaEventRecord(ev.b), "record");
+    check(cudaGetLastError(), "empty_kernel");
+    const double ms = ev.ms();
+    if (rep >= 2) us.push_back(ms * 1e3 / launches);
+  }
+  return summarize(us, "back-to-back empty kernel launches on one stream (" + std::to_string(launches) + " per repetition), median of 6");
+}
+
+}  // namespace cisa::gpu
