@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "cisa/measure.hpp"
@@ -34,6 +36,67 @@ void fill_errors(Table& t) {
     const auto& p = f64(t, pred_name);
     auto& e = f64(t, err[k]);
     for (std::size_t i = 0; i < n; ++i) e[i] = (p[i] > 0 && std::isfinite(m[i])) ? m[i] / p[i] - 1.0 : NAN;
+  }
+}
+
+std::vector<ErrorSummary> summarize_errors(const Table& t) {
+  std::vector<ErrorSummary> out;
+  const std::size_t n = t.rows();
+  const auto& phase = std::get<std::vector<std::string>>(t.find("phase")->data);
+  const auto& idx = std::get<std::vector<std::int64_t>>(t.find("point_index")->data);
+  std::vector<std::string> phases;
+  for (const auto& p : phase)
+    if (std::find(phases.begin(), phases.end(), p) == phases.end()) phases.push_back(p);
+  for (const auto& name : error_columns()) {
+    const auto& e = std::get<std::vector<double>>(t.find(name)->data);
+    for (const auto& ph : phases) {
+      std::vector<double> abs_err;
+      ErrorSummary s{name.substr(4), ph, 0, 0, 0, -1, ""};
+      double sum = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (phase[i] != ph || !std::isfinite(e[i])) continue;
+        abs_err.push_back(std::fabs(e[i]));
+        sum += e[i];
+        if (std::fabs(e[i]) >= s.worst_abs) {
+          s.worst_abs = std::fabs(e[i]);
+          s.worst_point = idx[i];
+        }
+      }
+      if (abs_err.empty()) continue;
+      std::sort(abs_err.begin(), abs_err.end());
+      s.points = abs_err.size();
+      s.median_abs = abs_err[abs_err.size() / 2];
+      const double mean = sum / static_cast<double>(abs_err.size());
+      // Targets of issue 4: median <= 10 %, worst <= 25 % (speedups: within 15 %).
+      const bool speed = s.component.rfind("speedup", 0) == 0;
+      const bool ok = speed ? s.worst_abs <= 0.15 : (s.median_abs <= 0.10 && s.worst_abs <= 0.25);
+      if (ok)
+        s.verdict = "within target";
+      else if (std::fabs(mean) > 0.8 * s.median_abs)
+        s.verdict = mean > 0 ? "misses: measured slower than predicted (model optimistic)"
+                             : "misses: measured faster than predicted (model pessimistic)";
+      else
+        s.verdict = "misses: scattered errors (structure, not bias)";
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+void write_error_report(std::ostream& os, const Table& t) {
+  const auto rows = summarize_errors(t);
+  if (rows.empty()) {
+    os << "no measured points: nothing to compare\n";
+    return;
+  }
+  os << "measured vs predicted (err = measured / predicted - 1)\n";
+  os << "  component             phase              points  median|err|  worst|err|  worst point  verdict\n";
+  char buf[256];
+  for (const auto& r : rows) {
+    std::snprintf(buf, sizeof buf, "  %-21s %-18s %6zu  %10.1f%%  %9.1f%%  %11lld  %s\n", r.component.c_str(),
+                  r.phase.c_str(), r.points, 100 * r.median_abs, 100 * r.worst_abs,
+                  static_cast<long long>(r.worst_point), r.verdict.c_str());
+    os << buf;
   }
 }
 

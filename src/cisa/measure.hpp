@@ -2,6 +2,10 @@
 // meas_ms_* / meas_speedup_* / err_* columns of a /points table in place.
 #pragma once
 
+#include <ostream>
+#include <string>
+#include <vector>
+
 #include "cisa/scenario.hpp"
 #include "cisa/table.hpp"
 
@@ -13,5 +17,18 @@ void measure_points(const Scenario& sc, Table& points, Attributes& attrs, bool r
 
 // err_<x> = meas / pred - 1 and meas_speedup_* from the meas_ms_* columns already filled.
 void fill_errors(Table& points);
+
+// Median and worst |err| per component and phase over the measured points.
+struct ErrorSummary {
+  std::string component;  // attention_dense, ..., speedup_busy
+  std::string phase;
+  std::size_t points = 0;
+  double median_abs = 0, worst_abs = 0;
+  std::int64_t worst_point = -1;  // point_index of the worst point
+  std::string verdict;            // "within target", "biased high/low", "misses target"
+};
+std::vector<ErrorSummary> summarize_errors(const Table& points);
+// The stdout report: one line per component and phase, the worst points, a verdict per component.
+void write_error_report(std::ostream& os, const Table& points);
 
 }  // namespace cisa

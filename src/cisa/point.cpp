@@ -71,9 +71,15 @@ Prediction predict(const Point& p, const KernelShape& shape, const Rates& rates,
   auto run = [&](std::int64_t start, std::int64_t n) {
     const ForwardCost f = forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, shape);
     const ForwardTimes t = forward_times(f, radix_passes, rates);
-    out.cost.add(f);
-    out.dense.add(t.dense);
-    out.cisa.add(t.cisa);
+    if (out.forwards == 0) {  // single-forward phases: no summing
+      out.cost = f;
+      out.dense = t.dense;
+      out.cisa = t.cisa;
+    } else {
+      out.cost.add(f);
+      out.dense.add(t.dense);
+      out.cisa.add(t.cisa);
+    }
     out.forwards += 1;
   };
   switch (w.phase) {

@@ -8,6 +8,8 @@
 
 #include "cisa/errors.hpp"
 #include "cisa/evaluate.hpp"
+#include "cisa/measure.hpp"
+#include "cisa/results.hpp"
 #include "cisa/write_hdf5.hpp"
 
 using namespace cisa;
@@ -93,4 +95,34 @@ TEST_CASE("shards partition the points and keep their sweep index", "[hdf5]") {
   CHECK_THROWS_AS(parse_shard("3/3"), InputError);
   CHECK_THROWS_AS(parse_shard("1-3"), InputError);
   CHECK(parse_shard("2/5").count == 5);
+}
+
+TEST_CASE("errors and their summary from measured columns", "[compare]") {
+  const Scenario sc = load_scenario("", {});
+  Table t = evaluate_scenario(sc);
+  auto col = [&](const std::string& name) -> std::vector<double>& {
+    return std::get<std::vector<double>>(const_cast<Column*>(t.find(name))->data);
+  };
+  // Pretend every component measured 10 % slower than predicted, except one point.
+  for (const auto& m : measured_columns()) {
+    if (m.find("speedup") != std::string::npos) continue;
+    auto& meas = col(m);
+    const auto& pred = col("pred_" + m.substr(5));
+    for (std::size_t i = 0; i < meas.size(); ++i) meas[i] = pred[i] * 1.1;
+  }
+  col("meas_ms_topk")[2] = col("pred_ms_topk")[2] * 2.0;
+  fill_errors(t);
+  CHECK(std::fabs(col("err_attention_cisa")[0] - 0.1) < 1e-12);
+  CHECK(std::fabs(col("err_speedup_busy")[0]) < 1e-12);  // uniform 10 % cancels in the ratio
+  CHECK(std::fabs(col("err_topk")[2] - 1.0) < 1e-12);
+  const auto rows = summarize_errors(t);
+  bool saw_topk = false;
+  for (const auto& r : rows)
+    if (r.component == "topk" && r.phase == "terminal_prefill") {
+      saw_topk = true;
+      CHECK(r.worst_abs == Approx(1.0));
+      CHECK(r.worst_point == 2);
+      CHECK(r.verdict.find("misses") != std::string::npos);
+    }
+  CHECK(saw_topk);
 }
