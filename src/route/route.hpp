@@ -90,6 +90,7 @@ struct SyntheticConfig {
   double key_noise = 1.0;            // per-token key noise (std per channel)
   double chunk_coherence = 1.0;      // std of each page's shared key component per channel
   double query_noise = 1.0;          // std of the query's random part per channel
+  double query_correlation = 0.9;    // AR(1) correlation of the random part between positions
   bool with_projection = true;       // also emit x and w_q with q = w_q x exactly
   std::uint64_t seed = 1;
   int layer = 0;

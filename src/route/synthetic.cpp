@@ -7,7 +7,8 @@
 //   channels 2..2+n  needle i: key = 1 on every token of needle page i of the group; retrieval
 //                              heads' query = needle_logit * sqrt(d) on every needle channel
 //   the rest         free:     key = page component (std chunk_coherence, shared by the page's
-//                              tokens) + token noise (std key_noise); query = query_noise * R_h xi_t
+//                              tokens) + token noise (std key_noise); query = query_noise * R_h xi_t,
+//                              xi_t AR(1) over positions with correlation query_correlation
 // So a score q.k / sqrt(d) is: logit of the structure + O(query_noise * key_noise) noise.
 // Queries are produced as q = w_q x with x_t = [1, xi_t] (hidden = 1 + d), xi_t ~ N(0, I), and
 // w_q = [c_h | query_noise * R_h] (c_h the head's structural query, R_h ~ N(0, 1/d) on the
@@ -167,13 +168,20 @@ LayerActivations make_synthetic(const SyntheticConfig& cfg, SyntheticTruth* trut
                                      (static_cast<std::uint64_t>(h) * 4096 + static_cast<std::uint64_t>(i)) * 4096 +
                                          static_cast<std::uint64_t>(j));
   }
+  // xi_t: AR(1) across consecutive analysed positions, xi_t = rho xi_{t-1} + sqrt(1-rho^2) eta_t.
+  const double rho = std::clamp(cfg.query_correlation, 0.0, 1.0);
+  const auto innov = static_cast<float>(std::sqrt(1.0 - rho * rho));
   std::vector<float> x(static_cast<std::size_t>(P) * hidden);
   for (std::int64_t p = 0; p < P; ++p) {
     x[static_cast<std::size_t>(p * hidden)] = 1.0f;
-    for (int j = 0; j < d; ++j)
-      x[static_cast<std::size_t>(p * hidden + 1 + j)] =
+    for (int j = 0; j < d; ++j) {
+      const float eta =
           gauss(cfg.seed, kXi, static_cast<std::uint64_t>(a.positions[static_cast<std::size_t>(p)]) * 4096 +
                                    static_cast<std::uint64_t>(j));
+      const float prev = p > 0 ? x[static_cast<std::size_t>((p - 1) * hidden + 1 + j)] : eta;
+      x[static_cast<std::size_t>(p * hidden + 1 + j)] =
+          p > 0 ? static_cast<float>(rho) * prev + innov * eta : eta;
+    }
   }
   a.q.assign(static_cast<std::size_t>(P * Hq * d), 0.0f);
   for (std::int64_t p = 0; p < P; ++p)

@@ -62,6 +62,7 @@ TEST_CASE("synthetic: q = w_q x, needles placed, structure visible in attention"
   cfg.q_heads = 8;
   cfg.kv_heads = 2;
   cfg.head_dim = 32;
+  cfg.sink_logit = 10.0;  // 4 sink tokens x e^10 outweigh ~2k tokens of O(1) logits
   SyntheticTruth truth;
   const LayerActivations a = make_synthetic(cfg, &truth);
   a.validate();
@@ -94,5 +95,5 @@ TEST_CASE("synthetic: q = w_q x, needles placed, structure visible in attention"
   double recent = 0;
   for (std::int64_t j = own - 3; j <= own; ++j) recent += m.row(last, 1)[j];
   CHECK(recent > 0.5);
-  CHECK(m.row(last, 2)[0] > 4 * m.row(last, 3)[0]);  // sink head vs diffuse head on page 0
+  CHECK(m.row(last, 2)[0] > 0.5);
 }
