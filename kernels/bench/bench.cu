@@ -197,10 +197,11 @@ void check_output(const DevBuf<bf16_bits>& o, const std::string& name) {
 }
 
 int g_sms = 0;
+int g_max_rows = kMaxAttnRows;  // --max-rows
 
 void bench_dense(World& w, const std::string& name, int P, int r) {
   StepBatch b{std::vector<int>(kB, kHist), std::vector<int>(kB, P), 1, r};
-  const CisaPlan plan = plan_dense(b);
+  const CisaPlan plan = plan_dense(b, g_max_rows);
   CisaStep step(plan, 1, r, g_sms);
   Inputs in = make_inputs(plan.total_tokens, r, 100 + P + r);
   step.upload(nullptr);
@@ -217,7 +218,7 @@ void bench_dense(World& w, const std::string& name, int P, int r) {
 void bench_cisa(World& w, const std::string& name, int P, int r, int G, const std::string& what,
                 const std::string& sel_out = "") {
   StepBatch b{std::vector<int>(kB, kHist), std::vector<int>(kB, P), 1, r};
-  const CisaPlan plan = plan_cisa_step(b, StepConfig{kW, kK, G});
+  const CisaPlan plan = plan_cisa_step(b, StepConfig{kW, kK, G, g_max_rows});
   CisaStep step(plan, 1, r, g_sms);
   Inputs in = make_inputs(plan.total_tokens, r, 200 + P + r + G);
   Instrument ins;
@@ -343,6 +344,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--csv")) csv = argv[i + 1];
     if (!std::strcmp(argv[i], "--cases")) cases = argv[i + 1];
     if (!std::strcmp(argv[i], "--sel-out")) sel = argv[i + 1];
+    if (!std::strcmp(argv[i], "--max-rows")) g_max_rows = std::atoi(argv[i + 1]);
   }
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {

@@ -28,11 +28,18 @@ for s in $steps; do
         log "gpu_test ($v) rc=$? $(tail -1 /tmp/gpu_test0.log)"
       done ;;
     ab)
-      ab_cases=dense_prefill_inkling_b16_p512,cisa_attn_prefill_inkling_b16_p512_g16,cisa_attn_prefill_inkling_b16_p512_g32,cisa_attn_prefill_ultra_b16_p512_g4
-      for v in "CISA_ATTN_PIPE=1" "CISA_ATTN_MMA=sync"; do
-        env $v /tmp/bk/cisa_kernel_bench --csv /tmp/ab.csv --cases $ab_cases > /tmp/ab.log 2>&1
-        log "A/B $v:"; grep -E "^(dense|cisa)" /tmp/ab.log | cut -c1-140 >> "$OUT/summary.txt"
-      done ;;
+      ab_cases=${AB_CASES:-dense_prefill_inkling_b16_p512,dense_prefill_ultra_b16_p512,cisa_attn_prefill_inkling_b16_p512_g16,cisa_attn_prefill_inkling_b16_p512_g32,cisa_attn_prefill_ultra_b16_p512_g4}
+      ab_run() {  # label, then the command prefix (env ...); extra bench args from AB_ARGS
+        local label=$1; shift
+        "$@" /tmp/bk/cisa_kernel_bench --csv /tmp/ab.csv --cases $ab_cases ${AB_ARGS:-} > /tmp/ab.log 2>&1
+        log "A/B $label:"; grep -E "^(dense|cisa)" /tmp/ab.log | cut -c1-140 >> "$OUT/summary.txt"
+      }
+      AB_ARGS="--max-rows 64" ab_run "64-row works (2 CTAs/SM)" env ;;
+    prof)
+      ncu --clock-control none -k regex:topk_kernel -c 1 --section SpeedOfLight --section WarpStateStats \
+        --section SchedulerStats --section LaunchStats --section Occupancy \
+        /tmp/bk/cisa_kernel_bench --csv /tmp/p.csv --cases topk_n65536_k4096_r64 > "$OUT/prof_topk.txt" 2>&1
+      log "prof rc=$?"; grep -E "Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|Achieved Occ" "$OUT/prof_topk.txt" | head -40 ;;
     sanitize)
       for tool in memcheck racecheck; do
         timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_$tool.log 2>&1

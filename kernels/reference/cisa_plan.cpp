@@ -38,8 +38,8 @@ void check_batch(const StepBatch& b) {
 
 // Attention works for positions [pa, pb) of sequence `seq` reading one list, chunked to <= 128 rows.
 void add_works(std::vector<AttnWork>& out, const StepBatch& b, const std::vector<int>& toff, int seq,
-               int kvh, int pa, int pb, int list_src, int list_row, int n_unmasked, int mask_page0) {
-  const int max_pos = std::max(1, kMaxAttnRows / b.r);
+               int kvh, int pa, int pb, int list_src, int list_row, int n_unmasked, int mask_page0, int max_rows) {
+  const int max_pos = std::max(1, std::min(max_rows, kMaxAttnRows) / b.r);
   for (int p = pa; p < pb; p += max_pos) {
     const int pe = std::min(pb, p + max_pos);
     AttnWork w;
@@ -108,7 +108,7 @@ CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c) {
   plan.sparse_stride = c.budget + c.window_pages + max_tail;
   for (const Sel& sl : sels) {
     if (!sl.sparse) {
-      add_works(plan.work, b, toff, sl.seq, sl.kvh, sl.pa, sl.pb, 0, sl.seq, 0, 0);
+      add_works(plan.work, b, toff, sl.seq, sl.kvh, sl.pa, sl.pb, 0, sl.seq, 0, 0, c.max_rows);
       continue;
     }
     const int row = static_cast<int>(plan.score_rows.size());
@@ -123,7 +123,7 @@ CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c) {
     plan.topk_rows.push_back(TopkRow{sl.seq, sl.n_e, last_page + 1});
     plan.score_stride = std::max(plan.score_stride, sl.n_e);
     add_works(plan.work, b, toff, sl.seq, sl.kvh, sl.pa, sl.pb, 1, row,
-              c.budget + (sl.npage - sl.n_e), sl.npage);
+              c.budget + (sl.npage - sl.n_e), sl.npage, c.max_rows);
   }
   plan.score_groups = make_score_groups(plan.score_rows);
   plan.rows_per_cta = rows_per_cta_for(plan.work, b.r);
@@ -132,14 +132,14 @@ CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c) {
   return plan;
 }
 
-CisaPlan plan_dense(const StepBatch& b) {
+CisaPlan plan_dense(const StepBatch& b, int max_rows) {
   check_batch(b);
   CisaPlan plan;
   const auto toff = token_offsets(b);
   plan.total_tokens = toff.back();
   for (int s = 0; s < static_cast<int>(b.history.size()); ++s)
     for (int kvh = 0; kvh < b.kv_heads; ++kvh)
-      add_works(plan.work, b, toff, s, kvh, 0, b.new_tokens[static_cast<size_t>(s)], 0, s, 0, 0);
+      add_works(plan.work, b, toff, s, kvh, 0, b.new_tokens[static_cast<size_t>(s)], 0, s, 0, 0, max_rows);
   plan.rows_per_cta = rows_per_cta_for(plan.work, b.r);
   return plan;
 }

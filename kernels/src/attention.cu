@@ -453,7 +453,7 @@ int occupancy_for(int rows) {
   switch (rows) {
     case 16: return occupancy<1, 4, 3, false>();
     case 32: return occupancy<2, 2, 3, false>();
-    case 64: return !wg ? occupancy<4, 1, 3, false>() : pp ? occupancy<4, 1, 3, true>() : occupancy<4, 1, 3, true, false>();
+    case 64: return !wg ? occupancy<4, 1, 3, false>() : pp ? occupancy<4, 1, 3, true>() : occupancy<4, 1, 2, true, false>();
     default: return !wg ? occupancy<8, 1, 2, false>() : pp ? occupancy<8, 1, 4, true>() : occupancy<8, 1, 2, true, false>();
   }
 }
@@ -517,7 +517,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
       case 64:
         if (!use_wgmma()) launch_cfg<4, 1, 3, false>(kp, n, s);
         else if (use_pipe()) launch_cfg<4, 1, 3, true>(kp, n, s);
-        else launch_cfg<4, 1, 3, true, false>(kp, n, s);
+        else launch_cfg<4, 1, 2, true, false>(kp, n, s);  // 2 stages: two CTAs fit per SM
         break;
       default:
         if (!use_wgmma()) launch_cfg<8, 1, 2, false>(kp, n, s);

@@ -21,6 +21,7 @@ struct StepConfig {
   int window_pages = 128;  // W
   int budget = 4096;       // K
   int qshare_g = 4;        // G
+  int max_rows = kMaxAttnRows;  // rows per attention work item (64 or 128; a group with more is split)
 };
 
 struct StepBatch {
@@ -46,7 +47,7 @@ struct CisaPlan {
 std::vector<int> token_offsets(const StepBatch& b);
 CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c);
 // Dense baseline: the same attention kernel over the full block table, tiles of floor(128/r) positions.
-CisaPlan plan_dense(const StepBatch& b);
+CisaPlan plan_dense(const StepBatch& b, int max_rows = kMaxAttnRows);
 
 // Device side of a plan: descriptor buffers, scratch, the sparse block table.
 class CisaStep {
