@@ -23,8 +23,8 @@ for s in $steps; do
       /tmp/bk/kernels_gpu_test 2>&1 | tee /tmp/gpu_test.log | tail -40; cp /tmp/gpu_test.log "$OUT/"
       log "gpu_test rc=${PIPESTATUS[0]}" ;;
     test0)
-      for v in "CISA_ATTN_PIPE=1" "CISA_ATTN_MMA=sync"; do
-        env $v /tmp/bk/kernels_gpu_test > /tmp/gpu_test0.log 2>&1
+      for v in "CISA_ATTN_WS=1" "CISA_ATTN_PIPE=1" "CISA_ATTN_MMA=sync"; do
+        env $v timeout 120 /tmp/bk/kernels_gpu_test > /tmp/gpu_test0.log 2>&1
         log "gpu_test ($v) rc=$? $(tail -1 /tmp/gpu_test0.log)"
       done ;;
     ab)
@@ -34,7 +34,15 @@ for s in $steps; do
         "$@" /tmp/bk/cisa_kernel_bench --csv /tmp/ab.csv --cases $ab_cases ${AB_ARGS:-} > /tmp/ab.log 2>&1
         log "A/B $label:"; grep -E "^(dense|cisa)" /tmp/ab.log | cut -c1-140 >> "$OUT/summary.txt"
       }
-      AB_ARGS="--max-rows 64" ab_run "64-row works (2 CTAs/SM)" env ;;
+      ab_run "default (lockstep wgmma)" env; cp /tmp/ab.log /tmp/ab_default.log
+      if grep -q "gpu_test (CISA_ATTN_WS=1) rc=0" "$OUT/summary.txt"; then
+        ab_run "warp-specialised wgmma (CISA_ATTN_WS=1)" env CISA_ATTN_WS=1; cp /tmp/ab.log /tmp/ab_ws.log
+        a=$(grep "^dense_prefill_inkling" /tmp/ab_default.log | awk '{print $3}')
+        b=$(grep "^dense_prefill_inkling" /tmp/ab_ws.log | awk '{print $3}')
+        if python3 -c "import sys; sys.exit(0 if float('$b') < float('$a') else 1)"; then
+          export CISA_ATTN_WS=1; log "bench uses CISA_ATTN_WS=1 ($b ms < $a ms)"
+        fi
+      fi ;;
     prof)
       ncu --clock-control none -k regex:topk_kernel -c 1 --section SpeedOfLight --section WarpStateStats \
         --section SchedulerStats --section LaunchStats --section Occupancy \
@@ -44,8 +52,15 @@ for s in $steps; do
       for tool in memcheck racecheck; do
         timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_$tool.log 2>&1
         log "compute-sanitizer $tool rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/sanitize_$tool.log | tr '\n' ' ')"
-      done ;;
+      done
+      if grep -q "gpu_test (CISA_ATTN_WS=1) rc=0" "$OUT/summary.txt"; then
+        for tool in memcheck racecheck synccheck; do
+          CISA_ATTN_WS=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_ws.log 2>&1
+          log "compute-sanitizer $tool (CISA_ATTN_WS=1) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/sanitize_ws.log | tr '\n' ' ')"
+        done
+      fi ;;
     bench)
+      log "bench: CISA_ATTN_WS=${CISA_ATTN_WS:-0}"
       /tmp/bk/cisa_kernel_bench --csv "$OUT/kernels_own.csv" --cases "${BENCH_CASES:-all}" 2>&1 | tee "$OUT/bench.log" | tail -40
       log "bench rc=${PIPESTATUS[0]}"
       PYTHONUNBUFFERED=1 timeout 400 python3 kernels/bench/peers.py --own "$OUT/kernels_own.csv" --out "$OUT/kernel_bench.csv" \

@@ -46,6 +46,15 @@ bool use_pipe() {
   return v;
 }
 
+// CISA_ATTN_WS=1 selects the warp-specialised wgmma kernel for 128-row tiles.
+bool use_ws() {
+  static const bool v = [] {
+    const char* e = std::getenv("CISA_ATTN_WS");
+    return e && std::string(e) == "1";
+  }();
+  return v;
+}
+
 struct KParams {
   const __nv_bfloat16* q;
   __nv_bfloat16* o;
@@ -63,9 +72,12 @@ struct KParams {
   float* part_lse;
 };
 
-template <int WM, int WN, int STAGES, bool WG, bool PIPE = true>
-__global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
+template <int WM, int WN, int STAGES, bool WG, bool PIPE = true, bool WS = false>
+__global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const KParams p) {
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
+  constexpr int NTT = NT + (WS ? 32 : 0);  // + one producer warp when warp-specialised
+  static_assert(!WS || (WG && !PIPE), "warp specialisation is a wgmma mode");
+  __shared__ __align__(8) uint64_t mbar[2 * STAGES];  // WS: full[STAGES], empty[STAGES]
   static_assert(!WG || (WN == 1 && WM % 4 == 0), "wgmma path: whole warpgroups of rows");
   extern __shared__ __align__(128) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + (((detail::smem_u32(smem_raw) + 1023u) & ~1023u) - detail::smem_u32(smem_raw));
@@ -90,7 +102,7 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
   const int ntiles = (p_end - p_begin + kTilePages - 1) / kTilePages;
 
   // Q rows -> shared memory (zero-filled past nrows)
-  for (int c = tid; c < M * 16; c += NT) {
+  for (int c = tid; c < M * 16; c += NTT) {
     const int row = c >> 4, ch = c & 15;
     const bool ok = row < nrows;
     const int rr = ok ? row : 0;
@@ -121,9 +133,13 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
     }
   };
 
+  if constexpr (!WS) {
 #pragma unroll
-  for (int t = 0; t < STAGES - 1; ++t) {
-    if (t < ntiles) issue(t);
+    for (int t = 0; t < STAGES - 1; ++t) {
+      if (t < ntiles) issue(t);
+      detail::cp_async_commit();
+    }
+  } else {
     detail::cp_async_commit();
   }
 
@@ -191,7 +207,87 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
     }
   };
 
-  if constexpr (WG && PIPE) {
+  if constexpr (WS) {
+    // Warp-specialised wgmma path: one producer warp streams K/V tiles through a STAGES-deep ring
+    // (cp.async, completion signalled on a "full" mbarrier per stage); the consumer warpgroups run
+    // S -> softmax -> P V on each tile and release the stage on its "empty" mbarrier. No CTA-wide
+    // barrier inside the loop, so the two warpgroups drift apart and one's softmax overlaps the
+    // other's tensor-core work.
+    const uint32_t ufull = detail::smem_u32(&mbar[0]), uempty = detail::smem_u32(&mbar[STAGES]);
+    if (tid == 0) {
+      for (int st = 0; st < STAGES; ++st) {
+        detail::mbar_init(ufull + 8 * st, 32);
+        detail::mbar_init(uempty + 8 * st, NT);
+      }
+    }
+    detail::cp_async_wait<0>();  // Q
+    detail::fence_proxy_async();
+    __syncthreads();
+    if (warp == NW) {
+      for (int tile = 0; tile < ntiles; ++tile) {
+        const int st = tile % STAGES;
+        if (tile >= STAGES) detail::mbar_wait(uempty + 8 * st, ((tile / STAGES) & 1) ^ 1);
+        const uint32_t dK = uKV + st * (2 * kTileTok * 256), dV = dK + kTileTok * 256;
+        const int lb = p_begin + tile * kTilePages;
+        const int n_ok = min(kTilePages, p_end - lb);
+        const int pid0 = __ldg(list + lb);
+        const int pid1 = n_ok > 1 ? __ldg(list + lb + 1) : 0;
+        const int pid2 = n_ok > 2 ? __ldg(list + lb + 2) : 0;
+        const int pid3 = n_ok > 3 ? __ldg(list + lb + 3) : 0;
+#pragma unroll 8
+        for (int c = lane; c < kTileTok * 16; c += 32) {
+          const int tok = c >> 4, ch = c & 15, pg = tok >> 4;
+          const int pid = pg == 0 ? pid0 : pg == 1 ? pid1 : pg == 2 ? pid2 : pid3;
+          const bool ok = pg < n_ok;
+          const std::int64_t off =
+              ((static_cast<std::int64_t>(pid) * kPageTokens + (tok & 15)) * p.kv_heads + w.kv_head) * kHeadDim + ch * 8;
+          detail::cp_async16(dK + tswz(tok, ch, kTileTok), p.k + off, ok ? 16 : 0);
+          detail::cp_async16(dV + tswz(tok, ch, kTileTok), p.v + off, ok ? 16 : 0);
+        }
+        detail::cp_async_mbar_arrive(ufull + 8 * st);
+      }
+      detail::cp_async_wait<0>();
+    } else {
+      if (ntiles > 0) {
+#pragma unroll
+        for (int ks = 0; ks < 8; ++ks)
+          detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
+      }
+      for (int tile = 0; tile < ntiles; ++tile) {
+        const int st = tile % STAGES;
+        detail::mbar_wait(ufull + 8 * st, (tile / STAGES) & 1);
+        detail::fence_proxy_async();
+        const uint32_t uK = uKV + st * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
+        float sacc[TN / 8][4];
+        detail::wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < 8; ++ks)
+          detail::wgmma_m64n64k16_rs(&sacc[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                                     detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+        detail::wgmma_commit();
+        detail::wgmma_wait<0>();
+        detail::fence_operands<TN / 8>(sacc);
+        float alpha[2];
+        softmax_tile(sacc, tile, alpha);
+        rescale_o(alpha);
+        detail::fence_operands<16>(oacc);
+        detail::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < TN / 16; ++kk) {
+          const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
+          const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
+          const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
+          const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+          detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], a0, a1, a2, a3,
+                                         detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024), 1);
+        }
+        detail::wgmma_commit();
+        detail::wgmma_wait<0>();
+        detail::fence_operands<16>(oacc);
+        detail::mbar_arrive(uempty + 8 * st);
+      }
+    }
+  } else if constexpr (WG && PIPE) {
     // wgmma path, software-pipelined: S(t+1) = Q K(t+1)^T and O += P(t) V(t) are issued back to back
     // and run on the tensor cores while the warpgroup does the softmax of tile t+1.
     static_assert(STAGES >= 3, "the pipelined loop keeps tiles t and t+1 resident");
@@ -341,7 +437,7 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
   for (int hr = 0; hr < 2; ++hr) {
     l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 1);
     l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 2);
-    if (tig == 0) {
+    if (tig == 0 && warp < NW) {
       s_m[warp][gid + 8 * hr] = m_run[hr];
       s_l[warp][gid + 8 * hr] = l_run[hr];
     }
@@ -361,6 +457,7 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
   float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride]
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
+    if (warp >= NW) break;
     const float mt = s_mt[row_a + 8 * hr];
     const float f = (mt == -INFINITY || m_run[hr] == -INFINITY) ? 0.0f : exp2f(m_run[hr] - mt);
     float* dst = sO + (warp * 16 + gid + 8 * hr) * kOStride;
@@ -369,7 +466,7 @@ __global__ void __launch_bounds__(WM* WN * 32) attn_kernel(const KParams p) {
       *reinterpret_cast<float2*>(dst + i * 8 + 2 * tig) = make_float2(oacc[i][2 * hr] * f, oacc[i][2 * hr + 1] * f);
   }
   __syncthreads();
-  for (int idx = tid; idx < nrows * (kHeadDim / 2); idx += NT) {
+  for (int idx = tid; idx < nrows * (kHeadDim / 2) && tid < NT; idx += NT) {
     const int row = idx / (kHeadDim / 2), d = (idx % (kHeadDim / 2)) * 2;
     const int bw = (row / 16) * WN, rr = row % 16;
     float2 acc = make_float2(0.f, 0.f);
@@ -425,26 +522,27 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool PIPE = true>
+template <int WM, int WN, int STAGES, bool WG, bool PIPE = true, bool WS = false>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, PIPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, PIPE, WS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG, PIPE><<<grid, WM * WN * 32, smem, s>>>(kp);
+  attn_kernel<WM, WN, STAGES, WG, PIPE, WS><<<grid, WM * WN * 32 + (WS ? 32 : 0), smem, s>>>(kp);
   CISA_LAUNCH_CHECK();
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool PIPE = true>
+template <int WM, int WN, int STAGES, bool WG, bool PIPE = true, bool WS = false>
 int occupancy() {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, PIPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, PIPE, WS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int n = 0;
-  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG, PIPE>, WM * WN * 32, smem));
+  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG, PIPE, WS>,
+                                                          WM * WN * 32 + (WS ? 32 : 0), smem));
   return std::max(n, 1);
 }
 
@@ -454,7 +552,11 @@ int occupancy_for(int rows) {
     case 16: return occupancy<1, 4, 3, false>();
     case 32: return occupancy<2, 2, 3, false>();
     case 64: return !wg ? occupancy<4, 1, 3, false>() : pp ? occupancy<4, 1, 3, true>() : occupancy<4, 1, 2, true, false>();
-    default: return !wg ? occupancy<8, 1, 2, false>() : pp ? occupancy<8, 1, 4, true>() : occupancy<8, 1, 2, true, false>();
+    default:
+      return !wg ? occupancy<8, 1, 2, false>()
+             : use_ws() ? occupancy<8, 1, 4, true, false, true>()
+             : pp ? occupancy<8, 1, 4, true>()
+                  : occupancy<8, 1, 2, true, false>();
   }
 }
 
@@ -521,6 +623,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
         break;
       default:
         if (!use_wgmma()) launch_cfg<8, 1, 2, false>(kp, n, s);
+        else if (use_ws()) launch_cfg<8, 1, 4, true, false, true>(kp, n, s);
         else if (use_pipe()) launch_cfg<8, 1, 4, true>(kp, n, s);
         else launch_cfg<8, 1, 2, true, false>(kp, n, s);
         break;

@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kThreads, 1) topk_kernel(const float* __restri
   uint32_t* cand_idx = cand_key + kCap;                                      // [kCap]
   __shared__ uint32_t warp_sums32[32];
   __shared__ uint32_t s_sel[2];
-  __shared__ uint32_t s_ncand;
+  __shared__ uint32_t s_ncand, s_neqT;
   __shared__ uint32_t s_wsel[kWarps], s_weq[kWarps];
   const TopkRow row = rows[blockIdx.x];
   const float* s = scores + static_cast<std::int64_t>(blockIdx.x) * score_stride;
@@ -165,16 +165,17 @@ __global__ void __launch_bounds__(kThreads, 1) topk_kernel(const float* __restri
     ngt += __popc(__ballot_sync(0xffffffffu, gt));
     if (cd) {
       const uint32_t pos = atomicAdd(&s_ncand, 1u);
-      if (pos < kCap) {
-        cand_key[pos] = f2key(s[i]);
-        cand_idx[pos] = static_cast<uint32_t>(i);
-      }
+      if (pos < kCap) cand_idx[pos] = static_cast<uint32_t>(i);
     }
   }
   if (lane == 0) s_wsel[warp] = ngt;
+  if (tid == 0) s_neqT = 0;
   __syncthreads();
   const uint32_t ncand = s_ncand;
   const bool in_smem = ncand <= kCap;
+  if (in_smem)  // full keys of the candidates, all gathered in one round of loads
+    for (uint32_t c = tid; c < ncand; c += kThreads) cand_key[c] = f2key(s[cand_idx[c]]);
+  __syncthreads();
   // passes 3-4: two 10-bit digits below the 12-bit prefix -> the exact K-th largest key T
   uint32_t prefix = d12 << 20, mask = 0xfff00000u;
   for (int shift = 10; shift >= 0; shift -= 10) {
@@ -201,14 +202,23 @@ __global__ void __launch_bounds__(kThreads, 1) topk_kernel(const float* __restri
   const uint32_t T = prefix;  // keep keys > T and the first kk keys == T (lowest indices)
 
   if (in_smem) {
+    // how many keys equal T: when all of them are kept (the usual case) no tie ranking is needed
+    for (uint32_t c = tid; c < ncand; c += kThreads)
+      if (cand_key[c] == T) atomicAdd(&s_neqT, 1u);
+    __syncthreads();
+    const bool all_eq = s_neqT <= kk;
     // mark each candidate in place: 0xFFFF = selected, 0 = not (every key of bin d12 is a candidate)
     for (uint32_t c = tid; c < ncand; c += kThreads) {
       const uint32_t key = cand_key[c], idx = cand_idx[c];
       bool sel = key > T;
       if (key == T) {
-        uint32_t rank = 0;
-        for (uint32_t c2 = 0; c2 < ncand; ++c2) rank += cand_key[c2] == T && cand_idx[c2] < idx;
-        sel = rank < kk;
+        if (all_eq) {
+          sel = true;
+        } else {
+          uint32_t rank = 0;
+          for (uint32_t c2 = 0; c2 < ncand; ++c2) rank += cand_key[c2] == T && cand_idx[c2] < idx;
+          sel = rank < kk;
+        }
       }
       k16[idx] = sel ? 0xffffu : 0u;
       if (sel) atomicAdd(&s_wsel[idx / per], 1u);
