@@ -161,11 +161,13 @@ void search_tables(std::ostream& os, const PlanScenario& sc, const std::vector<P
     const PlanRow& r = rows[i];
     return std::make_tuple(r.cfg.par.tp, r.cfg.par.dp, r.cfg.par.ep, static_cast<int>(r.cfg.weights), r.cfg.context, r.batch_dense);
   };
-  auto select = [&](bool dense, bool pareto) {
+  const std::int64_t L0 = rows.front().cfg.context;
+  auto select = [&](bool dense, bool pareto, std::int64_t L) {
     std::vector<std::size_t> idx;
     std::set<std::tuple<int, int, int, int, std::int64_t, int>> seen;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const PlanRow& r = rows[i];
+      if (r.cfg.context != L) continue;
       const bool ok = pareto ? (dense ? r.pareto_dense : r.pareto_cisa) : (dense ? r.feasible_dense : r.feasible_cisa);
       if (ok && (!dense || seen.insert(dense_key(i)).second)) idx.push_back(i);
     }
@@ -176,17 +178,49 @@ void search_tables(std::ostream& os, const PlanScenario& sc, const std::vector<P
     if (!pareto && idx.size() > static_cast<std::size_t>(top)) idx.resize(static_cast<std::size_t>(top));
     return idx;
   };
-  const auto bd = select(true, false), bc = select(false, false);
-  print(fmt::format("Best {} dense configurations by tokens/s per GPU", top), true, bd);
-  print(fmt::format("Best {} CISA configurations by tokens/s per GPU", top), false, bc);
-  print("Pareto front, dense (throughput per GPU vs TPOT, lower TPOT first)", true, select(true, true));
-  print("Pareto front, CISA", false, select(false, true));
+  const auto bd = select(true, false, L0), bc = select(false, false, L0);
+  print(fmt::format("Best {} dense configurations by tokens/s per GPU at context {}", top, tokens(L0)), true, bd);
+  print(fmt::format("Best {} CISA configurations by tokens/s per GPU at context {}", top, tokens(L0)), false, bc);
+  print(fmt::format("Pareto front at context {}, dense (throughput per GPU vs TPOT, lower TPOT first)", tokens(L0)), true,
+        select(true, true, L0));
+  print(fmt::format("Pareto front at context {}, CISA", tokens(L0)), false, select(false, true, L0));
   if (!bd.empty() && !bc.empty()) {
     const PlanRow& d = rows[bd.front()];
     const PlanRow& c = rows[bc.front()];
     os << fmt::format("\nBest CISA vs best dense (each under the constraints): {:.2f} / {:.2f} tokens/s per GPU = {:.2f}x\n",
                       c.tokens_per_s_per_gpu_cisa, d.tokens_per_s_per_gpu_dense,
                       c.tokens_per_s_per_gpu_cisa / d.tokens_per_s_per_gpu_dense);
+  }
+  std::set<std::int64_t> contexts;
+  for (const auto& r : rows) contexts.insert(r.cfg.context);
+  if (contexts.size() < 2) return;
+  os << "\nPer context: max concurrency of the scenario's parallel layout and the best feasible configuration of each side\n";
+  os << fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>12} {:>26} {:>12} {:>26} {:>7}\n", "ctx", "K", "conc dense", "conc CISA",
+                    "tok/s/GPU d", "dense tp/dp/ep/wts/B", "tok/s/GPU c", "CISA tp/dp/ep/wts/K/G/B", "ratio");
+  const plan::PlanConfig& b0 = rows.front().cfg;
+  for (const std::int64_t L : contexts) {
+    const PlanRow* layout = nullptr;
+    for (const auto& r : rows)
+      if (r.cfg.context == L && r.cfg.par.tp == b0.par.tp && r.cfg.par.dp == b0.par.dp && r.cfg.par.ep == b0.par.ep &&
+          r.cfg.weights == b0.weights) {
+        layout = &r;
+        break;
+      }
+    const auto d = select(true, false, L), c = select(false, false, L);
+    auto conf = [&](const std::vector<std::size_t>& idx, bool dense) -> std::string {
+      if (idx.empty()) return "none feasible";
+      const PlanRow& r = rows[idx.front()];
+      return dense ? fmt::format("{}/{}/{}/{}/{}", r.cfg.par.tp, r.cfg.par.dp, r.cfg.par.ep, plan::to_string(r.cfg.weights), r.batch_dense)
+                   : fmt::format("{}/{}/{}/{}/{}/{}/{}", r.cfg.par.tp, r.cfg.par.dp, r.cfg.par.ep, plan::to_string(r.cfg.weights),
+                                 r.cfg.budget, r.cfg.G, r.batch_cisa);
+    };
+    const double td = d.empty() ? NAN : rows[d.front()].tokens_per_s_per_gpu_dense;
+    const double tc = c.empty() ? NAN : rows[c.front()].tokens_per_s_per_gpu_cisa;
+    os << fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>12} {:>26} {:>12} {:>26} {:>7}\n", tokens(L),
+                      layout ? fmt::format("{}", layout->cfg.budget) : "-",
+                      layout && layout->mem.weights_fit ? fmt::format("{}", layout->mem.max_seqs_dense * layout->cfg.par.dp) : "-",
+                      layout && layout->mem.weights_fit ? fmt::format("{}", layout->mem.max_seqs_cisa * layout->cfg.par.dp) : "-",
+                      num(td, 2), conf(d, true), num(tc, 2), conf(c, false), std::isfinite(tc / td) ? num(tc / td, 2) + "x" : "-");
   }
 }
 

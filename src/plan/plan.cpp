@@ -273,7 +273,7 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
 
   // Search: Cartesian product, each key defaults to the scenario's own value.
   if (const YAML::Node s = root["search"]) {
-    require_keys_known(doc, s, "search", {"tp", "dp", "ep", "weights", "context", "budget", "G", "batch"});
+    require_keys_known(doc, s, "search", {"tp", "dp", "ep", "weights", "context", "budget", "G", "batch", "zip"});
     auto ints = [&](const char* key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
       if (!s[key]) return std::vector<std::int64_t>{fallback};
       return list_of<std::int64_t>(doc, s[key], std::string("search.") + key,
@@ -294,18 +294,52 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
     const std::vector<WeightDtype> wds =
         s["weights"] ? list_of<WeightDtype>(doc, s["weights"], "search.weights", parse_weights)
                      : std::vector<WeightDtype>{base.weights};
-    for (const auto G : gs)
-      if (G > sc.prefill_chunk)
-        throw InputError(locate(doc, s["G"], "search.G"), "G = " + std::to_string(G) + " exceeds the prefill chunk");
+    // (context, budget, G) triples: the product of the three lists, or lists that vary together
+    // under zip: (e.g. the paper's budget schedule 1,024@128K ... 4,096@1M).
+    std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>> lkg;
+    if (const YAML::Node z = s["zip"]) {
+      require_keys_known(doc, z, "search.zip", {"context", "budget", "G"});
+      std::size_t n = 0;
+      std::map<std::string, std::vector<std::int64_t>> lists;
+      for (const auto& [key, lo, hi] : {std::tuple<const char*, std::int64_t, std::int64_t>{"context", 1, std::int64_t{1} << 31},
+                                        {"budget", 1, std::int64_t{1} << 26}, {"G", 1, 65536}}) {
+        if (!z[key]) continue;
+        if (s[key])
+          throw InputError(locate(doc, s[key], std::string("search.") + key), std::string("'") + key +
+                                                                                   "' is both under search and search.zip");
+        if (!z[key].IsSequence())
+          throw InputError(locate(doc, z[key], std::string("search.zip.") + key), "expected a list");
+        auto v = list_of<std::int64_t>(doc, z[key], std::string("search.zip.") + key,
+                                       [&](const YAML::Node& nd, const std::string& f) { return pos_int(doc, nd, f, lo, hi); });
+        if (n && v.size() != n)
+          throw InputError(locate(doc, z[key], std::string("search.zip.") + key), "zip lists must have equal lengths");
+        n = v.size();
+        lists[key] = std::move(v);
+      }
+      if (n == 0) throw InputError(locate(doc, z, "search.zip"), "expected lists under context, budget or G");
+      for (std::size_t i = 0; i < n; ++i)
+        for (auto L : lists.count("context") ? std::vector<std::int64_t>{lists["context"][i]} : contexts)
+          for (auto K : lists.count("budget") ? std::vector<std::int64_t>{lists["budget"][i]} : budgets)
+            for (auto G : lists.count("G") ? std::vector<std::int64_t>{lists["G"][i]} : gs) lkg.emplace_back(L, K, G);
+    } else {
+      for (auto L : contexts)
+        for (auto K : budgets)
+          for (auto G : gs) lkg.emplace_back(L, K, G);
+    }
+    for (const auto& t : lkg)
+      if (std::get<2>(t) > sc.prefill_chunk)
+        throw InputError(locate(doc, s, "search.G"), "G = " + std::to_string(std::get<2>(t)) + " exceeds the prefill chunk");
+    const double combos = static_cast<double>(tps.size() * dps.size() * eps.size() * wds.size() * lkg.size() * batches.size());
+    if (combos > 200000)
+      throw InputError(locate(doc, s, "search"), "the search has " + std::to_string(static_cast<long long>(combos)) +
+                                                     " combinations (limit 200,000): narrow the lists");
     std::set<std::tuple<int, int, int, int, std::int64_t, std::int64_t, int, int>> seen;
     seen.insert({base.par.tp, base.par.dp, base.par.ep, static_cast<int>(base.weights), base.context, base.budget, base.G, base.batch});
     for (auto tp : tps)
       for (auto dp : dps)
         for (auto ep : eps)
           for (auto wd : wds)
-            for (auto L : contexts)
-              for (auto K : budgets)
-                for (auto G : gs)
+            for (const auto& [L, K, G] : lkg)
                   for (auto B : batches) {
                     PlanConfig c;
                     c.par.tp = static_cast<int>(tp);
@@ -330,9 +364,6 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
                     sc.configs.push_back(c);
                   }
   }
-  if (sc.configs.size() > 200000)
-    throw InputError(locate(doc, root["search"], "search"), "the search has " + std::to_string(sc.configs.size()) +
-                                                                " configurations (limit 200,000): narrow the lists");
   return sc;
 }
 
@@ -464,20 +495,23 @@ std::vector<PlanRow> evaluate_plan(const PlanScenario& sc) {
     r.feasible_cisa = check(r.fits_cisa, r.tpot_s_cisa, r.ttft_s_cisa, r.reason_cisa);
     rows.push_back(std::move(r));
   }
-  // Pareto fronts among feasible rows: no other row has >= throughput per GPU and <= TPOT, one strictly.
+  // Pareto fronts among feasible rows of the same context (throughput at different prompt lengths
+  // is not comparable): no other row has >= throughput per GPU and <= TPOT, one strictly.
   auto front = [&](auto feasible, auto tps, auto tpot, auto mark) {
-    std::vector<std::size_t> idx;
+    std::map<std::int64_t, std::vector<std::size_t>> by_context;
     for (std::size_t i = 0; i < rows.size(); ++i)
-      if (feasible(rows[i])) idx.push_back(i);
-    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-      return tpot(rows[a]) != tpot(rows[b]) ? tpot(rows[a]) < tpot(rows[b]) : tps(rows[a]) > tps(rows[b]);
-    });
-    double best = -1;
-    for (std::size_t i : idx)
-      if (tps(rows[i]) > best) {
-        mark(rows[i]);
-        best = tps(rows[i]);
-      }
+      if (feasible(rows[i])) by_context[rows[i].cfg.context].push_back(i);
+    for (auto& [L, idx] : by_context) {
+      std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+        return tpot(rows[a]) != tpot(rows[b]) ? tpot(rows[a]) < tpot(rows[b]) : tps(rows[a]) > tps(rows[b]);
+      });
+      double best = -1;
+      for (std::size_t i : idx)
+        if (tps(rows[i]) > best) {
+          mark(rows[i]);
+          best = tps(rows[i]);
+        }
+    }
   };
   front([](const PlanRow& r) { return r.feasible_dense; }, [](const PlanRow& r) { return r.tokens_per_s_per_gpu_dense; },
         [](const PlanRow& r) { return r.tpot_s_dense; }, [](PlanRow& r) { r.pareto_dense = true; });
@@ -558,7 +592,7 @@ Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows) {
   auto& fc = t.add_i64("fits_cisa", "0/1", "memory fits at batch_cisa");
   auto& fed = t.add_i64("feasible_dense", "0/1", "fits and meets the TPOT/TTFT targets, dense");
   auto& fec = t.add_i64("feasible_cisa", "0/1", "same, CISA");
-  auto& pd = t.add_i64("pareto_dense", "0/1", "on the Pareto front of throughput per GPU vs TPOT among feasible dense rows");
+  auto& pd = t.add_i64("pareto_dense", "0/1", "on the Pareto front of throughput per GPU vs TPOT among feasible dense rows of the same context_tokens");
   auto& pc2 = t.add_i64("pareto_cisa", "0/1", "same among feasible CISA rows");
   auto& rd = t.add_text("reason_dense", "why the dense side is infeasible (empty when feasible)");
   auto& rc = t.add_text("reason_cisa", "why the CISA side is infeasible (empty when feasible)");

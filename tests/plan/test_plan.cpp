@@ -2,6 +2,8 @@
 // memory limits, steady-state formulas, scenario errors and the HDF5 /plan columns.
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 
 #include "catch.hpp"
@@ -308,4 +310,23 @@ TEST_CASE("Deployment model files: layer types and errors", "[plan][deploy]") {
   CHECK_THROWS_AS(parse(base + "layers:\n  - {type: global_attention, count: -1}\n"), InputError);
   CHECK_THROWS_AS(parse(base + "layres: []\n"), InputError);
   CHECK(deploy_preset_names().size() >= 7);
+}
+
+TEST_CASE("search.zip varies context and budget together; Pareto fronts are per context", "[plan][scenario]") {
+  const std::string head = "name: t\nmodel: llama3_1_8b\nhardware: h200_sxm\nparallel: {tp: 1}\n";
+  const PlanScenario sc =
+      scenario_from_text(head + "search:\n  batch: [1, 4, max]\n  zip: {context: [8K, 32K], budget: [64, 256]}\n");
+  std::set<std::pair<std::int64_t, std::int64_t>> pairs;
+  for (const auto& c : sc.configs) pairs.insert({c.context, c.budget});
+  CHECK(pairs.count({8192, 64}) == 1);
+  CHECK(pairs.count({32768, 256}) == 1);
+  CHECK(pairs.count({8192, 256}) == 0);
+  const auto rows = evaluate_plan(sc);
+  std::map<std::int64_t, int> fronts;
+  for (const auto& r : rows)
+    if (r.pareto_cisa) ++fronts[r.cfg.context];
+  CHECK(fronts[8192] >= 1);
+  CHECK(fronts[32768] >= 1);
+  CHECK(contains(error_of(head + "search:\n  zip: {context: [8K, 32K], budget: [64]}\n"), "equal lengths"));
+  CHECK(contains(error_of(head + "search:\n  budget: [64]\n  zip: {budget: [64]}\n"), "both under search and search.zip"));
 }
