@@ -40,7 +40,7 @@ def render(result, cat: Catalogue) -> None:
                 x = s.f("context_tokens")
                 for side, ls, mk in (("dense", "--", "o"), ("cisa", "-", "s")):
                     y = s.f(f"{key}_{side}")
-                    ok = finite(y) & (x > 0)
+                    ok = finite(y) & (x > 0) & (y > 0)  # 0 = does not fit
                     ax.plot(x[ok], y[ok], ls, marker=mk, ms=4, color=color)
                 if schedule:
                     y = s.f(f"{key}_cisa")

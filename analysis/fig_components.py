@@ -91,7 +91,7 @@ def render(result, cat: Catalogue) -> None:
     components_table(result, cat)
     for (model, hw, phase), sub in split_by(p, "model", "hardware", "phase"):
         model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
-        sub, sliced = readable_slice(sub, "context_tokens", max_keep=4)
+        sub, sliced = readable_slice(sub, "context_tokens", max_keep=4, max_series=MAX_CONFIGS)
         rows, truncated = pick_rows(sub)
         dims, _ = dims_vs_x(sub, "context_tokens", exclude=("model", "hardware", "phase"))
         measured = any(finite(sub.f(f"meas_ms_{c}")[rows]).any()

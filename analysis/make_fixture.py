@@ -181,20 +181,32 @@ def build_plan(models=None):
     for model in MODELS:
         if models and model not in models:
             continue
-        for L in CONTEXTS + [1 << 16]:
+        for L, wdt in [(L, w) for L in CONTEXTS + [1 << 16] for w in ("bf16", "fp8")]:
             K = schedule.get(L, 1024)
             kv_per_seq = 7 * 2 * 128 * 2 * L * 8  # layers x K,V x d x bytes x L x kv heads
-            dense = max(1, int(100e9 // kv_per_seq))
-            cisa = max(1, int(dense * 0.97))  # representatives take ~1/32 more capacity
-            tps_d = 30000.0 * (1 << 17) / L
+            free = 100e9 if wdt == "bf16" else 120e9
+            dense = int(free // kv_per_seq)
+            cisa = int(dense * 0.97)  # representatives take ~1/32 more capacity
+            tps_d = 30000.0 * (1 << 17) / L * (1.0 if wdt == "bf16" else 1.3)
             tps_c = tps_d * min(L / (K * 16), 6.0) ** 0.6
-            rows.append(dict(model=model, hardware="h200", context_tokens=L, budget_chunks=K,
+            rows.append(dict(model=model, hardware="h200", weight_dtype=wdt, tp=8,
+                             context_tokens=L, budget_chunks=K,
+                             batch_dense=dense, batch_cisa=cisa,
                              max_concurrency_dense=dense, max_concurrency_cisa=cisa,
-                             tokens_per_s_per_gpu_dense=tps_d, tokens_per_s_per_gpu_cisa=tps_c))
-    rows.sort(key=lambda r: (r["model"], r["context_tokens"]))
+                             tokens_per_s_per_gpu_dense=tps_d, tokens_per_s_per_gpu_cisa=tps_c,
+                             fits_dense=int(dense > 0), fits_cisa=int(cisa > 0),
+                             reason_dense="" if dense > 0 else "KV cache does not fit",
+                             reason_cisa="" if cisa > 0 else "KV cache does not fit"))
+    rows.sort(key=lambda r: (r["model"], r["context_tokens"], r["weight_dtype"]))
     cols = [("model", "s", "", "model preset"), ("hardware", "s", "", "GPU preset"),
+            ("weight_dtype", "s", "", "weight dtype"), ("tp", "i", "GPUs", "tensor parallel"),
             ("context_tokens", "i", "tokens", "context length"),
             ("budget_chunks", "i", "chunks", "chunk budget K from the schedule"),
+            ("batch_dense", "i", "sequences", "concurrent sequences per replica, dense"),
+            ("batch_cisa", "i", "sequences", "concurrent sequences per replica, CISA"),
+            ("fits_dense", "i", "0/1", "fits, dense"), ("fits_cisa", "i", "0/1", "fits, CISA"),
+            ("reason_dense", "s", "", "why dense is infeasible"),
+            ("reason_cisa", "s", "", "why CISA is infeasible"),
             ("max_concurrency_dense", "i", "sequences", "max concurrent sequences, dense"),
             ("max_concurrency_cisa", "i", "sequences", "max concurrent sequences, CISA"),
             ("tokens_per_s_per_gpu_dense", "f", "tokens/s", "decode throughput per GPU, dense"),

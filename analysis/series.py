@@ -11,11 +11,16 @@ ALWAYS_NAMED = ("budget_chunks", "qshare_g")  # legends always name budget and G
 
 
 EXTRA_FLOAT_INPUTS = ("selection_overlap",)
+# Paired dense/CISA results (batch_dense, fits_cisa, reason_dense, ...) are outputs.
+OUTPUT_SUFFIXES = ("_dense", "_cisa")
 # Result columns, never configuration (some are int64, e.g. /plan's max_concurrency_*).
 OUTPUT_PREFIXES = ("max_", "min_", "tokens_per_", "pred_", "meas_", "bytes_", "flops_",
                    "ceiling_", "l2_", "splits_", "selections", "sparse_", "dense_path_",
                    "eligible_", "kv_bytes", "kv_reduction", "capacity", "gpus", "throughput",
-                   "err_", "point_index", "shard", "row_index")
+                   "err_", "point_index", "shard", "row_index", "fits_", "feasible_",
+                   "pareto_", "reason_", "speedup", "mem_", "seq_bytes", "ttft", "tpot",
+                   "decode_", "prefill_ms", "output_length_ratio", "hbm_bytes", "rep_bytes",
+                   "ssm_bytes")
 
 
 def config_columns(group: Group) -> list:
@@ -23,7 +28,7 @@ def config_columns(group: Group) -> list:
     or integer column (e.g. rep_kind, score_agg, rep_dim) and known float inputs."""
     cols = [c for c in AXES_TEXT + AXES_INT if c in group]
     for name, arr in group.columns.items():
-        if name in cols or name.startswith(OUTPUT_PREFIXES):
+        if name in cols or name.startswith(OUTPUT_PREFIXES) or name.endswith(OUTPUT_SUFFIXES):
             continue
         if arr.dtype == object or arr.dtype.kind in "iu" or name in EXTRA_FLOAT_INPUTS:
             cols.append(name)
@@ -56,29 +61,41 @@ def spread(values, n: int) -> list:
     return [vals[i] for i in idx]
 
 
-def readable_slice(group: Group, x: str, keep=ALWAYS_NAMED, max_keep=4,
+def n_series(group: Group, x: str, exclude=()) -> int:
+    """How many lines iter_series would draw."""
+    dims, _ = dims_vs_x(group, x, exclude=exclude)
+    if not dims:
+        return 1 if len(group) else 0
+    return len(set(zip(*(group[d].tolist() for d in dims))))
+
+
+def readable_slice(group: Group, x: str, keep=ALWAYS_NAMED, max_keep=4, max_series=16,
                    exclude=("model", "hardware", "phase")):
-    """Restricts rows to what one chart can show: every configuration column that varies
-    independently of x and `keep` (e.g. batch, score_agg) is fixed at its most common value,
-    and each `keep` column (budget, G) that varies at fixed x is thinned to `max_keep`
-    spread values. Returns (sub-group, list of human-readable notes on what was fixed)."""
+    """Restricts rows to what one chart can show. While there are more than `max_series`
+    lines, the configuration column (other than x and `keep`) with the most values that varies
+    independently of x and `keep` (e.g. batch, score_agg) is fixed at its most common value;
+    then each `keep` column (budget, G) that varies at fixed x is thinned to `max_keep` spread
+    values. Returns (sub-group, list of human-readable notes on what was fixed)."""
     notes = []
     sub = group
     base = [x] + [k for k in keep if k in sub]
-    for col in config_columns(sub):
-        if col in base or col in exclude or col not in sub:
-            continue
-        if len(set(sub[col].tolist())) <= 1:
-            continue
-        if not _varies_at_fixed(sub, col, [c for c in base if c in sub]):
-            continue  # follows x / budget / G (e.g. prefill_tokens = G in mtp)
+    while n_series(sub, x, exclude) > max_series:
+        candidates = []
+        for col in config_columns(sub):
+            if col in base or col in exclude or col not in sub:
+                continue
+            n_vals = len(set(sub[col].tolist()))
+            if n_vals > 1 and _varies_at_fixed(sub, col, [c for c in base if c in sub]):
+                candidates.append((-n_vals, col))
+        if not candidates:
+            break
+        n_vals, col = min(candidates)  # most values first, then column order (stable)
         value = modal_value(sub[col])
-        n_vals = len(set(sub[col].tolist()))
         sub = sub.subset(sub[col] == value)
         notes.append(f"{AXIS_SHORT.get(col, col) or col}={format_value(value)} "
-                     f"(of {n_vals} values)")
+                     f"(of {-n_vals} values)")
     for col in keep:
-        if col not in sub or col == x:
+        if col not in sub or col == x or n_series(sub, x, exclude) <= max_series:
             continue
         vals = set(sub[col].tolist())
         if len(vals) > max_keep and _varies_at_fixed(sub, col, [x] if x in sub else []):
