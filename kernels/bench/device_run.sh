@@ -35,6 +35,7 @@ for s in $steps; do
         log "A/B $label:"; grep -E "^(dense|cisa)" /tmp/ab.log | cut -c1-140 >> "$OUT/summary.txt"
       }
       ab_run "default (lockstep wgmma)" env; cp /tmp/ab.log /tmp/ab_default.log
+      [ -n "${AB_ONLY_DEFAULT:-}" ] && continue
       if grep -q "gpu_test (CISA_ATTN_WS=1) rc=0" "$OUT/summary.txt"; then
         ab_run "warp-specialised wgmma (CISA_ATTN_WS=1)" env CISA_ATTN_WS=1; cp /tmp/ab.log /tmp/ab_ws.log
         a=$(grep "^dense_prefill_inkling" /tmp/ab_default.log | awk '{print $3}')

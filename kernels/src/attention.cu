@@ -556,7 +556,7 @@ int occupancy_for(int rows) {
       return !wg ? occupancy<8, 1, 2, false>()
              : use_ws() ? occupancy<8, 1, 4, true, false, true>()
              : pp ? occupancy<8, 1, 4, true>()
-                  : occupancy<8, 1, 2, true, false>();
+                  : occupancy<8, 1, 3, true, false>();
   }
 }
 
@@ -625,7 +625,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
         if (!use_wgmma()) launch_cfg<8, 1, 2, false>(kp, n, s);
         else if (use_ws()) launch_cfg<8, 1, 4, true, false, true>(kp, n, s);
         else if (use_pipe()) launch_cfg<8, 1, 4, true>(kp, n, s);
-        else launch_cfg<8, 1, 2, true, false>(kp, n, s);
+        else launch_cfg<8, 1, 3, true, false>(kp, n, s);  // 3 stages (1 CTA/SM by registers anyway)
         break;
     }
     if (splits > 1) {
