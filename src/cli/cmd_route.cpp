@@ -140,7 +140,7 @@ int cmd_route(int argc, char** argv) {
       return kExitOk;
     }
     if (synthetic == !activations.empty())
-      bad("activations", "give exactly one of --activations FILE.h5 or --synthetic");
+      bad("--activations", "give exactly one of --activations FILE.h5 or --synthetic");
 
     route::RouteConfig cfg;
     cfg.budgets = parse_int_list("budget", budget_s);
@@ -151,7 +151,7 @@ int cmd_route(int argc, char** argv) {
     cfg.aggregation = route::parse_aggregation(agg_s);
     cfg.threads = threads;
     cfg.key_block = key_block;
-    if (key_block <= 0) bad("key-block", "must be positive");
+    if (key_block <= 0) bad("--key-block", "must be positive");
     if (!curve_s.empty()) {
       cfg.curve_budgets = parse_int_list("curve-budgets", curve_s);
     } else {
@@ -190,7 +190,7 @@ int cmd_route(int argc, char** argv) {
       }
       for (int l : layers) acts.push_back(route::read_layer(activations, l));
     }
-    if (chunk < 0) bad("chunk", "must be positive");
+    if (chunk < 0) bad("--chunk", "must be positive");
     if (!write_acts.empty()) {
       std::vector<const route::LayerActivations*> ptrs;
       for (const auto& a : acts) ptrs.push_back(&a);
@@ -205,10 +205,10 @@ int cmd_route(int argc, char** argv) {
       else if (indexer_s.rfind("head", 0) == 0) {
         const auto v = parse_int_list("indexer", indexer_s.substr(4));
         if (v.size() != 1 || v[0] < 0 || v[0] >= r)
-          bad("indexer", "head<i> needs 0 <= i < " + std::to_string(r) + " (heads per KV group)");
+          bad("--indexer", "head<i> needs 0 <= i < " + std::to_string(r) + " (heads per KV group)");
         cfg.indexer = static_cast<int>(v[0]);
       } else {
-        bad("indexer", "expected init, mean or head<i>, got '" + indexer_s + "'");
+        bad("--indexer", "expected init, mean or head<i>, got '" + indexer_s + "'");
       }
       reports.push_back(route::analyse_layer(a, cfg));
     }
@@ -231,7 +231,7 @@ int cmd_route(int argc, char** argv) {
     std::cout << text << "wrote " << out << "\n";
     if (!summary_path.empty()) {
       std::ofstream f(summary_path);
-      if (!f) bad("summary", "cannot write " + summary_path);
+      if (!f) bad("--summary", "cannot write " + summary_path);
       f << text;
     }
     return kExitOk;
