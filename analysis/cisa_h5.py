@@ -99,8 +99,9 @@ class ResultFile:
     groups: dict  # name -> Group
 
     @property
-    def points(self) -> Group:
-        return self.groups["points"]
+    def points(self):
+        """The /points group, or None for a planner-only file (just /plan)."""
+        return self.groups.get("points")
 
     def group(self, name: str):
         return self.groups.get(name)
@@ -175,8 +176,9 @@ def load(path: str) -> ResultFile:
         for name, obj in h5.items():
             if isinstance(obj, h5py.Group):
                 groups[name] = read_group(h5, name)
-    if "points" not in groups:
-        raise ReportInputError(f"{path}: no /points group (is this a cisa-sim result file?)")
+    if "points" not in groups and "plan" not in groups:
+        raise ReportInputError(f"{path}: neither a /points nor a /plan group "
+                               "(is this a cisa-sim result file?)")
     return ResultFile(path=path, attrs=attrs, groups=groups)
 
 

@@ -8,9 +8,11 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from cisa_h5 import finite, format_value
-from fig_common import Catalogue, log2_context_axis, series_colors, split_by, title
+from fig_common import (Catalogue, log2_context_axis, plain_log_ticks, series_colors, split_by,
+                        title)
 from series import iter_series, readable_slice
 
+MAX_LINES = 8
 PANELS = (("max_concurrency", "max concurrent sequences", "sequences"),
           ("tokens_per_s_per_gpu", "throughput per GPU", "tokens/s"))
 
@@ -28,42 +30,100 @@ def render(result, cat: Catalogue) -> None:
         cat.note("Capacity plots skipped: /plan has neither max_concurrency_* nor "
                  "tokens_per_s_per_gpu_* columns.")
         return
-    for (model, hw), sub in split_by(plan, "model", "hardware"):
-        model = model or result.attr("model", "")
+    for (model, hw), full in split_by(plan, "model", "hardware"):
+        model = model or result.attr("model", "") or result.attr("deploy_model", "")
         hw = hw or result.attr("hardware", "")
-        sub, sliced = readable_slice(sub, "context_tokens", exclude=("model", "hardware"))
-        lines = list(iter_series(sub, "context_tokens", exclude=("model", "hardware")))
-        colors = series_colors(len(lines))
-        fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.4), squeeze=False)
-        for ax, (key, name, unit) in zip(axes[0], panels):
-            for (label, s, schedule), color in zip(lines, colors):
-                x = s.f("context_tokens")
-                for side, ls, mk in (("dense", "--", "o"), ("cisa", "-", "s")):
-                    y = s.f(f"{key}_{side}")
-                    ok = finite(y) & (x > 0) & (y > 0)  # 0 = does not fit
-                    ax.plot(x[ok], y[ok], ls, marker=mk, ms=4, color=color)
-                if schedule:
-                    y = s.f(f"{key}_cisa")
-                    for sd in schedule:
-                        for xi, yi, v in zip(x, y, s[sd]):
-                            if np.isfinite(yi):
-                                ax.annotate(f"{'K' if sd == 'budget_chunks' else sd}="
-                                            f"{format_value(v)}", (xi, yi), fontsize=6,
-                                            textcoords="offset points", xytext=(3, 4),
-                                            color=color)
-            log2_context_axis(ax, sub.f("context_tokens"))
-            ax.set_yscale("log")
-            ax.set_xlabel("context L (tokens, log2)")
-            ax.set_ylabel(f"{name} ({unit}, log)")
-            ax.set_title(name)
-            handles = [Line2D([], [], color=c, label=lab or "all") for (lab, *_), c in zip(lines, colors)]
-            handles += [Line2D([], [], color="gray", ls="--", marker="o", label="dense"),
-                        Line2D([], [], color="gray", ls="-", marker="s", label="CISA")]
-            ax.legend(handles=handles, title="budget, QShare G / path")
-        what = "Capacity vs context (planner)"
-        if sliced:
-            what += f"\nslice: {'; '.join(sliced)}"
-        fig.suptitle(title(result, what, model=model, hardware=hw))
-        fig.tight_layout()
-        cat.save(fig, f"capacity_{model}_{hw}", f"Capacity: {model} on {hw}",
-                 "Max concurrency and throughput per GPU vs context, dense vs CISA.")
+        render_slice(result, cat, full, panels, model, hw)
+        if len(full) > len(set(full["context_tokens"].tolist())):
+            render_best(result, cat, full, panels, model, hw)
+
+
+def render_slice(result, cat, sub, panels, model, hw):
+    """One line per remaining configuration after slicing; dense dashed, CISA solid."""
+    sub, sliced = readable_slice(sub, "context_tokens", exclude=("model", "hardware"),
+                                 max_series=MAX_LINES)
+    lines = list(iter_series(sub, "context_tokens", exclude=("model", "hardware")))
+    colors = series_colors(len(lines))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.4), squeeze=False)
+    for ax, (key, name, unit) in zip(axes[0], panels):
+        labelled = False
+        for (label, s, schedule), color in zip(lines, colors):
+            x = s.f("context_tokens")
+            for side, ls, mk in (("dense", "--", "o"), ("cisa", "-", "s")):
+                y = s.f(f"{key}_{side}")
+                ok = finite(y) & (x > 0) & (y > 0)  # 0 = does not fit
+                ax.plot(x[ok], y[ok], ls, marker=mk, ms=4, color=color)
+            y = s.f(f"{key}_cisa")
+            if schedule and not labelled and np.any(finite(y) & (y > 0)):
+                labelled = True  # schedule values (e.g. K per context): label one line
+                for sd in schedule:
+                    for xi, yi, v in zip(x, y, s[sd]):
+                        if np.isfinite(yi) and yi > 0:
+                            ax.annotate(f"{'K' if sd == 'budget_chunks' else sd}="
+                                        f"{format_value(v)}", (xi, yi), fontsize=6,
+                                        textcoords="offset points", xytext=(3, 4),
+                                        color=color)
+        log2_context_axis(ax, sub.f("context_tokens"))
+        ax.set_yscale("log")
+        plain_log_ticks(ax)
+        ax.set_xlabel("context L (tokens, log2)")
+        ax.set_ylabel(f"{name} ({unit}, log)")
+        ax.set_title(name)
+    def fits(s):
+        return any(np.any(finite(s.f(f"{k}_{side}")) & (s.f(f"{k}_{side}") > 0))
+                   for k, *_ in panels for side in ("dense", "cisa"))
+
+    handles = [Line2D([], [], color=c, label=(lab or "all") + ("" if fits(s) else " (fits nowhere)"))
+               for (lab, s, _), c in zip(lines, colors)]
+    handles += [Line2D([], [], color="gray", ls="--", marker="o", label="dense"),
+                Line2D([], [], color="gray", ls="-", marker="s", label="CISA")]
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=min(4, len(handles)), title="budget K, QShare G / path")
+    what = "Capacity vs context (planner)"
+    if sliced:
+        what += f"\nslice: {'; '.join(sliced)}"
+    fig.suptitle(title(result, what, model=model, hardware=hw))
+    fig.tight_layout()
+    cap = "Max concurrency and throughput per GPU vs context, dense (dashed) vs CISA (solid)."
+    if sliced:
+        cap += f" Slice shown: {'; '.join(sliced)}."
+    cat.save(fig, f"capacity_{model}_{hw}", f"Capacity: {model} on {hw}", cap)
+
+
+def render_best(result, cat, sub, panels, model, hw):
+    """The envelope of the sweep: at each context, the best value over every configuration
+    (feasible ones when the planner says which), dense vs CISA."""
+    ctx = sub.f("context_tokens")
+    xs = np.array(sorted(set(ctx[np.isfinite(ctx) & (ctx > 0)].tolist())))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.4), squeeze=False)
+    for ax, (key, name, unit) in zip(axes[0], panels):
+        best = {}
+        for side, ls, mk, color in (("dense", "--", "o", "#555555"), ("cisa", "-", "s", "#1f77b4")):
+            y = sub.f(f"{key}_{side}")
+            ok = finite(y) & (y > 0)
+            if f"feasible_{side}" in sub:
+                ok &= sub.f(f"feasible_{side}") > 0
+            vals = np.array([np.max(y[ok & (ctx == L)]) if np.any(ok & (ctx == L)) else np.nan
+                             for L in xs])
+            best[side] = vals
+            good = np.isfinite(vals)
+            ax.plot(xs[good], vals[good], ls, marker=mk, ms=5, color=color,
+                    label="dense" if side == "dense" else "CISA")
+        for L, d, c in zip(xs, best["dense"], best["cisa"]):
+            if np.isfinite(d) and np.isfinite(c) and d > 0:
+                ax.annotate(f"{c / d:.2f}x", (L, c), fontsize=7, textcoords="offset points",
+                            xytext=(0, 6), ha="center")
+        log2_context_axis(ax, xs)
+        ax.set_yscale("log")
+        plain_log_ticks(ax)
+        ax.set_xlabel("context L (tokens, log2)")
+        ax.set_ylabel(f"best {name} ({unit}, log)")
+        ax.set_title(f"best {name} (label: CISA ÷ dense)")
+        ax.legend(title="path")
+    feas = " feasible" if any(f"feasible_{s}" in sub for s in ("dense", "cisa")) else ""
+    fig.suptitle(title(result, f"Best over the sweep's{feas} configurations (planner)",
+                       model=model, hardware=hw))
+    fig.tight_layout()
+    cat.save(fig, f"capacity_best_{model}_{hw}", f"Best capacity: {model} on {hw}",
+             f"At each context the best value over every{feas} configuration of the sweep "
+             "(each side picks its own configuration), dense vs CISA.")

@@ -35,6 +35,8 @@ def ceiling_rows(points):
 
 def render(result, cat: Catalogue) -> None:
     p = result.points
+    if p is None:
+        return  # planner-only file; report.py notes it once
     need = [c for c, _ in CEILINGS] + ["budget_chunks", "context_tokens"]
     if p.missing(*need):
         cat.note(f"Ceiling table and charts skipped: columns missing: {', '.join(p.missing(*need))}.")

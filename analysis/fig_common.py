@@ -215,3 +215,11 @@ def log_y_if_wide(ax) -> bool:
 def marker_for(n_points: int) -> str:
     """Markers on short lines only: dense sweeps read better as plain lines."""
     return "o" if n_points <= 16 else ""
+
+
+def plain_log_ticks(ax) -> None:
+    """Plain numbers (300, 1000, 2e+04) instead of 3x10^2 on a log y axis."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())

@@ -84,6 +84,8 @@ def components_table(result, cat):
 
 def render(result, cat: Catalogue) -> None:
     p = result.points
+    if p is None:
+        return  # planner-only file; report.py notes it once
     need = ["pred_ms_attention_dense", "pred_ms_attention_cisa"]
     if p.missing(*need):
         cat.note(f"Component bars skipped: columns missing: {', '.join(p.missing(*need))}.")

@@ -17,6 +17,8 @@ MAX_POINTS = 5000  # per component
 
 def render(result, cat: Catalogue) -> None:
     p = result.points
+    if p is None:
+        return  # planner-only file; report.py notes it once
     pairs = []
     for col, comp, marker in SERIES:
         pr, me = p.f(f"pred_ms_{col}"), p.f(f"meas_ms_{col}")

@@ -64,6 +64,8 @@ def speedup_table(result, cat: Catalogue) -> None:
 
 def render(result, cat: Catalogue) -> None:
     p = result.points
+    if p is None:
+        return  # planner-only file; report.py notes it once
     need = ("context_tokens", "pred_speedup_attention", "pred_speedup_busy")
     if p.missing(*need):
         cat.note(f"Speedup figures skipped: columns missing: {', '.join(p.missing(*need))}.")

@@ -242,6 +242,8 @@ def main(argv=None):
     ap.add_argument("out", help="output .h5 path")
     ap.add_argument("--no-measured", action="store_true", help="leave every meas_* column NaN")
     ap.add_argument("--no-plan", action="store_true", help="omit the /plan group")
+    ap.add_argument("--plan-only", action="store_true",
+                    help="only the /plan group (what `cisa-sim plan` writes)")
     ap.add_argument("--no-hw-peaks", action="store_true",
                     help="omit the hw_read_bw_tbs / hw_bf16_tflops attributes")
     ap.add_argument("--vlen-strings", action="store_true",
@@ -271,7 +273,8 @@ def main(argv=None):
             attrs["hw_bf16_tflops"] = f"{PEAK_TFS}"
         for k, v in attrs.items():
             h5.attrs[k] = v
-        write_group(h5, "points", rows, COLUMNS, vlen=args.vlen_strings)
+        if not args.plan_only:
+            write_group(h5, "points", rows, COLUMNS, vlen=args.vlen_strings)
         if not args.no_plan:
             prow, pcols = build_plan(models)
             write_group(h5, "plan", prow, pcols, vlen=args.vlen_strings)

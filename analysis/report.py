@@ -36,8 +36,9 @@ def default_out(path: str) -> str:
 def write_index(result, cat, out_dir: str) -> None:
     a = result.attr
     lines = [f"# cisa-sim report: {a('scenario_name', os.path.basename(result.path))}", ""]
-    models = sorted(set(result.points.text("model", a("model")).tolist()))
-    hws = sorted(set(result.points.text("hardware", a("hardware")).tolist()))
+    main = result.points if result.points is not None else result.group("plan")
+    models = sorted(set(main.text("model", a("model") or a("deploy_model")).tolist()))
+    hws = sorted(set(main.text("hardware", a("hardware")).tolist()))
     lines += ["| | |", "|---|---|",
               f"| file | `{os.path.basename(result.path)}` |",
               f"| model | {', '.join(m for m in models if m) or '-'} |",
@@ -46,10 +47,14 @@ def write_index(result, cat, out_dir: str) -> None:
               f"| tool version | {a('tool_version', '-')} |",
               f"| git hash | `{a('git_hash', '-')}` |",
               f"| command line | `{a('command_line', '-')}` |",
-              f"| rows in /points | {len(result.points)} |"]
-    if "pred_basis" in result.points:
+              ]
+    for name, group in result.groups.items():
+        lines.append(f"| rows in /{name} | {len(group):,} |")
+    if result.points is not None and "pred_basis" in result.points:
         bases = sorted(set(result.points["pred_basis"].tolist()))
         lines.append(f"| prediction basis | {', '.join(bases)} |")
+    elif a("basis"):
+        lines.append(f"| prediction basis | {a('basis')} |")
     for key in ("hw_read_bw_tbs", "hw_bf16_tflops"):
         if key in result.attrs:
             lines.append(f"| {key} | {result.attrs[key]} |")
@@ -115,6 +120,9 @@ def main(argv=None) -> int:
     os.makedirs(out_dir, exist_ok=True)
     formats = tuple(f.strip().lower() for f in args.formats.split(",") if f.strip())
     cat = Catalogue(out_dir=out_dir, formats=formats)
+    if result.points is None:
+        cat.note("The file has no /points group (a planner-only file): only the capacity "
+                 "plots from /plan apply.")
 
     for mod in (fig_ceilings, fig_speedup, fig_components, fig_roofline, fig_scatter,
                 fig_capacity):

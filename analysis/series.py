@@ -8,6 +8,9 @@ from cisa_h5 import (AXES_INT, AXES_TEXT, AXIS_SHORT, Group, format_value, serie
                      sorted_unique)
 
 ALWAYS_NAMED = ("budget_chunks", "qshare_g")  # legends always name budget and G
+# When a chart must fix a column, these values win over the most common one
+# (the planner's batch_requested = 0 means "as many sequences as fit").
+PREFERRED = {"batch_requested": 0}
 
 
 EXTRA_FLOAT_INPUTS = ("selection_overlap",)
@@ -90,7 +93,9 @@ def readable_slice(group: Group, x: str, keep=ALWAYS_NAMED, max_keep=4, max_seri
         if not candidates:
             break
         n_vals, col = min(candidates)  # most values first, then column order (stable)
-        value = modal_value(sub[col])
+        value = PREFERRED.get(col)
+        if value is None or not np.any(sub[col] == value):
+            value = modal_value(sub[col])
         sub = sub.subset(sub[col] == value)
         notes.append(f"{AXIS_SHORT.get(col, col) or col}={format_value(value)} "
                      f"(of {-n_vals} values)")

@@ -74,7 +74,7 @@ def expected_figures(h5path, measured=True, plan=True):
         stems.append("pred_vs_meas")
     if plan:
         for m, hw in combos(h5path, "plan", "model", "hardware"):
-            stems.append(f"capacity_{m}_{hw}")
+            stems += [f"capacity_{m}_{hw}", f"capacity_best_{m}_{hw}"]
     return stems
 
 
@@ -167,11 +167,24 @@ class ReportTest(unittest.TestCase):
             fh.write("not hdf5\n")
         proc = run(os.path.join(ANALYSIS, "report.py"), junk, "--out", self.tmp, check_rc=2)
         self.assertIn("not a readable HDF5 file", proc.stderr)
-        nopoints = os.path.join(self.tmp, "nopoints.h5")
-        with h5py.File(nopoints, "w") as f:
-            f.create_group("plan")
-        proc = run(os.path.join(ANALYSIS, "report.py"), nopoints, "--out", self.tmp, check_rc=2)
-        self.assertIn("no /points group", proc.stderr)
+        nogroups = os.path.join(self.tmp, "nogroups.h5")
+        with h5py.File(nogroups, "w") as f:
+            f.create_group("other")
+        proc = run(os.path.join(ANALYSIS, "report.py"), nogroups, "--out", self.tmp, check_rc=2)
+        self.assertIn("neither a /points nor a /plan group", proc.stderr)
+
+    def test_plan_only(self):
+        h5 = os.path.join(self.tmp, "plan.h5")
+        make_fixture(h5, "--plan-only")
+        out = os.path.join(self.tmp, "plan")
+        report(h5, out)
+        stems = []
+        for m, hw in combos(h5, "plan", "model", "hardware"):
+            stems += [f"capacity_{m}_{hw}", f"capacity_best_{m}_{hw}"]
+        index = self.check_report(out, stems, [])
+        self.assertIn("no /points group", index)
+        svg = self.check_svg(os.path.join(out, "capacity_best_inkling-small_h200.svg"))
+        self.assertIn("CISA ÷ dense", svg)
 
     def test_committed_fixture_matches_generator(self):
         h5 = os.path.join(self.tmp, "regen.h5")
