@@ -330,3 +330,26 @@ TEST_CASE("search.zip varies context and budget together; Pareto fronts are per 
   CHECK(contains(error_of(head + "search:\n  zip: {context: [8K, 32K], budget: [64]}\n"), "equal lengths"));
   CHECK(contains(error_of(head + "search:\n  budget: [64]\n  zip: {budget: [64]}\n"), "both under search and search.zip"));
 }
+
+TEST_CASE("A batch-1 decode step reads every weight but the input embedding once", "[plan][perf]") {
+  const DeployModel m = deploy_preset("llama3_1_8b");
+  const Hardware hw = gpu_preset("h200_sxm");
+  PerfInputs in;
+  in.model = &m;
+  in.hw = &hw;
+  in.rates = resolve_rates(hw, Basis::speed_of_light);
+  in.shape = kernel_shape(hw, in.rates);
+  in.par = {1, 1, 1};
+  const StepTimes st = layer_time(in, 1, 1, 1);
+  const double h = 4096, norms = 32.0 * 2 * h;
+  const double want = weight_bytes_per_gpu(m, in.par, WeightDtype::bf16) - (128256.0 * h + norms) * 2;
+  CHECK(st.weight_bytes == Approx(want).epsilon(1e-12));
+  // speed of light: no launch overhead, bandwidth-bound -> time = bytes / datasheet bandwidth (+ activations)
+  CHECK(st.layers + st.lm_head == Approx(want / 4.8e12).epsilon(0.01));
+  CHECK(st.comm == 0.0);
+  // FP8 halves the bytes and the time of a bandwidth-bound step
+  in.weights = WeightDtype::fp8;
+  const StepTimes st8 = layer_time(in, 1, 1, 1);
+  CHECK(st8.weight_bytes == Approx(want / 2).epsilon(1e-12));
+  CHECK(st8.layers + st8.lm_head == Approx((st.layers + st.lm_head) / 2).epsilon(0.02));
+}
