@@ -65,6 +65,7 @@ class Catalogue:
     notes: list = field(default_factory=list)
     errors: list = field(default_factory=list)
     formats: tuple = ("png", "svg")
+    compact_png: bool = False  # 256-colour PNGs (about 3x smaller) for committed figures
 
     def save(self, fig, stem: str, title: str, caption: str = "") -> None:
         stem = safe_name(stem)
@@ -76,8 +77,10 @@ class Catalogue:
             if bbox is None:  # compute the tight box once, reuse it for the other formats
                 fig.canvas.draw()
                 bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
-            fig.savefig(os.path.join(self.out_dir, name), format=fmt, metadata=meta,
-                        bbox_inches=bbox)
+            path = os.path.join(self.out_dir, name)
+            fig.savefig(path, format=fmt, metadata=meta, bbox_inches=bbox)
+            if fmt == "png" and self.compact_png:
+                quantize_png(path)
             files.append(name)
         plt.close(fig)
         self.figures.append(Figure(stem, title, caption, files))
@@ -92,6 +95,21 @@ class Catalogue:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+
+
+def quantize_png(path: str) -> None:
+    """Rewrites a PNG with a 256-colour palette (Pillow ships with matplotlib); leaves it as is
+    when Pillow is unavailable."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(path) as im:
+        rgb = im.convert("RGB")
+    method = getattr(getattr(Image, "Quantize", Image), "MEDIANCUT", 0)
+    dither = getattr(getattr(Image, "Dither", Image), "NONE", 0)
+    rgb.quantize(colors=256, method=method, dither=dither).save(path, format="PNG",
+                                                                 optimize=True)
 
 
 MAX_TABLE_ROWS = 400

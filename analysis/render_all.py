@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     ap.add_argument("--results", default="results", help="folder searched for .h5 files")
     ap.add_argument("--out", default=os.path.join("results", "figures"), help="output root")
     ap.add_argument("--formats", default="png,svg", help="figure formats")
+    ap.add_argument("--full-colour-png", action="store_true",
+                    help="keep full-colour PNGs (default: 256 colours, about 3x smaller)")
     args = ap.parse_args(argv)
 
     files = args.files
@@ -53,8 +55,11 @@ def main(argv=None) -> int:
         dest = os.path.join(args.out, stem)
         if os.path.isdir(dest):
             shutil.rmtree(dest)
-        rc = subprocess.call([sys.executable, os.path.join(HERE, "report.py"), f, "--out", dest,
-                              "--formats", args.formats])
+        cmd = [sys.executable, os.path.join(HERE, "report.py"), f, "--out", dest,
+               "--formats", args.formats]
+        if not args.full_colour_png:
+            cmd.append("--compact-png")
+        rc = subprocess.call(cmd)
         worst = max(worst, rc)
         size = folder_size(dest) if os.path.isdir(dest) else 0
         rows.append((stem, f, rc, size))

@@ -2,7 +2,7 @@
 """Renders every applicable figure (PNG + SVG), the markdown tables and an index.md for one
 cisa-sim HDF5 result file.
 
-    report.py FILE.h5 [--out DIR] [--formats png,svg]
+    report.py FILE.h5 [--out DIR] [--formats png,svg] [--compact-png]
 
 Exit codes: 0 success, 2 bad input or missing Python modules, 1 a figure failed (the others
 are still written and the failure is listed in index.md).
@@ -96,6 +96,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", metavar="DIR", help="output folder (default results/report_<stem>/)")
     ap.add_argument("--formats", default="png,svg",
                     help="comma-separated figure formats (default png,svg)")
+    ap.add_argument("--compact-png", action="store_true",
+                    help="256-colour PNGs, about 3x smaller (used for committed figures)")
     args = ap.parse_args(argv)
 
     missing = check_modules()
@@ -119,7 +121,7 @@ def main(argv=None) -> int:
     out_dir = args.out or default_out(args.file)
     os.makedirs(out_dir, exist_ok=True)
     formats = tuple(f.strip().lower() for f in args.formats.split(",") if f.strip())
-    cat = Catalogue(out_dir=out_dir, formats=formats)
+    cat = Catalogue(out_dir=out_dir, formats=formats, compact_png=args.compact_png)
     if result.points is None:
         cat.note("The file has no /points group (a planner-only file): only the capacity "
                  "plots from /plan apply.")

@@ -177,7 +177,7 @@ class ReportTest(unittest.TestCase):
         h5 = os.path.join(self.tmp, "plan.h5")
         make_fixture(h5, "--plan-only")
         out = os.path.join(self.tmp, "plan")
-        report(h5, out)
+        run(os.path.join(ANALYSIS, "report.py"), h5, "--out", out, "--compact-png", check_rc=0)
         stems = []
         for m, hw in combos(h5, "plan", "model", "hardware"):
             stems += [f"capacity_{m}_{hw}", f"capacity_best_{m}_{hw}"]
