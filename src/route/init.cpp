@@ -58,9 +58,10 @@ double mean_kl(const DenseTarget& t, const LayerActivations& a, const Representa
   RowMat Phi(U, dim);
   for (std::int64_t u = 0; u < U; ++u)
     score_query(reps.rule, iq_g + t.pos[static_cast<std::size_t>(u)] * d, d, Phi.row(u).data());
+  Phi *= 1.0f / std::sqrt(static_cast<float>(d));  // phi is positively homogeneous
   ConstRowMap psi(reps.row(g, 0), n_max, dim);
   RowMat S(U, n_max);
-  S.noalias() = (Phi * psi.transpose()) * (1.0f / std::sqrt(static_cast<float>(d)));
+  S.noalias() = Phi * psi.transpose();
   double kl_sum = 0;
   Eigen::ArrayXf e;
   for (std::int64_t u = 0; u < U; ++u) {
