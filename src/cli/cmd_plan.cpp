@@ -56,6 +56,10 @@ void header(std::ostream& os, const PlanScenario& sc) {
       "prefill chunk {}; CISA K = {}, G = {}, c = {}, W = {} pages\n",
       b.par.tp, b.par.dp, b.par.gpus(), b.par.ep, plan::to_string(b.weights), to_string(sc.cisa.kv_dtype), tokens(b.context),
       tokens(sc.output_tokens), sc.prefill_chunk, b.budget, b.G, sc.cisa.chunk_tokens, sc.cisa.window_pages);
+  if (sc.mtp_tokens > 1)
+    os << fmt::format("decode: multi-token prediction, {} positions verified per sequence per step (one CISA selection, G = {}), "
+                      "{} tokens accepted per step (input); draft-layer cost not modelled\n",
+                      sc.mtp_tokens, sc.mtp_tokens, sc.mtp_accepted);
 }
 
 void memory_table(std::ostream& os, const PlanScenario& sc, const PlanRow& r) {

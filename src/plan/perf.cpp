@@ -126,6 +126,7 @@ StepTimes layer_time(const PerfInputs& in, double T, double seqs, double logit_r
 namespace {
 
 Prediction attention(const PerfInputs& in, Phase phase, std::int64_t context, int batch, int positions) {
+  if (phase == Phase::decode && positions > 1) phase = Phase::mtp;
   Point p;
   p.model = in.model->name;
   p.hardware = in.hw->name;
@@ -135,26 +136,29 @@ Prediction attention(const PerfInputs& in, Phase phase, std::int64_t context, in
   p.work.context_tokens = context;
   p.work.batch = batch;
   p.work.prefill_tokens = positions;
-  if (phase != Phase::decode) p.cisa.qshare_g = std::min(p.cisa.qshare_g, positions);
+  p.work.mtp_tokens = positions;
+  if (phase != Phase::decode && phase != Phase::mtp) p.cisa.qshare_g = std::min(p.cisa.qshare_g, positions);
   validate_point(p);
   return predict(p, in.shape, in.rates, in.hw->topk_radix_passes);
 }
 
 }  // namespace
 
-StepTimes decode_step(const PerfInputs& in, int batch, std::int64_t history) {
-  StepTimes st = layer_time(in, batch, batch, batch);
+StepTimes decode_step(const PerfInputs& in, int batch, std::int64_t history, int positions) {
+  if (positions < 1) throw std::invalid_argument("decode positions per sequence must be >= 1");
+  const double T = static_cast<double>(batch) * positions;
+  StepTimes st = layer_time(in, T, batch, T);
   const DeployModel& m = *in.model;
   const int n_global = m.count(LayerType::global_attention);
   if (n_global > 0) {
-    const Prediction pr = attention(in, Phase::decode, history, batch, 1);
+    const Prediction pr = attention(in, Phase::decode, history, batch, positions);
     st.attn_global_dense = n_global * pr.dense.busy();
     st.attn_global_cisa = n_global * pr.cisa.busy();
   }
   for (const auto& g : m.layers)
     if (g.type == LayerType::sliding_attention) {
       const std::int64_t ctx = std::min<std::int64_t>(history, static_cast<std::int64_t>(g.window.value));
-      st.attn_sliding += g.n() * attention(in, Phase::decode, ctx, batch, 1).dense.busy();
+      st.attn_sliding += g.n() * attention(in, Phase::decode, std::max<std::int64_t>(ctx, positions), batch, positions).dense.busy();
     }
   return st;
 }

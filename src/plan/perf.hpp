@@ -51,8 +51,10 @@ double gemm_rate(const Hardware& hw, const Rates& r, WeightDtype wd);
 // `seqs` sequences (Mamba state read + written once per sequence), `logit_rows` LM-head rows.
 StepTimes layer_time(const PerfInputs& in, double tokens, double seqs, double logit_rows);
 
-// One decode step: `batch` sequences per replica, each one new token at history `history`.
-StepTimes decode_step(const PerfInputs& in, int batch, std::int64_t history);
+// One decode step: `batch` sequences per replica, each one new token at history `history`; with
+// `positions` = k > 1 (multi-token prediction / speculative decoding) each sequence verifies k draft
+// positions and CISA shares one selection over them (the core model's mtp phase, G = k).
+StepTimes decode_step(const PerfInputs& in, int batch, std::int64_t history, int positions = 1);
 
 // Prefill of one sequence of `context` tokens in chunks of `chunk` tokens (TTFT when isolated).
 StepTimes prefill_sequence(const PerfInputs& in, std::int64_t context, int chunk);

@@ -211,12 +211,22 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
   if (const YAML::Node w = root["workload"]) {
     require_keys_known(doc, w, "workload",
                        {"context", "output_tokens", "prefill_chunk", "batch", "max_batch", "output_length_ratio",
-                        "context_mix"});
+                        "context_mix", "mtp_tokens", "mtp_accepted"});
     if (w["context"]) base.context = pos_int(doc, w["context"], "workload.context", 1, std::int64_t{1} << 31);
     if (w["output_tokens"]) sc.output_tokens = pos_int(doc, w["output_tokens"], "workload.output_tokens", 1, 1 << 24);
     if (w["prefill_chunk"])
       sc.prefill_chunk = static_cast<int>(pos_int(doc, w["prefill_chunk"], "workload.prefill_chunk", 1, 1 << 20));
     if (w["batch"]) base.batch = batch_value(doc, w["batch"], "workload.batch");
+    if (w["mtp_tokens"]) sc.mtp_tokens = static_cast<int>(pos_int(doc, w["mtp_tokens"], "workload.mtp_tokens", 1, 64));
+    if (w["mtp_accepted"]) {
+      sc.mtp_accepted = num(doc, w["mtp_accepted"], "workload.mtp_accepted", 1, 64);
+      if (sc.mtp_accepted > sc.mtp_tokens)
+        throw InputError(locate(doc, w["mtp_accepted"], "workload.mtp_accepted"),
+                         "tokens accepted per step cannot exceed workload.mtp_tokens (" + std::to_string(sc.mtp_tokens) + ")");
+    } else if (sc.mtp_tokens > 1) {
+      throw InputError(locate(doc, w["mtp_tokens"], "workload.mtp_tokens"),
+                       "give workload.mtp_accepted too: mean tokens emitted per sequence per step (1..mtp_tokens)");
+    }
     if (w["max_batch"]) sc.max_batch = static_cast<int>(pos_int(doc, w["max_batch"], "workload.max_batch", 1, 65536));
     if (w["output_length_ratio"])
       sc.output_length_ratio = num(doc, w["output_length_ratio"], "workload.output_length_ratio", 1e-3, 1e3);
@@ -379,15 +389,15 @@ PlanScenario load_plan_scenario(const std::string& source, const std::vector<std
 
 // ---------------------------------------------------------------- evaluation
 
-double replica_tokens_per_s(double prefill_s, double step_s, int batch, std::int64_t output) {
+double replica_tokens_per_s(double prefill_s, double step_s, int batch, std::int64_t output, double accepted) {
   if (batch < 1) return kNaN;
   const double O = static_cast<double>(output);
-  return O / (prefill_s + O * step_s / batch);
+  return O / (prefill_s + O * step_s / (batch * accepted));
 }
 
-double loaded_tpot_s(double prefill_s, double step_s, int batch, std::int64_t output) {
+double loaded_tpot_s(double prefill_s, double step_s, int batch, std::int64_t output, double accepted) {
   if (batch < 1) return kNaN;
-  return step_s + batch * prefill_s / static_cast<double>(output);
+  return step_s / accepted + batch * prefill_s / static_cast<double>(output);
 }
 
 std::vector<PlanRow> evaluate_plan(const PlanScenario& sc) {
@@ -459,20 +469,22 @@ std::vector<PlanRow> evaluate_plan(const PlanScenario& sc) {
       const std::int64_t history = c.context + sc.output_tokens / 2;  // mean history over the output
       const double gpus_per_replica = c.par.tp;
       if (r.fits_dense) {
-        r.decode_dense = decode_step(in, r.batch_dense, history);
+        r.decode_dense = decode_step(in, r.batch_dense, history, sc.mtp_tokens);
         r.ttft_s_dense = r.prefill.dense();
         r.decode_step_s_dense = r.decode_dense.dense();
-        r.tpot_s_dense = loaded_tpot_s(r.ttft_s_dense, r.decode_step_s_dense, r.batch_dense, sc.output_tokens);
+        r.tpot_s_dense = loaded_tpot_s(r.ttft_s_dense, r.decode_step_s_dense, r.batch_dense, sc.output_tokens, sc.mtp_accepted);
         r.tokens_per_s_per_gpu_dense =
-            replica_tokens_per_s(r.ttft_s_dense, r.decode_step_s_dense, r.batch_dense, sc.output_tokens) / gpus_per_replica;
+            replica_tokens_per_s(r.ttft_s_dense, r.decode_step_s_dense, r.batch_dense, sc.output_tokens, sc.mtp_accepted) /
+            gpus_per_replica;
       }
       if (r.fits_cisa) {
-        r.decode_cisa = r.batch_cisa == r.batch_dense && r.fits_dense ? r.decode_dense : decode_step(in, r.batch_cisa, history);
+        r.decode_cisa = r.batch_cisa == r.batch_dense && r.fits_dense ? r.decode_dense : decode_step(in, r.batch_cisa, history, sc.mtp_tokens);
         r.ttft_s_cisa = r.prefill.cisa();
         r.decode_step_s_cisa = r.decode_cisa.cisa();
-        r.tpot_s_cisa = loaded_tpot_s(r.ttft_s_cisa, r.decode_step_s_cisa, r.batch_cisa, sc.output_tokens);
+        r.tpot_s_cisa = loaded_tpot_s(r.ttft_s_cisa, r.decode_step_s_cisa, r.batch_cisa, sc.output_tokens, sc.mtp_accepted);
         r.tokens_per_s_per_gpu_cisa =
-            replica_tokens_per_s(r.ttft_s_cisa, r.decode_step_s_cisa, r.batch_cisa, sc.output_tokens) / gpus_per_replica;
+            replica_tokens_per_s(r.ttft_s_cisa, r.decode_step_s_cisa, r.batch_cisa, sc.output_tokens, sc.mtp_accepted) /
+            gpus_per_replica;
       }
       if (r.fits_dense && r.fits_cisa) {
         r.speedup = r.tokens_per_s_per_gpu_cisa / r.tokens_per_s_per_gpu_dense;
@@ -540,6 +552,8 @@ Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows) {
   auto& G = t.add_i64("qshare_g", "positions", "G: QShare group in prefill (decode has G = 1)");
   auto& c = t.add_i64("chunk_tokens", "tokens", "c: chunk = KV page size");
   auto& W = t.add_i64("window_pages", "pages", "W: recent window always read");
+  auto& mtpk = t.add_i64("mtp_tokens", "positions", "k: positions verified per sequence per decode step (1 = plain decode; CISA G = k)");
+  auto& mtpa = t.add_f64("mtp_accepted", "tokens", "a: mean tokens emitted per sequence per decode step (scenario input)");
   auto& breq = t.add_i64("batch_requested", "sequences", "batch per replica asked for (0 = max concurrency)");
   auto& bd = t.add_i64("batch_dense", "sequences", "concurrent sequences per replica, dense (0 = does not fit)");
   auto& bc = t.add_i64("batch_cisa", "sequences", "concurrent sequences per replica, CISA (0 = does not fit)");
@@ -563,9 +577,9 @@ Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows) {
   auto& mxc = t.add_f64("max_concurrency_mix_cisa", "sequences", "same, CISA");
   auto& ttd = t.add_f64("ttft_ms_dense", "ms", "time to first token: chunked prefill of one prompt, isolated (no queueing), dense");
   auto& ttc = t.add_f64("ttft_ms_cisa", "ms", "same, CISA");
-  auto& dsd = t.add_f64("decode_step_ms_dense", "ms", "one decode step of batch_dense sequences at history context + output/2, dense");
+  auto& dsd = t.add_f64("decode_step_ms_dense", "ms", "one decode step (mtp_tokens positions per sequence) of batch_dense sequences at history context + output/2, dense");
   auto& dsc = t.add_f64("decode_step_ms_cisa", "ms", "one decode step of batch_cisa sequences, CISA");
-  auto& tpd = t.add_f64("tpot_ms_dense", "ms", "time per output token under steady load: decode step + batch x prefill / output (prefill interleaved), dense");
+  auto& tpd = t.add_f64("tpot_ms_dense", "ms", "time per output token under steady load: decode step / mtp_accepted + batch x prefill / output (prefill interleaved), dense");
   auto& tpc = t.add_f64("tpot_ms_cisa", "ms", "same, CISA");
   auto& tsd = t.add_f64("tokens_per_s_per_gpu_dense", "tokens/s", "output tokens per second per GPU, fixed-output requests, steady state, dense");
   auto& tsc = t.add_f64("tokens_per_s_per_gpu_cisa", "tokens/s", "same, CISA");
@@ -614,6 +628,8 @@ Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows) {
     G.push_back(k.G);
     c.push_back(sc.cisa.chunk_tokens);
     W.push_back(sc.cisa.window_pages);
+    mtpk.push_back(sc.mtp_tokens);
+    mtpa.push_back(sc.mtp_accepted);
     breq.push_back(k.batch);
     bd.push_back(r.batch_dense);
     bc.push_back(r.batch_cisa);

@@ -44,6 +44,8 @@ struct PlanScenario {
   std::int64_t output_tokens = 4096;
   int prefill_chunk = 8192;  // P: tokens per prefill forward (chunked prefill)
   int max_batch = 256;       // engine limit on concurrent sequences per replica
+  int mtp_tokens = 1;        // k: positions verified per sequence per decode step (1 = plain decode)
+  double mtp_accepted = 1;   // a: mean tokens emitted per sequence per decode step (1 <= a <= k)
   double output_length_ratio = std::numeric_limits<double>::quiet_NaN();  // R = CISA / dense mean output length
   std::vector<ContextShare> context_mix;  // optional distribution (memory-only concurrency)
   MemoryOptions mem;
@@ -81,10 +83,11 @@ struct PlanRow {
 
 // Evaluates every configuration; marks feasibility and the Pareto fronts.
 std::vector<PlanRow> evaluate_plan(const PlanScenario& sc);
-// Steady-state serving of fixed-length requests (context prompt, `output` tokens each) on one replica:
-// tokens/s = output / (T_prefill + output * T_step / B); TPOT = T_step + B * T_prefill / output.
-double replica_tokens_per_s(double prefill_s, double step_s, int batch, std::int64_t output);
-double loaded_tpot_s(double prefill_s, double step_s, int batch, std::int64_t output);
+// Steady-state serving of fixed-length requests (context prompt, `output` tokens each) on one replica,
+// `accepted` tokens emitted per sequence per decode step (1 without MTP):
+// tokens/s = output / (T_prefill + output * T_step / (B * a)); TPOT = T_step / a + B * T_prefill / output.
+double replica_tokens_per_s(double prefill_s, double step_s, int batch, std::int64_t output, double accepted = 1.0);
+double loaded_tpot_s(double prefill_s, double step_s, int batch, std::int64_t output, double accepted = 1.0);
 
 Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows);
 Attributes plan_attributes(const PlanScenario& sc, const std::string& command_line);

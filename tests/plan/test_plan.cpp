@@ -353,3 +353,31 @@ TEST_CASE("A batch-1 decode step reads every weight but the input embedding once
   CHECK(st8.weight_bytes == Approx(want / 2).epsilon(1e-12));
   CHECK(st8.layers + st8.lm_head == Approx((st.layers + st.lm_head) / 2).epsilon(0.02));
 }
+
+TEST_CASE("MTP / speculative decode: k positions share one CISA selection", "[plan][perf][mtp]") {
+  const DeployModel ultra = deploy_preset("nemotron3_ultra");
+  const Hardware hw = gpu_preset("b300");
+  PerfInputs in;
+  in.model = &ultra;
+  in.hw = &hw;
+  in.rates = resolve_rates(hw, Basis::calibrated);
+  in.shape = kernel_shape(hw, in.rates);
+  in.par = {2, 2, 4};
+  in.weights = WeightDtype::fp8;
+  const StepTimes one = decode_step(in, 8, 1 << 20, 1);
+  const StepTimes four = decode_step(in, 8, 1 << 20, 4);
+  // dense re-reads nothing extra either (one KV stream per group), so both stay well under 4x
+  CHECK(four.attn_global_cisa < 2.0 * one.attn_global_cisa);
+  CHECK(four.attn_global_dense < 2.0 * one.attn_global_dense);
+  CHECK(four.layers >= one.layers);
+  // the scenario keys: mtp_accepted is required with mtp_tokens > 1 and bounded by it
+  const std::string head = "name: t\nmodel: nemotron3_ultra\nhardware: b300\nweights: fp8\nparallel: {tp: 2, dp: 2, ep: 4}\n";
+  CHECK(contains(error_of(head + "workload: {mtp_tokens: 3}\n"), "give workload.mtp_accepted"));
+  CHECK(contains(error_of(head + "workload: {mtp_tokens: 3, mtp_accepted: 3.5}\n"), "cannot exceed"));
+  const PlanScenario base = scenario_from_text(head + "workload: {batch: 8}\n");
+  const PlanScenario mtp = scenario_from_text(head + "workload: {batch: 8, mtp_tokens: 3, mtp_accepted: 2.4}\n");
+  const PlanRow r1 = evaluate_plan(base).front(), r3 = evaluate_plan(mtp).front();
+  CHECK(r3.tokens_per_s_per_gpu_cisa > r1.tokens_per_s_per_gpu_cisa);
+  CHECK(r3.tpot_s_cisa < r1.tpot_s_cisa);
+  CHECK(replica_tokens_per_s(2.0, 0.03, 8, 4096, 2.0) == Approx(8 / loaded_tpot_s(2.0, 0.03, 8, 4096, 2.0)));
+}
