@@ -89,9 +89,11 @@ int cmd_run(int argc, char** argv) {
     }
     Attributes attrs = provenance(sc, join_args(argc, argv), shard);
     if (measure != "off") measure_points(sc, t, attrs, measure == "on");
+    const bool measured = attrs.count("measurement") && attrs.at("measurement").rfind("measured", 0) == 0;
     if (out.empty()) out = "results/" + sc.name + ".h5";
     if (!no_hdf5) write_hdf5(out, {{"points", &t}}, attrs);
 
+    if (measured) write_error_report(format == "table" || format == "markdown" ? std::cout : std::cerr, t);
     if (format == "csv") write_csv(std::cout, t);
     if (format == "json") write_json(std::cout, t, attrs);
     if (format == "table" || format == "markdown") {
