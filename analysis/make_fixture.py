@@ -144,14 +144,17 @@ def build_points(measured: bool, models=None):
     for model, geo in MODELS.items():
         if models and model not in models:
             continue
-        gs = [4, 32] if model == "inkling-small" else [4]
+        main = model == "inkling-small"  # the second model only has two phases (test speed)
+        gs = [4, 32] if main else [4]
         for L in CONTEXTS:
             for K in BUDGETS:
                 for G in gs:
                     rows.append(one_point(model, "terminal_prefill", L, K, G, 16, geo))
-                    rows.append(one_point(model, "full_prefill", L, K, G, 1, geo, P=8192))
+                    if main:
+                        rows.append(one_point(model, "full_prefill", L, K, G, 1, geo, P=8192))
                 rows.append(one_point(model, "decode", L, K, 1, 16, geo))
-                rows.append(one_point(model, "mtp", L, K, 4, 16, geo))
+                if main:
+                    rows.append(one_point(model, "mtp", L, K, 4, 16, geo))
     for i, row in enumerate(rows):
         row["point_index"] = i
     rng = np.random.default_rng(6)
