@@ -52,9 +52,9 @@ void header(std::ostream& os, const PlanScenario& sc) {
   os << fmt::format("GPU {} ({:.0f} GB HBM); basis {} ({})\n", sc.hw.display_name, sc.hw.hbm_gb.value, to_string(sc.basis),
                     r.source);
   os << fmt::format(
-      "deployment tp {} x dp {} = {} GPUs, ep {}; weights {}, K/V {}; requests: {} prompt + {} output tokens; "
+      "deployment tp {} x dp {} = {} GPU{}, ep {}; weights {}, K/V {}; requests: {} prompt + {} output tokens; "
       "prefill chunk {}; CISA K = {}, G = {}, c = {}, W = {} pages\n",
-      b.par.tp, b.par.dp, b.par.gpus(), b.par.ep, plan::to_string(b.weights), to_string(sc.cisa.kv_dtype), tokens(b.context),
+      b.par.tp, b.par.dp, b.par.gpus(), b.par.gpus() == 1 ? "" : "s", b.par.ep, plan::to_string(b.weights), to_string(sc.cisa.kv_dtype), tokens(b.context),
       tokens(sc.output_tokens), sc.prefill_chunk, b.budget, b.G, sc.cisa.chunk_tokens, sc.cisa.window_pages);
   if (sc.mtp_tokens > 1)
     os << fmt::format("decode: multi-token prediction, {} positions verified per sequence per step (one CISA selection, G = {}), "
