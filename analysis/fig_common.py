@@ -115,6 +115,14 @@ def quantize_png(path: str) -> None:
 MAX_TABLE_ROWS = 400
 
 
+def table_row_range(n: int, max_rows: int = MAX_TABLE_ROWS):
+    """Rows to format for a markdown table, and the note to append when some are left out."""
+    if n <= max_rows:
+        return range(n), ""
+    return range(max_rows), (f"\n({n - max_rows:,} more rows left out; `cisa-sim --format csv` "
+                             "or the HDF5 file has them all)")
+
+
 def cap_table(markdown: str, max_rows: int = MAX_TABLE_ROWS) -> str:
     """Keeps the first max_rows rows of each markdown table and says how many were left out
     (million-row sweeps would otherwise give unreadable, huge files)."""

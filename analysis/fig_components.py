@@ -9,7 +9,8 @@ from matplotlib.patches import Patch
 from matplotlib.lines import Line2D
 
 from cisa_h5 import COMPONENTS, finite, fmt_tokens, series_label
-from fig_common import COMPONENT_COLORS, Catalogue, row_model_hw, split_by, title
+from fig_common import (COMPONENT_COLORS, Catalogue, row_model_hw, split_by, table_row_range,
+                        title)
 from series import dims_vs_x, readable_slice
 
 MAX_CONFIGS = 12
@@ -68,7 +69,8 @@ def components_table(result, cat):
              "busy_dense", "busy_cisa"]
     head = cols + [f"{c} pred / meas (ms)" for c in comps]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for i in range(len(p)):
+    rows_range, more = table_row_range(len(p))
+    for i in rows_range:
         cells = [fmt_tokens(p[c][i]) if c == "context_tokens" else str(p[c][i]) for c in cols]
         for c in comps:
             pr, me = p.f(f"pred_ms_{c}")[i], p.f(f"meas_ms_{c}")[i]
@@ -79,7 +81,7 @@ def components_table(result, cat):
               "Times in ms per layer per forward for the whole batch (full_prefill: summed over "
               "the prompt's forwards); `-` = not measured. "
               "GPU busy is the union of kernel and memory-op intervals, so it can be less "
-              "than the sum of the components.\n\n" + "\n".join(lines))
+              "than the sum of the components.\n\n" + "\n".join(lines) + more)
 
 
 def render(result, cat: Catalogue) -> None:

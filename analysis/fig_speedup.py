@@ -7,8 +7,8 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from cisa_h5 import finite, fmt_tokens, format_value
-from fig_common import (Catalogue, log2_axis, log2_context_axis, log_y_if_wide, row_model_hw, series_colors, split_by,
-                        title)
+from fig_common import (Catalogue, log2_axis, log2_context_axis, log_y_if_wide, row_model_hw,
+                        series_colors, split_by, table_row_range, title)
 from series import iter_series, readable_slice
 
 PANELS = (("attention", "core attention"), ("busy", "GPU busy"))
@@ -45,7 +45,8 @@ def speedup_table(result, cat: Catalogue) -> None:
         return
     head = cols + vals
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for i in range(len(p)):
+    rows_range, more = table_row_range(len(p))
+    for i in rows_range:
         cells = []
         for c in head:
             v = p[c][i]
@@ -59,7 +60,7 @@ def speedup_table(result, cat: Catalogue) -> None:
                 cells.append(format_value(v))
         lines.append("| " + " | ".join(cells) + " |")
     note = ("Speedups are dense ÷ CISA time (time view). `-` = not measured.\n\n")
-    cat.table("speedups", "Predicted and measured speedups", note + "\n".join(lines))
+    cat.table("speedups", "Predicted and measured speedups", note + "\n".join(lines) + more)
 
 
 def render(result, cat: Catalogue) -> None:
@@ -137,5 +138,5 @@ def render(result, cat: Catalogue) -> None:
                  f"Speedup vs {X_NAMES[xcol]}: {model}, {phase}",
                  "Dense ÷ CISA for core attention and GPU busy; lines predicted, open diamonds "
                  "measured" + ("" if measured else " (none in this file)") + "." +
-                 (f" Slice shown: {'; '.join(sliced)} (every row is in speedups.md)."
+                 (f" Slice shown: {'; '.join(sliced)} (speedups.md lists the rows)."
                   if sliced else ""))
