@@ -23,12 +23,16 @@ if [ -n "$BIN" ]; then
 else
   timeout 120 /tmp/b/cisa-measure --calibrate "$OUT/h200_sxm.calibration.yaml"
 fi
+# The same GPU preset with this run's calibration (kernel-class rates measured on our kernels).
+sed "s#^calibration:#calibration: $OUT/h200_sxm.calibration.yaml\n_old_calibration:#" models/gpu/h200_sxm.yaml \
+  | awk '/^_old_calibration:/{skip=1; next} skip && /^  /{next} {skip=0; print}' > "$OUT/h200_calibrated.yaml"
+SET="--set hardware=$OUT/h200_calibrated.yaml"
 for s in ${SCENARIOS:-inkling_tp8_1m ultra_tp2_1m nano_tp1_1m}; do
   log "measure $s"
   if [ -n "$BIN" ]; then
-    timeout 300 $BIN --scenario scenarios/$s.yaml --measure on --out "$OUT/${s}_measured.h5" --format none 2>&1 | tail -40
+    timeout 300 $BIN --scenario scenarios/$s.yaml $SET --measure on --out "$OUT/${s}_measured.h5" --format none 2>&1 | tail -40
   else
-    timeout 300 /tmp/b/cisa-measure --scenario scenarios/$s.yaml --out "$OUT/${s}_measured.h5" 2>&1 | tail -40
+    timeout 300 /tmp/b/cisa-measure --scenario scenarios/$s.yaml $SET --out "$OUT/${s}_measured.h5" 2>&1 | tail -40
   fi
 done
 log done

@@ -9,6 +9,9 @@
 #include "cisa/evaluate.hpp"
 #include "cisa/version.hpp"
 #include "gpu/probe.hpp"
+#ifdef CISA_HAVE_MEASURE
+#include "gpu/kernel_rates.hpp"
+#endif
 
 namespace cisa::gpu {
 
@@ -27,6 +30,11 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
   std::cerr << fmt::format("{:.1f} TF/s\n  launch overhead ... ", mm.value) << std::flush;
   const auto lo = probe_launch_overhead_us();
   std::cerr << fmt::format("{:.2f} us\n", lo.value);
+#ifdef CISA_HAVE_MEASURE
+  std::cerr << "  kernel classes (attention, top-k) ... " << std::flush;
+  const KernelRates kr = measure_kernel_rates(dev.sms);
+  std::cerr << fmt::format("{:.1f} TF/s, {:.2f} key-passes/ns/SM\n", kr.attention_tflops, kr.topk_elem_passes_per_ns_per_sm);
+#endif
   auto fig = [&](const char* key, const ProbeResult& r) {
     return fmt::format("  {}: {{value: {:.4g}, source: \"{}; {}; spread {:.1f}%\"}}\n", key, r.value, tag, r.method, 100 * r.spread);
   };
@@ -40,8 +48,16 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
     << "calibration:\n"
     << "  basis: \"measured on " << dev.name << " by cisa-sim calibrate " << tool_version() << ", " << date << "\"\n"
     << fig("read_bw_tbs", rd) << fig("copy_bw_tbs", cp) << fig("gemm_bf16_tflops", mm)
+#ifdef CISA_HAVE_MEASURE
+    << fmt::format("  attention_bf16_tflops: {{value: {:.4g}, source: \"{}; {}\"}}\n", kr.attention_tflops, tag, kr.attention_method)
+    << fig("launch_overhead_us", lo)
+    << fmt::format("  topk_elem_passes_per_ns_per_sm: {{value: {:.4g}, source: \"{}; {}\"}}\n", kr.topk_elem_passes_per_ns_per_sm, tag,
+                   kr.topk_method)
+#else
     << carried("attention_bf16_tflops", hw.cal.attention_bf16_tflops) << fig("launch_overhead_us", lo)
-    << carried("topk_elem_passes_per_ns_per_sm", hw.cal.topk_elem_passes_per_ns_per_sm) << carried("l2_reuse", hw.cal.l2_reuse);
+    << carried("topk_elem_passes_per_ns_per_sm", hw.cal.topk_elem_passes_per_ns_per_sm)
+#endif
+    << carried("l2_reuse", hw.cal.l2_reuse);
   return y.str();
 }
 

@@ -22,6 +22,7 @@
 #include "cisa/results.hpp"
 #include "cisa_kernels/cisa_step.hpp"
 #include "cisa_kernels/representatives.hpp"
+#include "gpu/kernel_rates.hpp"
 #include "gpu/probe.hpp"
 
 namespace cisa {
@@ -58,6 +59,16 @@ __global__ void fill_bf16(K::bf16_bits* out, std::size_t n, unsigned long long s
     out[i] = static_cast<K::bf16_bits>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
   }
 }
+__global__ void fill_f32(float* out, std::size_t n, unsigned long long seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    unsigned long long z = seed + i * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    out[i] = ((z & 0xffffffu) + ((z >> 24) & 0xffffffu)) * (1.0f / 16777216.0f) - 1.0f;
+  }
+}
+
 void fill(K::bf16_bits* p, std::size_t n, unsigned long long seed, float scale = 1.0f) {
   fill_bf16<<<1024, 256>>>(p, n, seed, scale);
   ck(cudaGetLastError(), "fill_bf16");
@@ -261,3 +272,62 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
 }
 
 }  // namespace cisa
+
+namespace cisa::gpu {
+
+KernelRates measure_kernel_rates(int sms) {
+  using namespace cisa;
+  KernelRates out;
+  Timer timer;
+  // Attention: dense prefill, 8 sequences x (128K history + 512 new positions), r = 4, one KV head:
+  // 128-row tiles are full, the work is compute-bound (~1 TFLOP).
+  {
+    const int B = 8, P = 512, r = 4;
+    const std::int64_t hist = 131072;
+    World w(B, hist + P, 1, 77);
+    const K::StepBatch b{std::vector<int>(B, static_cast<int>(hist)), std::vector<int>(B, P), 1, r};
+    const K::CisaPlan plan = K::plan_dense(b);
+    K::CisaStep step(plan, 1, r, sms);
+    Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * r * 128), o(q.n);
+    fill(q.p, q.n, 5);
+    step.upload(nullptr);
+    double flops = 0;
+    {
+      K::Instrument ins;
+      step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, &ins);
+      for (const auto& rec : ins.collect()) flops += rec.flops_useful;
+    }
+    const double ms = timer.components([&](K::Instrument* ins) { step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, ins); }, 9)["attention"];
+    out.attention_tflops = flops / (ms * 1e-3) / 1e12;
+    out.attention_method = "cisa_kernels paged_attention, dense prefill B=8, history 131072 + 512 new, r=4, 1 KV head, "
+                           "useful FLOPs / median of 9 (L2 flushed)";
+  }
+  // Top-k: 64 rows x 65,536 fp32 scores, K = 4,096: one CTA per row, so the row time is the SM's.
+  {
+    const int rows = 64, n = 65536, k = 4096;
+    World w(rows, std::int64_t(n) * 16 + 16, 1, 91);
+    Dev<float> scores(std::size_t(rows) * n);
+    fill_f32<<<1024, 256>>>(scores.p, scores.n, 13);
+    ck(cudaGetLastError(), "fill_f32");
+    std::vector<K::TopkRow> hr(rows);
+    for (int i = 0; i < rows; ++i) hr[i] = K::TopkRow{i, n, n};
+    Dev<K::TopkRow> drows(hr);
+    Dev<int> outp(std::size_t(rows) * k);
+    K::TopkArgs a;
+    a.scores = scores.p;
+    a.score_stride = n;
+    a.rows = drows.p;
+    a.table = w.bt;
+    a.out = outp.p;
+    a.out_stride = k;
+    a.k = k;
+    a.rows_host = &hr;
+    const double ms = timer.components([&](K::Instrument* ins) { K::topk_select(a, nullptr, ins); }, 15)["topk"];
+    out.topk_elem_passes_per_ns_per_sm = double(n) * 4 / (ms * 1e6);
+    out.topk_method = "cisa_kernels topk_select, 64 rows x 65,536 random fp32 keys, K = 4,096, one CTA per row, "
+                      "65,536 x 4 passes / median row time of 15";
+  }
+  return out;
+}
+
+}  // namespace cisa::gpu
