@@ -24,6 +24,17 @@ def folder_size(path: str) -> int:
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
+def is_report_input(path: str) -> bool:
+    """A file with /points or /plan (other .h5 files under results/, e.g. the routing
+    diagnostics' activations, are not cisa-sim result tables)."""
+    try:
+        import h5py
+        with h5py.File(path, "r") as f:
+            return "points" in f or "plan" in f
+    except (ImportError, OSError):
+        return True  # let report.py say what is wrong
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Render the report of every committed result file.")
     ap.add_argument("files", nargs="*", help="result files (default: RESULTS/*.h5, RESULTS/*/*.h5)")
@@ -40,8 +51,9 @@ def main(argv=None) -> int:
         files = sorted(f for pat in ("*.h5", os.path.join("*", "*.h5"))
                        for f in glob.glob(os.path.join(args.results, pat))
                        if not os.path.abspath(f).startswith(out_abs + os.sep))
+        files = [f for f in files if is_report_input(f)]  # e.g. skip route activations
     if not files:
-        print(f"render_all: no .h5 files under {args.results}/", file=sys.stderr)
+        print(f"render_all: no cisa-sim result files under {args.results}/", file=sys.stderr)
         return 2
     stems = [os.path.splitext(os.path.basename(f))[0] for f in files]
     dup = sorted({s for s in stems if stems.count(s) > 1})
