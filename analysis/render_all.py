@@ -3,7 +3,7 @@
 
     render_all.py [FILE.h5 ...] [--results DIR] [--out DIR] [--formats png,svg]
 
-Without files it renders every results/*.h5 and results/*/*.h5 (not under the output folder)
+Without files it renders every results/**/*.h5 with /points or /plan (not under the output folder)
 into <out>/<stem>/ (default results/figures/<stem>/), clearing stale files there first, and
 writes <out>/README.md listing the reports with their total size.
 """
@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+BUDGET_MIB = 5  # committed figures stay small
 
 
 def folder_size(path: str) -> int:
@@ -37,7 +38,7 @@ def is_report_input(path: str) -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Render the report of every committed result file.")
-    ap.add_argument("files", nargs="*", help="result files (default: RESULTS/*.h5, RESULTS/*/*.h5)")
+    ap.add_argument("files", nargs="*", help="result files (default: RESULTS/**/*.h5)")
     ap.add_argument("--results", default="results", help="folder searched for .h5 files")
     ap.add_argument("--out", default=os.path.join("results", "figures"), help="output root")
     ap.add_argument("--formats", default="png,svg", help="figure formats")
@@ -48,8 +49,8 @@ def main(argv=None) -> int:
     files = args.files
     if not files:
         out_abs = os.path.abspath(args.out)
-        files = sorted(f for pat in ("*.h5", os.path.join("*", "*.h5"))
-                       for f in glob.glob(os.path.join(args.results, pat))
+        files = sorted(f for f in glob.glob(os.path.join(args.results, "**", "*.h5"),
+                                            recursive=True)
                        if not os.path.abspath(f).startswith(out_abs + os.sep))
         files = [f for f in files if is_report_input(f)]  # e.g. skip route activations
     if not files:
@@ -89,6 +90,9 @@ def main(argv=None) -> int:
     with open(os.path.join(args.out, "README.md"), "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
     print(f"render_all: {len(rows)} reports, {total / 1024 / 1024:.2f} MiB in {args.out}/")
+    if total > BUDGET_MIB * 1024 * 1024:
+        print(f"render_all: warning: more than {BUDGET_MIB} MiB; consider --formats png",
+              file=sys.stderr)
     return worst
 
 
