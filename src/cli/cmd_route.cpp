@@ -152,6 +152,7 @@ int cmd_route(int argc, char** argv) {
     cfg.threads = threads;
     cfg.key_block = key_block;
     if (key_block <= 0) bad("--key-block", "must be positive");
+    if (vm.count("chunk") && chunk <= 0) bad("--chunk", "must be positive");
     if (!curve_s.empty()) {
       cfg.curve_budgets = parse_int_list("curve-budgets", curve_s);
     } else {
@@ -190,7 +191,6 @@ int cmd_route(int argc, char** argv) {
       }
       for (int l : layers) acts.push_back(route::read_layer(activations, l));
     }
-    if (chunk < 0) bad("--chunk", "must be positive");
     if (!write_acts.empty()) {
       std::vector<const route::LayerActivations*> ptrs;
       for (const auto& a : acts) ptrs.push_back(&a);

@@ -56,5 +56,7 @@ TEST_CASE("cli: bad input exits 2", "[route][cli]") {
   CHECK(run({"--synthetic", "--tokens", "2048", "--rep", "median"}) == 2);
   CHECK(run({"--synthetic", "--tokens", "2048", "--indexer", "head9"}) == 2);
   CHECK(run({"--synthetic", "--no-such-option"}) == 2);
+  CHECK(run({"--synthetic", "--tokens", "2048", "--chunk", "0"}) == 2);
+  CHECK(run({"--synthetic", "--tokens", "2048", "--indexer", "best"}) == 2);
   CHECK(!std::filesystem::exists(tmp("x.h5")));
 }
