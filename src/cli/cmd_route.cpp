@@ -7,6 +7,7 @@
 
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -113,8 +114,8 @@ int cmd_route(int argc, char** argv) {
         "curve-budgets", po::value(&curve_s),
         "budgets for the recall-vs-budget curve (default: powers of two 1 .. 4 x max budget)")(
         "lags", po::value(&lags_s)->default_value(lags_s), "lags (positions) for selection overlap")(
-        "rep", po::value(&rep_s)->default_value(rep_s), "representatives: mean | minmax")(
-        "aggregation", po::value(&agg_s)->default_value(agg_s), "group score over positions: sum | max | last")(
+        "rep", po::value(&rep_s)->default_value(rep_s), "representatives: mean | minmax (comma list)")(
+        "aggregation", po::value(&agg_s)->default_value(agg_s), "group score over positions: sum | max | last (comma list)")(
         "indexer", po::value(&indexer_s)->default_value(indexer_s),
         "index projection used for selection: init (the initialisation's choice) | mean | head<i>")(
         "out", po::value(&out)->default_value(out), "output HDF5 (groups routing, curve, init)")(
@@ -147,8 +148,12 @@ int cmd_route(int argc, char** argv) {
     cfg.qshare_gs = parse_int_list("G", g_s);
     cfg.windows = parse_int_list("window", window_s);
     cfg.lags = parse_int_list("lags", lags_s);
-    cfg.rep = route::parse_rep_rule(rep_s);
-    cfg.aggregation = route::parse_aggregation(agg_s);
+    std::vector<route::RepRule> rules;
+    for (const auto& v : split(rep_s)) rules.push_back(route::parse_rep_rule(v));
+    std::vector<route::Aggregation> aggs;
+    for (const auto& v : split(agg_s)) aggs.push_back(route::parse_aggregation(v));
+    if (rules.empty()) bad("--rep", "give at least one representative rule");
+    if (aggs.empty()) bad("--aggregation", "give at least one aggregation rule");
     cfg.threads = threads;
     cfg.key_block = key_block;
     if (key_block <= 0) bad("--key-block", "must be positive");
@@ -210,7 +215,17 @@ int cmd_route(int argc, char** argv) {
       } else {
         bad("--indexer", "expected init, mean or head<i>, got '" + indexer_s + "'");
       }
-      reports.push_back(route::analyse_layer(a, cfg));
+      // The dense page mass is the heavy part: once per layer, shared by every rule.
+      const auto t0 = std::chrono::steady_clock::now();
+      const route::PageMass m = route::dense_page_mass(a, cfg.chunk_tokens, {threads, key_block});
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (const auto rule : rules)
+        for (const auto agg : aggs) {
+          cfg.rep = rule;
+          cfg.aggregation = agg;
+          reports.push_back(route::analyse_layer(a, m, cfg));
+          reports.back().seconds_page_mass = secs;
+        }
     }
 
     Attributes attrs;
@@ -220,8 +235,8 @@ int cmd_route(int argc, char** argv) {
     attrs["command_line"] = join_args(argc, argv);
     attrs["activations"] = synthetic ? std::string("synthetic") : activations;
     attrs["chunk_tokens"] = std::to_string(cfg.chunk_tokens);
-    attrs["rep_rule"] = route::to_string(cfg.rep);
-    attrs["aggregation"] = route::to_string(cfg.aggregation);
+    attrs["rep_rule"] = rep_s;
+    attrs["aggregation"] = agg_s;
     attrs["indexer"] = indexer_s;
     const route::ReportTables tables = route::make_tables(reports, cfg);
     write_hdf5(out, {{"routing", &tables.routing}, {"curve", &tables.curve}, {"init", &tables.init}}, attrs);

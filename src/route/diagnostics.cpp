@@ -93,6 +93,8 @@ LayerReport analyse_layer(const LayerActivations& a, const PageMass& m, const Ro
   const int threads = resolve_threads(cfg.threads);
   LayerReport rep;
   rep.layer = a.layer;
+  rep.rep = cfg.rep;
+  rep.aggregation = cfg.aggregation;
   rep.tokens = a.tokens;
   rep.positions = P;
   rep.q_heads = Hq;

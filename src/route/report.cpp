@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace cisa::route {
 
@@ -40,8 +42,8 @@ ReportTables make_tables(const std::vector<LayerReport>& layers, const RouteConf
         g.push_back(row.qshare_g);
         w.push_back(row.window);
         chunk.push_back(cfg.chunk_tokens);
-        rule.push_back(to_string(cfg.rep));
-        agg.push_back(to_string(cfg.aggregation));
+        rule.push_back(to_string(L.rep));
+        agg.push_back(to_string(L.aggregation));
         head.push_back(row.q_head);
         kvg.push_back(row.kv_group);
         pos.push_back(row.positions);
@@ -63,6 +65,8 @@ ReportTables make_tables(const std::vector<LayerReport>& layers, const RouteConf
     auto& budget = tb.add_i64("budget_chunks", "chunks", "K");
     auto& g = tb.add_i64("qshare_g", "positions", "G");
     auto& w = tb.add_i64("window_pages", "pages", "W");
+    auto& rule = tb.add_text("rep_rule", "representative rule (mean | minmax)");
+    auto& agg = tb.add_text("aggregation", "group score aggregation (sum | max | last)");
     auto& rmean = tb.add_f64("recall_mean", "", "recall, mean over heads and positions");
     auto& rmin = tb.add_f64("recall_min_head", "", "smallest per-head mean recall");
     for (const auto& L : layers)
@@ -71,6 +75,8 @@ ReportTables make_tables(const std::vector<LayerReport>& layers, const RouteConf
         budget.push_back(row.budget);
         g.push_back(row.qshare_g);
         w.push_back(row.window);
+        rule.push_back(to_string(L.rep));
+        agg.push_back(to_string(L.aggregation));
         rmean.push_back(row.recall_mean);
         rmin.push_back(row.recall_min_head);
       }
@@ -79,18 +85,23 @@ ReportTables make_tables(const std::vector<LayerReport>& layers, const RouteConf
     cisa::Table& tb = t.init;
     auto& layer = tb.add_i64("layer", "", "layer index");
     auto& kvg = tb.add_i64("kv_group", "", "KV group");
+    auto& rule = tb.add_text("rep_rule", "representatives the candidates were scored against");
     auto& cand = tb.add_i64("candidate", "", "0..r-1: head projection within the group; r: row-wise mean");
     auto& label = tb.add_text("candidate_label", "'head i' or 'mean'");
     auto& qh = tb.add_i64("q_head", "", "global query head of the candidate; -1 for the mean");
     auto& kl = tb.add_f64("kl_mean", "nats", "KL(dense page mass || candidate page distribution), mean over positions");
     auto& chosen = tb.add_i64("chosen", "", "1 for the candidate with the smallest KL");
     auto& used = tb.add_i64("positions", "positions", "positions with >= 2 full pages that entered the mean");
+    std::vector<std::pair<int, RepRule>> done;  // the initialisation depends on (layer, rep) only
     for (const auto& L : layers) {
+      if (std::find(done.begin(), done.end(), std::make_pair(L.layer, L.rep)) != done.end()) continue;
+      done.emplace_back(L.layer, L.rep);
       const int r = L.init.candidates - 1;
       for (int gi = 0; gi < L.init.kv_heads; ++gi)
         for (int ci = 0; ci <= r; ++ci) {
           layer.push_back(L.layer);
           kvg.push_back(gi);
+          rule.push_back(to_string(L.rep));
           cand.push_back(ci);
           label.push_back(candidate_label(ci, r));
           qh.push_back(ci == r ? -1 : gi * r + ci);
@@ -105,14 +116,19 @@ ReportTables make_tables(const std::vector<LayerReport>& layers, const RouteConf
 
 std::string summary_text(const std::vector<LayerReport>& layers, const RouteConfig& cfg) {
   std::string s;
-  s += fmt::format("CISA routing diagnostics (chunk {} tokens, representatives {}, aggregation {})\n",
-                   cfg.chunk_tokens, to_string(cfg.rep), to_string(cfg.aggregation));
+  s += fmt::format("CISA routing diagnostics (chunk {} tokens)\n", cfg.chunk_tokens);
   for (const auto& L : layers) {
     const int r = L.init.candidates - 1;
-    s += fmt::format("\nlayer {}: {} tokens, {} analysed positions, {} q heads / {} kv heads, d={}\n",
-                     L.layer, L.tokens, L.positions, L.q_heads, L.kv_heads, L.head_dim);
-    s += "  initialisation (KL dense||candidate, nats; * = chosen):\n";
-    for (int g = 0; g < L.init.kv_heads; ++g) {
+    s += fmt::format("\nlayer {}: {} tokens, {} analysed positions, {} q heads / {} kv heads, d={}; "
+                     "representatives {}, aggregation {}\n",
+                     L.layer, L.tokens, L.positions, L.q_heads, L.kv_heads, L.head_dim,
+                     to_string(L.rep), to_string(L.aggregation));
+    const bool init_shown = std::any_of(layers.data(), &L, [&](const LayerReport& o) {
+      return o.layer == L.layer && o.rep == L.rep;
+    });
+    if (init_shown) s += "  initialisation: as above (same representatives)\n";
+    else s += "  initialisation (KL dense||candidate, nats; * = chosen):\n";
+    for (int g = 0; g < L.init.kv_heads && !init_shown; ++g) {
       s += fmt::format("    group {:>2}:", g);
       for (int c = 0; c <= r; ++c) {
         const double v = L.init.kl[static_cast<std::size_t>(g * (r + 1) + c)];

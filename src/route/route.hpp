@@ -229,6 +229,8 @@ struct CurveRow {  // recall vs budget, mean over heads and positions
 };
 struct LayerReport {
   int layer = 0;
+  RepRule rep = RepRule::mean;               // the configuration this report was made with
+  Aggregation aggregation = Aggregation::sum;
   std::int64_t tokens = 0, positions = 0;
   int q_heads = 0, kv_heads = 0, head_dim = 0;
   InitResult init;

@@ -1,6 +1,7 @@
 // cisa-sim route end to end through cmd_route (the CLI entry point), exit codes included.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -46,7 +47,16 @@ TEST_CASE("cli: synthetic run writes routing/curve/init tables and exports", "[r
   const auto& a = std::get<std::vector<double>>(routing.find("recall_mean")->data);
   const auto& b = std::get<std::vector<double>>(r2.find("recall_mean")->data);
   CHECK(a == b);
-  for (const auto& f : {out, acts, idx, sum, out2}) std::filesystem::remove(f);
+  // Several rules share one page mass: rows for every (rep, aggregation) pair.
+  const std::string out3 = tmp("out3.h5");
+  REQUIRE(run({"--activations", acts, "--budget", "8", "--G", "4", "--window", "16", "--rep", "mean,minmax",
+               "--aggregation", "sum,max,last", "--out", out3}) == 0);
+  const cisa::Table r3 = cisa::read_hdf5_group(out3, "routing");
+  CHECK(r3.rows() == 6u * (1u + 8u));
+  const auto& rules = std::get<std::vector<std::string>>(r3.find("aggregation")->data);
+  CHECK(std::count(rules.begin(), rules.end(), "max") == 2 * 9);
+  CHECK(cisa::read_hdf5_group(out3, "init").rows() == 2u * 2u * 5u);  // per (rep, group, candidate)
+  for (const auto& f : {out, acts, idx, sum, out2, out3}) std::filesystem::remove(f);
 }
 
 TEST_CASE("cli: bad input exits 2", "[route][cli]") {
