@@ -3,7 +3,8 @@
 
     render_all.py [FILE.h5 ...] [--results DIR] [--out DIR] [--formats png,svg]
 
-Without files it renders every results/**/*.h5 with /points or /plan (not under the output folder)
+With --committed it renders the HEAD versions (git show) of the tracked files instead of the
+working tree's. Without files it renders every results/**/*.h5 with /points or /plan (not under the output folder)
 into <out>/<stem>/ (default results/figures/<stem>/), clearing stale files there first, and
 writes <out>/README.md listing the reports with their total size.
 """
@@ -16,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUDGET_MIB = 5  # committed figures stay small
@@ -23,6 +25,24 @@ BUDGET_MIB = 5  # committed figures stay small
 
 def folder_size(path: str) -> int:
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def export_committed(results: str, dest: str) -> str:
+    """Writes the HEAD version of every tracked .h5 under `results` into dest; returns the
+    folder that plays the role of `results`."""
+    top = subprocess.check_output(["git", "rev-parse", "--show-toplevel"], text=True).strip()
+    rel_results = os.path.relpath(os.path.abspath(results), top)
+    paths = subprocess.check_output(["git", "-C", top, "ls-files", "--", rel_results],
+                                    text=True).split("\n")
+    for path in paths:
+        if not path.endswith(".h5"):
+            continue
+        blob = subprocess.check_output(["git", "-C", top, "show", f"HEAD:{path}"])
+        target = os.path.join(dest, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as fh:
+            fh.write(blob)
+    return os.path.join(dest, rel_results)
 
 
 def is_report_input(path: str) -> bool:
@@ -42,11 +62,19 @@ def main(argv=None) -> int:
     ap.add_argument("--results", default="results", help="folder searched for .h5 files")
     ap.add_argument("--out", default=os.path.join("results", "figures"), help="output root")
     ap.add_argument("--formats", default="png,svg", help="figure formats")
+    ap.add_argument("--committed", action="store_true",
+                    help="render the HEAD versions of the result files (git show), not the "
+                         "working tree's, so committed figures match committed data")
     ap.add_argument("--full-colour-png", action="store_true",
                     help="keep full-colour PNGs (default: 256 colours, about 3x smaller)")
     args = ap.parse_args(argv)
 
     files = args.files
+    shown_root = args.results
+    tmp = None
+    if args.committed and not files:
+        tmp = tempfile.TemporaryDirectory(prefix="cisa_render_all_")
+        args.results = export_committed(args.results, tmp.name)
     if not files:
         out_abs = os.path.abspath(args.out)
         files = sorted(f for f in glob.glob(os.path.join(args.results, "**", "*.h5"),
@@ -78,12 +106,14 @@ def main(argv=None) -> int:
         rows.append((stem, f, rc, size))
 
     lines = ["# Figures rendered from the committed result files", "",
-             "Regenerate with `analysis/render_all.py` (or `cisa-sim report FILE.h5 --out "
+             "Regenerate with `analysis/render_all.py --committed` (or `cisa-sim report FILE.h5 --out "
              "results/figures/<stem>`).", "",
              "| report | source | size |", "|---|---|---|"]
     for stem, f, rc, size in rows:
         status = "" if rc == 0 else f" (exit {rc})"
-        lines.append(f"| [{stem}]({stem}/index.md){status} | `{os.path.relpath(f)}` "
+        src = os.path.join(shown_root, os.path.relpath(f, args.results)) if not args.files \
+            else os.path.relpath(f)
+        lines.append(f"| [{stem}]({stem}/index.md){status} | `{src}` "
                      f"| {size / 1024:.0f} KiB |")
     total = sum(r[3] for r in rows)
     lines += ["", f"Total: {total / 1024 / 1024:.2f} MiB.", ""]
