@@ -89,6 +89,7 @@ Attributes provenance(const Scenario& sc, const std::string& command_line, Shard
       a["hw_read_bw_tbs"] = fmt::format("{}", r.read_bw_Bps / 1e12);
       a["hw_bf16_tflops"] = fmt::format("{}", r.gemm_flops / 1e12);
       a["hw_attention_tflops"] = fmt::format("{}", r.attention_flops / 1e12);
+      a["hw_peer_attention_tflops"] = fmt::format("{}", r.peer_attention_flops / 1e12);
       a["hw_launch_us"] = fmt::format("{}", r.launch_s * 1e6);
       a["hw_rates_source"] = r.source;
     }

@@ -1,5 +1,6 @@
 #include "cisa/hardware.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace cisa {
@@ -23,6 +24,9 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     r.read_bw_Bps = hw.cal.read_bw_tbs.value * 1e12;
     r.gemm_flops = hw.cal.gemm_bf16_tflops.value * 1e12;
     r.attention_flops = hw.cal.attention_bf16_tflops.value * 1e12;
+    r.peer_attention_flops = std::isnan(hw.cal.peer_attention_bf16_tflops.value)
+                                 ? r.attention_flops
+                                 : hw.cal.peer_attention_bf16_tflops.value * 1e12;
     r.launch_s = hw.cal.launch_overhead_us.value * 1e-6;
     r.topk_elem_passes_per_s_per_sm = hw.cal.topk_elem_passes_per_ns_per_sm.value * 1e9;
     r.l2_reuse = hw.cal.l2_reuse.value;
@@ -33,6 +37,7 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     r.read_bw_Bps = hw.hbm_bw_tbs.value * 1e12;
     r.gemm_flops = hw.bf16_tflops.value * 1e12;
     r.attention_flops = hw.bf16_tflops.value * 1e12;
+    r.peer_attention_flops = r.attention_flops;
     r.launch_s = 0.0;
     r.topk_elem_passes_per_s_per_sm = 32.0 * 1.98e9;
     r.l2_reuse = 1.0;

@@ -17,7 +17,8 @@ struct Calibration {
   Figure read_bw_tbs;              // streaming read bandwidth reached by a well-built kernel
   Figure copy_bw_tbs;              // read + write counted
   Figure gemm_bf16_tflops;         // large BF16 GEMM (scoring, projections)
-  Figure attention_bf16_tflops;    // attention-class MMA rate (softmax overhead included)
+  Figure attention_bf16_tflops;    // this project's attention kernels (used for CISA and dense)
+  Figure peer_attention_bf16_tflops;  // best library kernel on the card (cuDNN SDPA): the dense peer
   Figure launch_overhead_us;       // per kernel launch in a back-to-back stream
   Figure topk_elem_passes_per_ns_per_sm;  // radix-select work rate of one SM
   Figure l2_reuse;                 // share of same-page re-reads by co-resident CTAs hit in L2
@@ -53,6 +54,7 @@ struct Rates {
   double read_bw_Bps;
   double gemm_flops;
   double attention_flops;
+  double peer_attention_flops;  // dense attention with the best library kernel
   double launch_s;
   double topk_elem_passes_per_s_per_sm;
   double l2_reuse;

@@ -75,10 +75,12 @@ Prediction predict(const Point& p, const KernelShape& shape, const Rates& rates,
       out.cost = f;
       out.dense = t.dense;
       out.cisa = t.cisa;
+      out.dense_peer_attention = t.dense_peer_attention;
     } else {
       out.cost.add(f);
       out.dense.add(t.dense);
       out.cisa.add(t.cisa);
+      out.dense_peer_attention += t.dense_peer_attention;
     }
     out.forwards += 1;
   };

@@ -24,6 +24,7 @@ struct Prediction {
   double forwards = 0;      // forwards summed (full_prefill: ceil(L/P))
   ForwardCost cost;         // summed over forwards
   ComponentTimes dense, cisa;  // seconds
+  double dense_peer_attention = 0;  // seconds, dense attention at the peer kernel's rate
   Ceilings ceilings;
 };
 

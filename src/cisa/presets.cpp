@@ -169,7 +169,7 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
     const YamlDoc& doc_c = *cdoc;
     require_keys_known(doc_c, c, cp,
                        {"basis", "read_bw_tbs", "copy_bw_tbs", "gemm_bf16_tflops",
-                        "attention_bf16_tflops", "launch_overhead_us",
+                        "attention_bf16_tflops", "peer_attention_bf16_tflops", "launch_overhead_us",
                         "topk_elem_passes_per_ns_per_sm", "l2_reuse"});
     h.has_calibration = true;
     h.cal.basis = c["basis"] ? get_string(doc_c, c["basis"], cp + ".basis") : "unspecified";
@@ -177,6 +177,7 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
     h.cal.copy_bw_tbs = get_figure(doc_c, c, "copy_bw_tbs", cp, false);
     h.cal.gemm_bf16_tflops = get_figure(doc_c, c, "gemm_bf16_tflops", cp);
     h.cal.attention_bf16_tflops = get_figure(doc_c, c, "attention_bf16_tflops", cp);
+    h.cal.peer_attention_bf16_tflops = get_figure(doc_c, c, "peer_attention_bf16_tflops", cp, false);
     h.cal.launch_overhead_us = get_figure(doc_c, c, "launch_overhead_us", cp);
     h.cal.topk_elem_passes_per_ns_per_sm = get_figure(doc_c, c, "topk_elem_passes_per_ns_per_sm", cp);
     h.cal.l2_reuse = get_figure(doc_c, c, "l2_reuse", cp);

@@ -41,7 +41,7 @@ struct PointsTableBuilder::Cols {
   std::vector<double> *fl_dense, *fl_cisa, *flu_dense, *flu_cisa, *fl_scoring, *selections,
       *eligible_mean, *splits_dense, *splits_cisa, *sparse_pos, *dense_pos;
   std::vector<double> *t_att_d, *t_att_c, *t_sc, *t_tk, *t_su, *t_ot, *t_busy_d, *t_busy_c, *sp_att,
-      *sp_busy;
+      *sp_busy, *t_att_peer, *sp_att_peer, *sp_busy_peer;
   std::vector<std::vector<double>*> meas, err;
   std::vector<std::int64_t>* point_index;
   std::vector<double> *nominal, *c_near, *c_full, *c_dec, *w_kv, *w_near, *w_dec;
@@ -113,6 +113,9 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   c.t_busy_c = &t.add_f64("pred_ms_busy_cisa", "ms", "GPU busy = sum of components, CISA");
   c.sp_att = &t.add_f64("pred_speedup_attention", "x", "dense / CISA core attention time");
   c.sp_busy = &t.add_f64("pred_speedup_busy", "x", "dense / CISA GPU busy time");
+  c.t_att_peer = &t.add_f64("pred_ms_attention_dense_peer", "ms", "dense core attention with the best library kernel (cuDNN SDPA rate from the calibration)");
+  c.sp_att_peer = &t.add_f64("pred_speedup_attention_vs_peer", "x", "dense attention with the peer kernel / CISA attention");
+  c.sp_busy_peer = &t.add_f64("pred_speedup_busy_vs_peer", "x", "dense busy with the peer kernel / CISA busy");
   for (const auto& name : measured_columns())
     c.meas.push_back(&t.add_f64(name, name.find("speedup") != std::string::npos ? "x" : "ms",
                                 "measured twin of pred_" + name.substr(5) + " (NaN until measured)"));
@@ -223,6 +226,9 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   (*c.t_busy_c)[i] = ms(r.cisa.busy());
   (*c.sp_att)[i] = ratio(r.dense.attention, r.cisa.attention);
   (*c.sp_busy)[i] = ratio(r.dense.busy(), r.cisa.busy());
+  (*c.t_att_peer)[i] = ms(r.dense_peer_attention);
+  (*c.sp_att_peer)[i] = ratio(r.dense_peer_attention, r.cisa.attention);
+  (*c.sp_busy_peer)[i] = ratio(r.dense_peer_attention - r.dense.attention + r.dense.busy(), r.cisa.busy());
   for (auto* m : c.meas) (*m)[i] = kNaN;
   for (auto* m : c.err) (*m)[i] = kNaN;
   (*c.point_index)[i] = index;

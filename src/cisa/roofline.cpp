@@ -42,6 +42,7 @@ ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& 
   ForwardTimes t;
   t.dense.attention = kernel_time(f.attention_dense, rates.attention_flops, rates);
   t.cisa.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates);
+  t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates);
   t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, rates);
   t.cisa.topk = topk_time(f, radix_passes, rates);
   t.cisa.setup = kernel_time(f.setup, rates.gemm_flops, rates);

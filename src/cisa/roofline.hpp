@@ -26,6 +26,7 @@ double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates);
 
 struct ForwardTimes {
   ComponentTimes dense, cisa;
+  double dense_peer_attention = 0;  // dense attention with the peer (library) kernel's rate
 };
 ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& rates);
 
