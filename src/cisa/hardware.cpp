@@ -30,6 +30,7 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     r.launch_s = hw.cal.launch_overhead_us.value * 1e-6;
     r.topk_elem_passes_per_s_per_sm = hw.cal.topk_elem_passes_per_ns_per_sm.value * 1e9;
     r.l2_reuse = hw.cal.l2_reuse.value;
+    r.scoring_bw_Bps = std::isnan(hw.cal.scoring_bw_tbs.value) ? r.read_bw_Bps : hw.cal.scoring_bw_tbs.value * 1e12;
     r.source = "calibration: " + hw.cal.basis;
   } else {
     // Datasheet peaks; no launch cost; top-k limited only by shared-memory bandwidth
@@ -41,6 +42,7 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     r.launch_s = 0.0;
     r.topk_elem_passes_per_s_per_sm = 32.0 * 1.98e9;
     r.l2_reuse = 1.0;
+    r.scoring_bw_Bps = r.read_bw_Bps;
     r.source = "speed of light: datasheet bandwidth and BF16 rate of " + hw.display_name;
   }
   return r;

@@ -21,6 +21,7 @@ struct Calibration {
   Figure peer_attention_bf16_tflops;  // best library kernel on the card (cuDNN SDPA): the dense peer
   Figure launch_overhead_us;       // per kernel launch in a back-to-back stream
   Figure topk_elem_passes_per_ns_per_sm;  // radix-select work rate of one SM
+  Figure scoring_bw_tbs;           // achieved bandwidth of the scoring kernel class (optional; default read_bw)
   Figure l2_reuse;                 // share of same-page re-reads by co-resident CTAs hit in L2
 };
 
@@ -55,6 +56,7 @@ struct Rates {
   double gemm_flops;
   double attention_flops;
   double peer_attention_flops;  // dense attention with the best library kernel
+  double scoring_bw_Bps;        // scoring: representatives in, fp32 scores out
   double launch_s;
   double topk_elem_passes_per_s_per_sm;
   double l2_reuse;

@@ -170,7 +170,7 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
     require_keys_known(doc_c, c, cp,
                        {"basis", "read_bw_tbs", "copy_bw_tbs", "gemm_bf16_tflops",
                         "attention_bf16_tflops", "peer_attention_bf16_tflops", "launch_overhead_us",
-                        "topk_elem_passes_per_ns_per_sm", "l2_reuse"});
+                        "topk_elem_passes_per_ns_per_sm", "l2_reuse", "scoring_bw_tbs"});
     h.has_calibration = true;
     h.cal.basis = c["basis"] ? get_string(doc_c, c["basis"], cp + ".basis") : "unspecified";
     h.cal.read_bw_tbs = get_figure(doc_c, c, "read_bw_tbs", cp);
@@ -181,6 +181,7 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
     h.cal.launch_overhead_us = get_figure(doc_c, c, "launch_overhead_us", cp);
     h.cal.topk_elem_passes_per_ns_per_sm = get_figure(doc_c, c, "topk_elem_passes_per_ns_per_sm", cp);
     h.cal.l2_reuse = get_figure(doc_c, c, "l2_reuse", cp);
+    h.cal.scoring_bw_tbs = get_figure(doc_c, c, "scoring_bw_tbs", cp, false);
     if (!(h.cal.l2_reuse.value >= 0 && h.cal.l2_reuse.value <= 1))
       throw InputError(locate(doc_c, c["l2_reuse"], cp + ".l2_reuse"), "must be in [0, 1]");
     for (const Figure* f : {&h.cal.read_bw_tbs, &h.cal.gemm_bf16_tflops, &h.cal.attention_bf16_tflops,

@@ -43,7 +43,11 @@ ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& 
   t.dense.attention = kernel_time(f.attention_dense, rates.attention_flops, rates);
   t.cisa.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates);
   t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates);
-  t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, rates);
+  {
+    Rates scoring_rates = rates;  // the scoring kernel class streams at its own achieved bandwidth
+    scoring_rates.read_bw_Bps = rates.scoring_bw_Bps;
+    t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, scoring_rates);
+  }
   t.cisa.topk = topk_time(f, radix_passes, rates);
   t.cisa.setup = kernel_time(f.setup, rates.gemm_flops, rates);
   t.cisa.other = kernel_time(f.other, rates.gemm_flops, rates);

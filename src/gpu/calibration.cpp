@@ -50,9 +50,10 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
     << fig("read_bw_tbs", rd) << fig("copy_bw_tbs", cp) << fig("gemm_bf16_tflops", mm)
 #ifdef CISA_HAVE_MEASURE
     << fmt::format("  attention_bf16_tflops: {{value: {:.4g}, source: \"{}; {}\"}}\n", kr.attention_tflops, tag, kr.attention_method)
-    << fig("launch_overhead_us", lo)
+    << carried("peer_attention_bf16_tflops", hw.cal.peer_attention_bf16_tflops) << fig("launch_overhead_us", lo)
     << fmt::format("  topk_elem_passes_per_ns_per_sm: {{value: {:.4g}, source: \"{}; {}\"}}\n", kr.topk_elem_passes_per_ns_per_sm, tag,
                    kr.topk_method)
+    << fmt::format("  scoring_bw_tbs: {{value: {:.4g}, source: \"{}; {}\"}}\n", kr.scoring_bw_tbs, tag, kr.scoring_method)
 #else
     << carried("attention_bf16_tflops", hw.cal.attention_bf16_tflops) << fig("launch_overhead_us", lo)
     << carried("topk_elem_passes_per_ns_per_sm", hw.cal.topk_elem_passes_per_ns_per_sm)

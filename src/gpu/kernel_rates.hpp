@@ -11,6 +11,8 @@ struct KernelRates {
   std::string attention_method;
   double topk_elem_passes_per_ns_per_sm = 0;  // one CTA per row: 65,536 keys x 4 passes / row time
   std::string topk_method;
+  double scoring_bw_tbs = 0;  // achieved HBM bytes / time of the scoring kernel (mixed read + fp32 write)
+  std::string scoring_method;
 };
 
 KernelRates measure_kernel_rates(int sms);
