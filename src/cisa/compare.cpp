@@ -3,7 +3,11 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include <map>
+
+#include "cisa/errors.hpp"
 #include "cisa/measure.hpp"
+#include "cisa/write_hdf5.hpp"
 #include "cisa/results.hpp"
 
 namespace cisa {
@@ -15,6 +19,51 @@ std::vector<double>& f64(Table& t, const std::string& name) {
   return std::get<std::vector<double>>(const_cast<Column*>(c)->data);
 }
 }  // namespace
+
+void import_measurements(const std::string& file, Table& t, Attributes& attrs) {
+  Table m;
+  Attributes ma;
+  try {
+    m = read_hdf5_group(file, "points");
+    ma = read_hdf5_attributes(file);
+  } catch (const std::exception& e) {
+    throw InputError({file, 0, "/points"}, std::string("cannot read measurements: ") + e.what());
+  }
+  const Column* mi = m.find("point_index");
+  if (!mi) throw InputError({file, 0, "/points/point_index"}, "missing; not a cisa-sim result file");
+  const auto& midx = std::get<std::vector<std::int64_t>>(mi->data);
+  const auto& idx = std::get<std::vector<std::int64_t>>(t.find("point_index")->data);
+  std::map<std::int64_t, std::size_t> row_of;
+  for (std::size_t r = 0; r < midx.size(); ++r) row_of[midx[r]] = r;
+  const std::vector<std::string> axes = {"phase", "context_tokens", "budget_chunks", "qshare_g", "batch", "q_heads",
+                                         "kv_heads", "head_dim", "chunk_tokens", "window_pages", "prefill_tokens"};
+  std::size_t matched = 0;
+  for (std::size_t r = 0; r < idx.size(); ++r) {
+    const auto it = row_of.find(idx[r]);
+    if (it == row_of.end()) continue;
+    for (const auto& a : axes) {
+      const Column* x = t.find(a);
+      const Column* y = m.find(a);
+      if (!y || x->format_cell(r) != y->format_cell(it->second))
+        throw InputError({file, 0, "/points/" + a},
+                         "point " + std::to_string(idx[r]) + " differs from this scenario's (" + (y ? y->format_cell(it->second) : "missing") +
+                             " vs " + x->format_cell(r) + "): not measurements of this scenario");
+    }
+    for (const auto& name : measured_columns()) {
+      if (name.find("speedup") != std::string::npos) continue;
+      const Column* src = m.find(name);
+      if (!src) continue;
+      f64(t, name)[r] = std::get<std::vector<double>>(src->data)[it->second];
+    }
+    ++matched;
+  }
+  if (matched == 0) throw InputError({file, 0, "/points"}, "no point of this scenario is in the file");
+  attrs["measurements_from"] = file;
+  for (const char* k : {"measurement", "measurement_device", "measurement_skipped", "created_utc"})
+    if (ma.count(k)) attrs[std::string("measurements_") + k] = ma[k];
+  attrs["measurement"] = "measured (imported from " + file + "): " + (ma.count("measurement") ? ma["measurement"] : "");
+  fill_errors(t);
+}
 
 void fill_errors(Table& t) {
   const std::size_t n = t.rows();

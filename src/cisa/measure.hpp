@@ -15,6 +15,11 @@ namespace cisa {
 // required = false (--measure auto): measures when possible, else records why not in attrs.
 void measure_points(const Scenario& sc, Table& points, Attributes& attrs, bool required);
 
+// Copies the meas_ms_* columns of an earlier measured result file into `points` (matched by
+// point_index; the points' axes must agree) and recomputes speedups and errors: re-scores old
+// measurements against the current model without a GPU. InputError on a mismatch.
+void import_measurements(const std::string& file, Table& points, Attributes& attrs);
+
 // err_<x> = meas / pred - 1 and meas_speedup_* from the meas_ms_* columns already filled.
 void fill_errors(Table& points);
 

@@ -51,7 +51,7 @@ std::vector<ShownColumn> summary_columns(const Table& t) {
 
 int cmd_run(int argc, char** argv) {
   return guarded("", [&]() {
-    std::string scenario, out, format = "table", shard_text = "0/1", measure = "off";
+    std::string scenario, out, format = "table", shard_text = "0/1", measure = "off", measurements;
     std::vector<std::string> sets;
     bool no_hdf5 = false;
     po::options_description opts("cisa-sim [run] options");
@@ -63,6 +63,8 @@ int cmd_run(int argc, char** argv) {
         "shard", po::value(&shard_text), "evaluate every N-th point starting at i: i/N (join shards with `cisa-sim merge`)")(
         "measure", po::value(&measure)->implicit_value("on"),
         "measure the points with the CUDA kernels: on (error without a GPU) | auto (when a GPU is present) | off")(
+        "measurements", po::value(&measurements),
+        "re-score the meas_ms_* columns of an earlier measured file against the current model (no GPU needed)")(
         "set", po::value(&sets)->composing(),
         "override a scenario field, e.g. --set cisa.budget=2048 --set sweep.G=[1,4]");
     po::variables_map vm;
@@ -89,11 +91,11 @@ int cmd_run(int argc, char** argv) {
     }
     Attributes attrs = provenance(sc, join_args(argc, argv), shard);
     if (measure != "off") measure_points(sc, t, attrs, measure == "on");
+    if (!measurements.empty()) import_measurements(measurements, t, attrs);
     const bool measured = attrs.count("measurement") && attrs.at("measurement").rfind("measured", 0) == 0;
     if (out.empty()) out = "results/" + sc.name + ".h5";
     if (!no_hdf5) write_hdf5(out, {{"points", &t}}, attrs);
 
-    if (measured) write_error_report(format == "table" || format == "markdown" ? std::cout : std::cerr, t);
     if (format == "csv") write_csv(std::cout, t);
     if (format == "json") write_json(std::cout, t, attrs);
     if (format == "table" || format == "markdown") {
@@ -114,8 +116,10 @@ int cmd_run(int argc, char** argv) {
       if (sc.duplicates_collapsed) std::cout << " (" << sc.duplicates_collapsed << " duplicates collapsed: decode has G = 1)";
       if (!no_hdf5) std::cout << "; wrote " << out << " (" << t.columns().size() << " columns in /points)";
       std::cout << "\n";
-    } else if (!no_hdf5) {
-      std::cerr << "wrote " << out << "\n";
+      if (measured) write_error_report(std::cout << "\n", t);
+    } else {
+      if (measured) write_error_report(std::cerr, t);
+      if (!no_hdf5) std::cerr << "wrote " << out << "\n";
     }
     return kExitOk;
   });
