@@ -12,6 +12,7 @@ writes <out>/README.md listing the reports with their total size.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import glob
 import os
 import shutil
@@ -21,6 +22,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUDGET_MIB = 5  # committed figures stay small
+DEFAULT_EXCLUDE = ("*_device_run.h5",)
 
 
 def folder_size(path: str) -> int:
@@ -62,6 +64,10 @@ def main(argv=None) -> int:
     ap.add_argument("--results", default="results", help="folder searched for .h5 files")
     ap.add_argument("--out", default=os.path.join("results", "figures"), help="output root")
     ap.add_argument("--formats", default="png,svg", help="figure formats")
+    ap.add_argument("--exclude", action="append", metavar="GLOB",
+                    help="file-name pattern to skip when searching (repeatable; default "
+                         f"{' '.join(DEFAULT_EXCLUDE)}: the raw device runs, whose measurements "
+                         "the *_measured.h5 files carry scored against the current model)")
     ap.add_argument("--committed", action="store_true",
                     help="render the HEAD versions of the result files (git show), not the "
                          "working tree's, so committed figures match committed data")
@@ -80,6 +86,9 @@ def main(argv=None) -> int:
         files = sorted(f for f in glob.glob(os.path.join(args.results, "**", "*.h5"),
                                             recursive=True)
                        if not os.path.abspath(f).startswith(out_abs + os.sep))
+        excludes = args.exclude if args.exclude is not None else list(DEFAULT_EXCLUDE)
+        files = [f for f in files
+                 if not any(fnmatch.fnmatch(os.path.basename(f), g) for g in excludes)]
         files = [f for f in files if is_report_input(f)]  # e.g. skip route activations
     if not files:
         print(f"render_all: no cisa-sim result files under {args.results}/", file=sys.stderr)
@@ -104,6 +113,13 @@ def main(argv=None) -> int:
         worst = max(worst, rc)
         size = folder_size(dest) if os.path.isdir(dest) else 0
         rows.append((stem, f, rc, size))
+
+    if not args.files:  # drop reports of result files that no longer exist
+        for name in sorted(os.listdir(args.out)):
+            path = os.path.join(args.out, name)
+            if name not in stems and os.path.isfile(os.path.join(path, "index.md")):
+                shutil.rmtree(path)
+                print(f"render_all: removed stale {path}/")
 
     lines = ["# Figures rendered from the committed result files", "",
              "Regenerate with `analysis/render_all.py --committed` (or `cisa-sim report FILE.h5 --out "
