@@ -62,19 +62,26 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-Attributes provenance(const Scenario& sc, const std::string& command_line, Shard shard) {
+Attributes base_attributes(const std::string& command_line, const std::string& scenario_name, const std::string& file,
+                           const std::string& text, const std::string& effective_yaml,
+                           const std::vector<std::string>& overrides) {
   Attributes a;
   a["tool_version"] = tool_version();
   a["git_hash"] = git_hash();
   a["created_utc"] = utc_now_iso8601();
   a["command_line"] = command_line;
-  a["scenario_name"] = sc.name;
-  a["scenario_file"] = sc.file;
-  a["scenario_yaml"] = sc.text;
-  a["scenario_effective_yaml"] = sc.effective_yaml;
+  a["scenario_name"] = scenario_name;
+  a["scenario_file"] = file;
+  a["scenario_yaml"] = text;
+  a["scenario_effective_yaml"] = effective_yaml;
   std::string sets;
-  for (const auto& s : sc.overrides) sets += (sets.empty() ? "" : "\n") + s;
+  for (const auto& s : overrides) sets += (sets.empty() ? "" : "\n") + s;
   a["scenario_overrides"] = sets;
+  return a;
+}
+
+Attributes provenance(const Scenario& sc, const std::string& command_line, Shard shard) {
+  Attributes a = base_attributes(command_line, sc.name, sc.file, sc.text, sc.effective_yaml, sc.overrides);
   a["basis"] = to_string(sc.basis);
   a["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
   a["points_total"] = std::to_string(sc.points.size());

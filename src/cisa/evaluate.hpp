@@ -24,6 +24,11 @@ Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t
 // tool_version, git_hash, created_utc, command_line, scenario_*, hardware_yaml, hw_* rates.
 Attributes provenance(const Scenario& sc, const std::string& command_line, Shard shard = {});
 
+// The attributes every output file carries: tool version, git hash, time, command line, scenario.
+Attributes base_attributes(const std::string& command_line, const std::string& scenario_name, const std::string& file,
+                           const std::string& text, const std::string& effective_yaml,
+                           const std::vector<std::string>& overrides);
+
 std::string utc_now_iso8601();
 
 }  // namespace cisa

@@ -194,6 +194,14 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
   return h;
 }
 
+Hardware resolve_hardware(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
+  return resolve_preset<Hardware>(doc, n, field, parse_hardware, gpu_preset);
+}
+
+ModelPreset resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
+  return resolve_preset<ModelPreset>(doc, n, field, parse_model, model_preset);
+}
+
 ModelPreset model_preset(const std::string& name) {
   const auto known = model_preset_names();
   for (const auto& k : known)

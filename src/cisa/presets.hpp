@@ -28,6 +28,25 @@ std::vector<std::string> gpu_preset_names();
 ModelPreset model_preset(const std::string& name);  // InputError if unknown (with suggestion)
 Hardware gpu_preset(const std::string& name);
 
+// A preset reference in a scenario: an inline mapping, a path to a YAML file, or a preset name
+// (errors on a name point at the referring field).
+template <class T, class Parse, class ByName>
+T resolve_preset(const YamlDoc& doc, const YAML::Node& n, const std::string& field, Parse parse, ByName by_name) {
+  if (n.IsMap()) return parse(doc, n, field);
+  const std::string s = get_string(doc, n, field);
+  if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) {
+    const YamlDoc file = load_yaml_file(s);
+    return parse(file, file.root, "");
+  }
+  try {
+    return by_name(s);
+  } catch (const InputError& e) {
+    throw InputError(locate(doc, n, field), e.what());
+  }
+}
+Hardware resolve_hardware(const YamlDoc& doc, const YAML::Node& n, const std::string& field);
+ModelPreset resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field);
+
 // Parse a preset from a YAML mapping (an embedded file, a user file or a scenario's inline block).
 ModelPreset parse_model(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix);
 Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix);

@@ -71,34 +71,6 @@ const std::vector<std::string> kSweepKeys = {
     "q_heads", "kv_heads", "head_dim",  "hidden",   "chunk",     "window",         "kv_dtype",
     "rep_dtype", "rep_dim", "rep_kind", "score_agg", "selection_overlap", "hardware", "zip"};
 
-Hardware resolve_hardware(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
-  if (n.IsMap()) return parse_hardware(doc, n, field);
-  const std::string s = get_string(doc, n, field);
-  if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) {
-    const YamlDoc hdoc = load_yaml_file(s);
-    return parse_hardware(hdoc, hdoc.root, "");
-  }
-  try {
-    return gpu_preset(s);
-  } catch (const InputError& e) {
-    throw InputError(locate(doc, n, field), e.what());
-  }
-}
-
-ModelPreset resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
-  if (n.IsMap()) return parse_model(doc, n, field);
-  const std::string s = get_string(doc, n, field);
-  if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) {
-    const YamlDoc mdoc = load_yaml_file(s);
-    return parse_model(mdoc, mdoc.root, "");
-  }
-  try {
-    return model_preset(s);
-  } catch (const InputError& e) {
-    throw InputError(locate(doc, n, field), e.what());
-  }
-}
-
 // --set a.b.c=value: creates maps along the path; the value is parsed as YAML.
 void apply_override(YamlDoc& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');

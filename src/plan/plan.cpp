@@ -59,32 +59,8 @@ double num(const YamlDoc& doc, const YAML::Node& n, const std::string& field, do
   return x;
 }
 
-DeployModel resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
-  if (n.IsMap()) return parse_deploy_model(doc, n, field);
-  const std::string s = get_string(doc, n, field);
-  if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) {
-    const YamlDoc mdoc = load_yaml_file(s);
-    return parse_deploy_model(mdoc, mdoc.root, "");
-  }
-  try {
-    return deploy_preset(s);
-  } catch (const InputError& e) {
-    throw InputError(locate(doc, n, field), e.what());
-  }
-}
-
-Hardware resolve_hardware(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
-  if (n.IsMap()) return parse_hardware(doc, n, field);
-  const std::string s = get_string(doc, n, field);
-  if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) {
-    const YamlDoc hdoc = load_yaml_file(s);
-    return parse_hardware(hdoc, hdoc.root, "");
-  }
-  try {
-    return gpu_preset(s);
-  } catch (const InputError& e) {
-    throw InputError(locate(doc, n, field), e.what());
-  }
+DeployModel resolve_deploy_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
+  return resolve_preset<DeployModel>(doc, n, field, parse_deploy_model, deploy_preset);
 }
 
 // "max" -> 0, else a positive integer
@@ -147,7 +123,7 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
   if (!root["model"])
     throw InputError(locate(doc, root, "model"),
                      "missing 'model' (a deployment model in models/deploy/, a YAML file, or an inline mapping)");
-  sc.model = resolve_model(doc, root["model"], "model");
+  sc.model = resolve_deploy_model(doc, root["model"], "model");
   if (!root["hardware"]) throw InputError(locate(doc, root, "hardware"), "missing 'hardware' (a GPU preset, file or mapping)");
   sc.hw = resolve_hardware(doc, root["hardware"], "hardware");
   if (root["basis"]) {
@@ -693,18 +669,7 @@ Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows) {
 }
 
 Attributes plan_attributes(const PlanScenario& sc, const std::string& command_line) {
-  Attributes a;
-  a["tool_version"] = tool_version();
-  a["git_hash"] = git_hash();
-  a["created_utc"] = utc_now_iso8601();
-  a["command_line"] = command_line;
-  a["scenario_name"] = sc.name;
-  a["scenario_file"] = sc.file;
-  a["scenario_yaml"] = sc.text;
-  a["scenario_effective_yaml"] = sc.effective_yaml;
-  std::string sets;
-  for (const auto& s : sc.overrides) sets += (sets.empty() ? "" : "\n") + s;
-  a["scenario_overrides"] = sets;
+  Attributes a = base_attributes(command_line, sc.name, sc.file, sc.text, sc.effective_yaml, sc.overrides);
   a["basis"] = to_string(sc.basis);
   a["hardware"] = sc.hw.name;
   a["hardware_yaml"] = sc.hw.yaml;
