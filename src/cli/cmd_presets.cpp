@@ -6,6 +6,9 @@
 
 #include "cisa/errors.hpp"
 #include "cisa/presets.hpp"
+#ifdef CISA_HAVE_PLAN
+#include "plan/deploy.hpp"
+#endif
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 
@@ -61,6 +64,17 @@ int cmd_presets(int argc, char** argv) {
                                h.has_calibration ? num(h.cal.attention_bf16_tflops.value) : "-",
                                h.has_calibration ? h.cal.basis : "none (speed of light only)");
     }
+#ifdef CISA_HAVE_PLAN
+    std::cout << "\n" << fmt::format("{:<16} {:<34} {:<18} {:>9} {:>5}\n", "deploy model", "name", "attention preset", "sublayers", "wts");
+    for (const auto& name : plan::deploy_preset_names()) {
+      const plan::DeployModel d = plan::deploy_preset(name);
+      int layers = 0;
+      for (const auto& g : d.layers) layers += static_cast<int>(g.count.value);
+      std::cout << fmt::format("{:<16} {:<34} {:<18} {:>9} {:>5}\n", name, d.display_name, d.attn.name, layers,
+                               plan::to_string(d.weight_dtype));
+    }
+    std::cout << "(whole-model descriptions for `cisa-sim plan`, models/deploy/)\n";
+#endif
     std::cout << "\nEvery number carries its source: cisa-sim presets --show NAME\n";
     return kExitOk;
   });
