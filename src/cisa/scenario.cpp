@@ -71,30 +71,6 @@ const std::vector<std::string> kSweepKeys = {
     "q_heads", "kv_heads", "head_dim",  "hidden",   "chunk",     "window",         "kv_dtype",
     "rep_dtype", "rep_dim", "rep_kind", "score_agg", "selection_overlap", "hardware", "zip"};
 
-// --set a.b.c=value: creates maps along the path; the value is parsed as YAML.
-void apply_override(YamlDoc& doc, const std::string& assignment) {
-  const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw InputError({"command line", 0, "--set"}, "expected key=value, got '" + assignment + "'");
-  const std::string key = assignment.substr(0, eq);
-  YAML::Node value;
-  try {
-    value = YAML::Load(assignment.substr(eq + 1));
-  } catch (const YAML::ParserException& e) {
-    throw InputError({"command line", 0, key}, "cannot parse the value of --set " + key + ": " + e.msg);
-  }
-  std::vector<std::string> parts;
-  std::stringstream ss(key);
-  for (std::string part; std::getline(ss, part, '.');) parts.push_back(part);
-  YAML::Node cur = doc.root;
-  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (!cur[parts[i]] || !cur[parts[i]].IsMap()) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
-    cur.reset(cur[parts[i]]);
-  }
-  cur[parts.back()] = value;
-  doc.overridden.push_back(key);
-}
-
 std::string point_key(const Point& p) {
   std::ostringstream o;
   o << p.hardware << '|' << p.geo.q_heads << '|' << p.geo.kv_heads << '|' << p.geo.head_dim << '|'

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace cisa {
 
@@ -71,6 +73,29 @@ T convert(const YamlDoc& doc, const YAML::Node& node, const std::string& field, 
   }
 }
 }  // namespace
+
+void apply_override(YamlDoc& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError({"command line", 0, "--set"}, "expected key=value, got '" + assignment + "'");
+  const std::string key = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::ParserException& e) {
+    throw InputError({"command line", 0, key}, "cannot parse the value of --set " + key + ": " + e.msg);
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string part; std::getline(ss, part, '.');) parts.push_back(part);
+  YAML::Node cur = doc.root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!cur[parts[i]] || !cur[parts[i]].IsMap()) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    cur.reset(cur[parts[i]]);
+  }
+  cur[parts.back()] = value;
+  doc.overridden.push_back(key);
+}
 
 std::int64_t get_int(const YamlDoc& doc, const YAML::Node& node, const std::string& field) {
   // Accept 1048576, 1e6-free integers and the common "1M"/"128K" shorthands for token counts.

@@ -29,6 +29,10 @@ void require_keys_known(const YamlDoc& doc, const YAML::Node& map, const std::st
                         const std::vector<std::string>& allowed);
 void require_map(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
 
+// --set a.b.c=value: creates maps along the path (the value is parsed as YAML) and records the
+// key so errors about it name the command line.
+void apply_override(YamlDoc& doc, const std::string& assignment);
+
 std::int64_t get_int(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
 double get_double(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
 std::string get_string(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
