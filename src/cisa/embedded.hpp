@@ -14,5 +14,7 @@ struct EmbeddedFile {
 
 const std::vector<EmbeddedFile>& embedded_files();  // generated at build time
 std::optional<std::string> embedded_text(const std::string& path);
+// Names (file stems) of the embedded .yaml files directly named "<dir><stem>.yaml", e.g. dir "models/gpu/".
+std::vector<std::string> embedded_yaml_names(const std::string& dir);
 
 }  // namespace cisa

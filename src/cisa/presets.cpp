@@ -13,35 +13,25 @@ std::optional<std::string> embedded_text(const std::string& path) {
   return std::nullopt;
 }
 
-namespace {
-
-const std::string kModelDir = "models/llm/";
-const std::string kGpuDir = "models/gpu/";
-
-std::vector<std::string> names_under(const std::string& dir) {
+std::vector<std::string> embedded_yaml_names(const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& f : embedded_files()) {
     const std::string p = f.path;
-    if (p.rfind(dir, 0) == 0 && p.size() > 5 && p.substr(p.size() - 5) == ".yaml")
+    if (p.rfind(dir, 0) == 0 && p.size() > dir.size() + 5 && p.substr(p.size() - 5) == ".yaml")
       out.push_back(p.substr(dir.size(), p.size() - dir.size() - 5));
   }
   return out;
 }
 
+namespace {
+
+const std::string kModelDir = "models/llm/";
+const std::string kGpuDir = "models/gpu/";
+
 Figure get_figure(const YamlDoc& doc, const YAML::Node& map, const std::string& key,
                   const std::string& prefix, bool required = true) {
-  const std::string field = prefix.empty() ? key : prefix + "." + key;
-  const YAML::Node n = map[key];
-  if (!n) {
-    if (!required) return {std::nan(""), "NF: not given"};
-    throw InputError(locate(doc, map, field), "missing required field '" + key + "'");
-  }
-  if (n.IsScalar()) return {get_double(doc, n, field), "given"};
-  require_keys_known(doc, n, field, {"value", "source"});
-  if (!n["value"]) throw InputError(locate(doc, n, field), "missing 'value'");
-  Figure f{get_double(doc, n["value"], field + ".value"), "given"};
-  if (n["source"]) f.source = get_string(doc, n["source"], field + ".source");
-  return f;
+  return read_figure(doc, map, key, prefix,
+                     required ? std::nullopt : std::optional<Figure>(Figure{std::nan(""), "NF: not given"}));
 }
 
 int positive_int(const YamlDoc& doc, const YAML::Node& map, const std::string& key,
@@ -70,6 +60,22 @@ YamlDoc embedded_doc(const std::string& path) {
 
 }  // namespace
 
+Figure read_figure(const YamlDoc& doc, const YAML::Node& map, const std::string& key, const std::string& prefix,
+                   const std::optional<Figure>& absent) {
+  const std::string field = prefix.empty() ? key : prefix + "." + key;
+  const YAML::Node n = map[key];
+  if (!n) {
+    if (absent) return *absent;
+    throw InputError(locate(doc, map, field), "missing required field '" + key + "'");
+  }
+  if (n.IsScalar()) return {get_double(doc, n, field), "given (no source)"};
+  require_keys_known(doc, n, field, {"value", "source"});
+  if (!n["value"]) throw InputError(locate(doc, n, field), "missing 'value'");
+  Figure f{get_double(doc, n["value"], field + ".value"), "given (no source)"};
+  if (n["source"]) f.source = get_string(doc, n["source"], field + ".source");
+  return f;
+}
+
 Geometry ModelPreset::per_rank(int tp) const {
   const int q = static_cast<int>(q_heads.value), kv = static_cast<int>(kv_heads.value);
   if (tp < 1) throw std::invalid_argument("tp must be >= 1");
@@ -87,8 +93,8 @@ Geometry ModelPreset::per_rank(int tp) const {
   return g;
 }
 
-std::vector<std::string> model_preset_names() { return names_under(kModelDir); }
-std::vector<std::string> gpu_preset_names() { return names_under(kGpuDir); }
+std::vector<std::string> model_preset_names() { return embedded_yaml_names(kModelDir); }
+std::vector<std::string> gpu_preset_names() { return embedded_yaml_names(kGpuDir); }
 
 ModelPreset parse_model(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix) {
   require_keys_known(doc, node, prefix,

@@ -2,6 +2,7 @@
 // its source string.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,11 @@ T resolve_preset(const YamlDoc& doc, const YAML::Node& n, const std::string& fie
 }
 Hardware resolve_hardware(const YamlDoc& doc, const YAML::Node& n, const std::string& field);
 ModelPreset resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field);
+
+// A sourced number: `key: 1.5` or `key: {value: 1.5, source: "..."}`. When the key is absent,
+// `absent` is returned if given, else it is an InputError naming the field.
+Figure read_figure(const YamlDoc& doc, const YAML::Node& map, const std::string& key, const std::string& prefix,
+                   const std::optional<Figure>& absent = std::nullopt);
 
 // Parse a preset from a YAML mapping (an embedded file, a user file or a scenario's inline block).
 ModelPreset parse_model(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix);

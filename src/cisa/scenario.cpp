@@ -98,12 +98,7 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
   sc.file = doc.file;
   sc.text = doc.text;
   sc.overrides = sets;
-  for (const auto& s : sets) apply_override(doc, s);
-  {
-    YAML::Emitter em;
-    em << doc.root;
-    sc.effective_yaml = em.c_str();
-  }
+  sc.effective_yaml = apply_overrides(doc, sets);
   const YAML::Node& root = doc.root;
   require_keys_known(doc, root, "", kTopKeys);
   sc.name = root["name"] ? get_string(doc, root["name"], "name") : "scenario";

@@ -97,6 +97,13 @@ void apply_override(YamlDoc& doc, const std::string& assignment) {
   doc.overridden.push_back(key);
 }
 
+std::string apply_overrides(YamlDoc& doc, const std::vector<std::string>& assignments) {
+  for (const auto& a : assignments) apply_override(doc, a);
+  YAML::Emitter em;
+  em << doc.root;
+  return em.c_str();
+}
+
 std::int64_t get_int(const YamlDoc& doc, const YAML::Node& node, const std::string& field) {
   // Accept 1048576, 1e6-free integers and the common "1M"/"128K" shorthands for token counts.
   if (node && node.IsScalar()) {

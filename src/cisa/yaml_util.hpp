@@ -32,6 +32,8 @@ void require_map(const YamlDoc& doc, const YAML::Node& node, const std::string& 
 // --set a.b.c=value: creates maps along the path (the value is parsed as YAML) and records the
 // key so errors about it name the command line.
 void apply_override(YamlDoc& doc, const std::string& assignment);
+// Applies every override in order and returns the resulting document as YAML text.
+std::string apply_overrides(YamlDoc& doc, const std::vector<std::string>& assignments);
 
 std::int64_t get_int(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
 double get_double(const YamlDoc& doc, const YAML::Node& node, const std::string& field);

@@ -68,18 +68,7 @@ std::string join(const std::string& prefix, const std::string& key) { return pre
 
 Figure figure(const YamlDoc& doc, const YAML::Node& map, const std::string& key, const std::string& prefix,
               bool required, double fallback = 0.0) {
-  const std::string field = join(prefix, key);
-  const YAML::Node n = map[key];
-  if (!n) {
-    if (required) throw InputError(locate(doc, map, field), "missing required field '" + key + "'");
-    return {fallback, "default"};
-  }
-  if (n.IsScalar()) return {get_double(doc, n, field), "given (no source)"};
-  require_keys_known(doc, n, field, {"value", "source"});
-  if (!n["value"]) throw InputError(locate(doc, n, field), "missing 'value'");
-  Figure f{get_double(doc, n["value"], field + ".value"), "given (no source)"};
-  if (n["source"]) f.source = get_string(doc, n["source"], field + ".source");
-  return f;
+  return read_figure(doc, map, key, prefix, required ? std::nullopt : std::optional<Figure>(Figure{fallback, "default"}));
 }
 
 // A text setting with an optional source: `key: bf16` or `key: {value: bf16, source: "..."}`.
@@ -226,15 +215,7 @@ DeployModel parse_deploy_model(const YamlDoc& doc, const YAML::Node& node, const
   return m;
 }
 
-std::vector<std::string> deploy_preset_names() {
-  std::vector<std::string> out;
-  for (const auto& f : embedded_files()) {
-    const std::string p = f.path;
-    if (p.rfind(kDeployDir, 0) == 0 && p.size() > 5 && p.substr(p.size() - 5) == ".yaml")
-      out.push_back(p.substr(kDeployDir.size(), p.size() - kDeployDir.size() - 5));
-  }
-  return out;
-}
+std::vector<std::string> deploy_preset_names() { return embedded_yaml_names(kDeployDir); }
 
 DeployModel deploy_preset(const std::string& name) {
   const auto known = deploy_preset_names();

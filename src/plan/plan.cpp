@@ -84,12 +84,7 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
   sc.file = doc.file;
   sc.text = doc.text;
   sc.overrides = sets;
-  for (const auto& s : sets) apply_override(doc, s);
-  {
-    YAML::Emitter e;
-    e << doc.root;
-    sc.effective_yaml = e.c_str();
-  }
+  sc.effective_yaml = apply_overrides(doc, sets);
   const YAML::Node root = doc.root;
   require_keys_known(doc, root, "",
                      {"name", "description", "model", "hardware", "basis", "weights", "kv_dtype", "parallel", "cisa",
