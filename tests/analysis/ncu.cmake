@@ -1,0 +1,14 @@
+# analysis/ncu_points.py (Nsight Compute DRAM bytes per component) without a GPU: re-parses the
+# committed hand-made ncu outputs in ncu_fixture/ and drives a fake ncu script. Included from
+# tests/analysis/CMakeLists.txt once CISA_ANALYSIS_PYTHON is set (needs numpy and h5py).
+set(_cisa_ncu_test ${CMAKE_CURRENT_LIST_DIR}/test_ncu_points.py)
+foreach(_case from_raw_columns no_pred_columns_no_err points_subset bad_input_exits_2_file_unchanged
+              failed_point_others_written_exit_1 every_point_failed_file_byte_identical
+              live_fake_ncu_keep_raw_then_from_raw live_cisa_sim_gets_measure_on
+              live_failure_and_timeout_exit_1 live_wrong_scenario_detected live_missing_ncu_exit_2
+              units_and_sample)
+  add_test(NAME analysis.ncu_points.${_case}
+           COMMAND ${CISA_ANALYSIS_PYTHON} ${_cisa_ncu_test}
+                   --analysis-dir ${CMAKE_SOURCE_DIR}/analysis NcuPointsTest.test_${_case})
+  set_tests_properties(analysis.ncu_points.${_case} PROPERTIES LABELS analysis TIMEOUT 120)
+endforeach()
