@@ -1,38 +1,60 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (device tool): builds the whole project with its CMake, runs the tests,
-# calibrates the card and measures the shipped scenarios. Logs and HDF5 files go to $OUT.
+# Runs on the GPU machine (device tool): builds the whole project with its CMake, runs the CPU tests,
+# calibrates the card, measures scenarios with that calibration, profiles sampled points with Nsight
+# Compute and times the cuDNN peer on the same card. Everything lands in $OUT (packed, since the
+# device tool returns few files).
+#   SCENARIOS="a b"      scenarios to measure (default: the three shipped 1M scenarios)
+#   NCU="scenario:points ..."  Nsight Compute byte counts, e.g. "ultra_tp2_1m:0,8" (default none)
+#   PEERS="a b"          result files (scenario names) that get the cuDNN peer (default none)
+#   PEER_REPS=5          timed repetitions per peer form
+#   GPU_TESTS=1          also run the kernels' GPU test and compute-sanitizer on it
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-log() { echo "== $(date +%T) $*" | tee -a "$OUT/device.log"; }
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/device.log"
+mkdir -p "$OUT/run"
+R="$OUT/run"
+log() { echo "== $(date +%T) $*" | tee -a "$R/device.log"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee -a "$R/device.log"
 log configure
-cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_TEST_DIRS="unit;cli;route;plan" >"$OUT/configure.log" 2>&1 \
-  || { tail -40 "$OUT/configure.log"; exit 1; }
-grep -E "Boost|Catch2|HDF5|yaml" "$OUT/configure.log" | head
+cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_TEST_DIRS="unit;cli;route;plan" >"$R/configure.log" 2>&1 \
+  || { tail -40 "$R/configure.log"; exit 1; }
 log build
-cmake --build /tmp/b -j16 >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+cmake --build /tmp/b -j16 >"$R/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$R/build.log" | head -60; exit 1; }
 BIN=/tmp/b/cisa-sim
-[ -x "$BIN" ] || BIN=""
-log "ctest (CPU tests; the kernels' GPU test ran in issue 3's runs)"
-(cd /tmp/b && timeout 240 ctest -j8 -E "kernels_gpu_test" --output-on-failure >"$OUT/ctest.log" 2>&1); tail -5 "$OUT/ctest.log"
-grep -E "Failed|\*\*\*" "$OUT/ctest.log" | head -20
-log calibrate
-if [ -n "$BIN" ]; then
-  timeout 120 $BIN calibrate --out "$OUT/h200_sxm.calibration.yaml"
-else
-  timeout 120 /tmp/b/cisa-measure --calibrate "$OUT/h200_sxm.calibration.yaml"
+[ -x "$BIN" ] || BIN=/tmp/b/cisa-measure
+log "ctest (CPU tests)"
+(cd /tmp/b && timeout 240 ctest -j8 -E "kernels_gpu_test" --output-on-failure >"$R/ctest.log" 2>&1); tail -3 "$R/ctest.log"
+grep -E "Failed|\*\*\*" "$R/ctest.log" | head -20
+if [ "${GPU_TESTS:-0}" = 1 ]; then
+  log "kernels GPU test + compute-sanitizer"
+  timeout 200 /tmp/b/kernels/kernels_gpu_test >"$R/gpu_test.log" 2>&1; echo "gpu test rc=$?"; tail -3 "$R/gpu_test.log"
 fi
-# The same GPU preset with this run's calibration (kernel-class rates measured on our kernels).
-sed "s#^calibration:#calibration: $OUT/h200_sxm.calibration.yaml\n_old_calibration:#" models/gpu/h200_sxm.yaml \
-  | awk '/^_old_calibration:/{skip=1; next} skip && /^  /{next} {skip=0; print}' > "$OUT/h200_calibrated.yaml"
-SET="--set hardware=$OUT/h200_calibrated.yaml"
+log calibrate
+if [ "$BIN" = /tmp/b/cisa-sim ]; then
+  timeout 180 $BIN calibrate --out "$R/h200_sxm.calibration.yaml"
+else
+  timeout 180 $BIN --calibrate "$R/h200_sxm.calibration.yaml"
+fi
+# The same GPU preset with this run's calibration.
+sed "s#^calibration:#calibration: $R/h200_sxm.calibration.yaml\n_old_calibration:#" models/gpu/h200_sxm.yaml \
+  | awk '/^_old_calibration:/{skip=1; next} skip && /^  /{next} {skip=0; print}' > "$R/h200_calibrated.yaml"
+SET="--set hardware=$R/h200_calibrated.yaml"
+MEAS=""
+[ "$BIN" = /tmp/b/cisa-sim ] && MEAS="--measure on"
 for s in ${SCENARIOS:-inkling_tp8_1m ultra_tp2_1m nano_tp1_1m}; do
   log "measure $s"
-  if [ -n "$BIN" ]; then
-    timeout 300 $BIN --scenario scenarios/$s.yaml $SET --measure on --out "$OUT/${s}_measured.h5" --format none 2>&1 | tail -40
-  else
-    timeout 300 /tmp/b/cisa-measure --scenario scenarios/$s.yaml $SET --out "$OUT/${s}_measured.h5" 2>&1 | tail -40
-  fi
+  timeout 400 $BIN --scenario scenarios/$s.yaml $SET $MEAS --out "$R/${s}_device_run.h5" >"$R/${s}_measure.log" 2>&1
+  echo "rc=$?"; grep -v "points, .* s, ETA" "$R/${s}_measure.log" | tail -30
+done
+for spec in ${NCU:-}; do
+  s=${spec%%:*}; pts=${spec#*:}
+  log "ncu $s points $pts"
+  timeout 400 python3 analysis/ncu_points.py "$R/${s}_device_run.h5" --binary $BIN --scenario scenarios/$s.yaml $SET \
+    --points "$pts" --keep-raw "$R/ncu_raw_$s" 2>&1 | tail -30
+done
+for s in ${PEERS:-}; do
+  log "peers $s"
+  timeout 400 python3 analysis/measure_peers.py "$R/${s}_device_run.h5" --reps "${PEER_REPS:-5}" 2>"$R/${s}_peers.log" | tail -30
+  tail -5 "$R/${s}_peers.log"
 done
 log done
+tar -C "$OUT" -czf "$OUT/run.tar.gz" run && rm -rf "$R"

@@ -49,7 +49,9 @@ void import_measurements(const std::string& file, Table& t, Attributes& attrs) {
                          "point " + std::to_string(idx[r]) + " differs from this scenario's (" + (y ? y->format_cell(it->second) : "missing") +
                              " vs " + x->format_cell(r) + "): not measurements of this scenario");
     }
-    for (const auto& name : measured_columns()) {
+    std::vector<std::string> copied = measured_columns();
+    copied.push_back("meas_selection_overlap");
+    for (const auto& name : copied) {
       if (name.find("speedup") != std::string::npos) continue;
       const Column* src = m.find(name);
       if (!src) continue;

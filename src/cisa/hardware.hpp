@@ -2,6 +2,7 @@
 // over from another card and labelled so). Every number keeps its source.
 #pragma once
 
+#include <cmath>
 #include <string>
 
 namespace cisa {
@@ -12,6 +13,8 @@ struct Figure {
   bool measured() const { return source.rfind("MEAS", 0) == 0; }
 };
 
+inline const Figure kNotMeasured{NAN, "not measured"};
+
 struct Calibration {
   std::string basis;               // "measured on <card>" or "transferred from <card>: ..."
   Figure read_bw_tbs;              // streaming read bandwidth reached by a well-built kernel
@@ -21,8 +24,19 @@ struct Calibration {
   Figure peer_attention_bf16_tflops;  // best library kernel on the card (cuDNN SDPA): the dense peer
   Figure launch_overhead_us;       // per kernel launch in a back-to-back stream
   Figure topk_elem_passes_per_ns_per_sm;  // radix-select work rate of one SM
-  Figure scoring_bw_tbs;           // achieved bandwidth of the scoring kernel class (optional; default read_bw)
+  Figure scoring_bw_tbs = kNotMeasured;           // legacy single achieved bandwidth of scoring (optional)
   Figure l2_reuse;                 // share of same-page re-reads by co-resident CTAs hit in L2
+  // Optional structure measured by `calibrate` (absent: the older single-number behaviour).
+  Figure write_bw_tbs = kNotMeasured;             // streaming 16-byte stores
+  Figure scoring_read_bw_tbs = kNotMeasured;      // scoring kernel class: representatives in ...
+  Figure scoring_write_bw_tbs = kNotMeasured;     // ... fp32 scores out (two reference shapes solve for both)
+  Figure topk_l2_elem_passes_per_ns_per_sm = kNotMeasured;  // top-k whose scores are still in L2 (small batches)
+  Figure kernel_floor_us = kNotMeasured;          // one isolated kernel between two CUDA events (empty work)
+  Figure attention_floor_us = kNotMeasured;       // fixed cost per launch of each kernel class (tiny shape)
+  Figure scoring_floor_us = kNotMeasured;
+  Figure topk_floor_us = kNotMeasured;
+  Figure h2d_latency_us = kNotMeasured;           // pinned host-to-device copy: fixed cost ...
+  Figure h2d_bw_gbs = kNotMeasured;               // ... and bandwidth (setup uploads the step's descriptors)
 };
 
 struct Hardware {
@@ -56,8 +70,15 @@ struct Rates {
   double gemm_flops;
   double attention_flops;
   double peer_attention_flops;  // dense attention with the best library kernel
-  double scoring_bw_Bps;        // scoring: representatives in, fp32 scores out
+  double write_bw_Bps;          // streaming stores
+  double scoring_read_bw_Bps;   // scoring: representatives in
+  double scoring_write_bw_Bps;  //          fp32 scores out
   double launch_s;
+  // Fixed cost per launch as a CUDA-event-timed component sees it (launch, ramp, tail).
+  double attention_floor_s, scoring_floor_s, topk_floor_s, other_floor_s;
+  double h2d_latency_s, h2d_Bps;  // setup: the step's descriptors are uploaded from pinned memory
+  double topk_l2_elem_passes_per_s_per_sm;  // rows whose scores the scoring kernel left in L2
+  double l2_bytes;
   double topk_elem_passes_per_s_per_sm;
   double l2_reuse;
   int sms;

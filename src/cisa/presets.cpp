@@ -176,7 +176,10 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
     require_keys_known(doc_c, c, cp,
                        {"basis", "read_bw_tbs", "copy_bw_tbs", "gemm_bf16_tflops",
                         "attention_bf16_tflops", "peer_attention_bf16_tflops", "launch_overhead_us",
-                        "topk_elem_passes_per_ns_per_sm", "l2_reuse", "scoring_bw_tbs"});
+                        "topk_elem_passes_per_ns_per_sm", "l2_reuse", "scoring_bw_tbs", "write_bw_tbs",
+                        "scoring_read_bw_tbs", "scoring_write_bw_tbs", "topk_l2_elem_passes_per_ns_per_sm",
+                        "kernel_floor_us", "attention_floor_us", "scoring_floor_us", "topk_floor_us",
+                        "h2d_latency_us", "h2d_bw_gbs"});
     h.has_calibration = true;
     h.cal.basis = c["basis"] ? get_string(doc_c, c["basis"], cp + ".basis") : "unspecified";
     h.cal.read_bw_tbs = get_figure(doc_c, c, "read_bw_tbs", cp);
@@ -188,6 +191,17 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
     h.cal.topk_elem_passes_per_ns_per_sm = get_figure(doc_c, c, "topk_elem_passes_per_ns_per_sm", cp);
     h.cal.l2_reuse = get_figure(doc_c, c, "l2_reuse", cp);
     h.cal.scoring_bw_tbs = get_figure(doc_c, c, "scoring_bw_tbs", cp, false);
+    struct Opt { Figure* f; const char* key; };
+    for (const Opt& o : {Opt{&h.cal.write_bw_tbs, "write_bw_tbs"}, Opt{&h.cal.scoring_read_bw_tbs, "scoring_read_bw_tbs"},
+                         Opt{&h.cal.scoring_write_bw_tbs, "scoring_write_bw_tbs"},
+                         Opt{&h.cal.topk_l2_elem_passes_per_ns_per_sm, "topk_l2_elem_passes_per_ns_per_sm"},
+                         Opt{&h.cal.kernel_floor_us, "kernel_floor_us"}, Opt{&h.cal.attention_floor_us, "attention_floor_us"},
+                         Opt{&h.cal.scoring_floor_us, "scoring_floor_us"}, Opt{&h.cal.topk_floor_us, "topk_floor_us"},
+                         Opt{&h.cal.h2d_latency_us, "h2d_latency_us"}, Opt{&h.cal.h2d_bw_gbs, "h2d_bw_gbs"}}) {
+      *o.f = get_figure(doc_c, c, o.key, cp, false);
+      if (!std::isnan(o.f->value) && !(o.f->value > 0))
+        throw InputError(locate(doc_c, c[o.key], cp + "." + o.key), "must be > 0 (leave it out when not measured)");
+    }
     if (!(h.cal.l2_reuse.value >= 0 && h.cal.l2_reuse.value <= 1))
       throw InputError(locate(doc_c, c["l2_reuse"], cp + ".l2_reuse"), "must be in [0, 1]");
     for (const Figure* f : {&h.cal.read_bw_tbs, &h.cal.gemm_bf16_tflops, &h.cal.attention_bf16_tflops,

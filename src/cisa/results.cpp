@@ -20,6 +20,11 @@ const std::vector<std::string>& error_columns() {
   return names;
 }
 
+const std::vector<std::string>& dram_components() {
+  static const std::vector<std::string> names = {"attention_dense", "attention_cisa", "scoring", "topk", "setup", "other"};
+  return names;
+}
+
 const std::vector<std::string>& measured_columns() {
   static const std::vector<std::string> names = {
       "meas_ms_attention_dense", "meas_ms_attention_cisa", "meas_ms_scoring",
@@ -43,6 +48,8 @@ struct PointsTableBuilder::Cols {
   std::vector<double> *t_att_d, *t_att_c, *t_sc, *t_tk, *t_su, *t_ot, *t_busy_d, *t_busy_c, *sp_att,
       *sp_busy, *t_att_peer, *sp_att_peer, *sp_busy_peer;
   std::vector<std::vector<double>*> meas, err;
+  std::vector<double>* meas_overlap;
+  std::vector<std::vector<double>*> dram, dram_w;  // per component, order of dram_components()
   std::vector<std::int64_t>* point_index;
   std::vector<double> *nominal, *c_near, *c_full, *c_dec, *w_kv, *w_near, *w_dec;
 };
@@ -119,6 +126,15 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   for (const auto& name : measured_columns())
     c.meas.push_back(&t.add_f64(name, name.find("speedup") != std::string::npos ? "x" : "ms",
                                 "measured twin of pred_" + name.substr(5) + " (NaN until measured)"));
+  c.meas_overlap = &t.add_f64("meas_selection_overlap", "fraction",
+                              "measured share of a selection's K pages also chosen by the previous QShare group "
+                              "(sequence 0, KV head 0; NaN until measured or with one selection per sequence)");
+  for (const auto& comp : dram_components()) {
+    c.dram.push_back(&t.add_f64("pred_dram_bytes_" + comp, "bytes",
+                                "predicted DRAM bytes (read + written) of the " + comp + " kernels" + per));
+    c.dram_w.push_back(&t.add_f64("pred_dram_write_bytes_" + comp, "bytes",
+                                  "written part of pred_dram_bytes_" + comp + per));
+  }
   for (const auto& name : error_columns())
     c.err.push_back(&t.add_f64(name, "fraction", "measured / predicted - 1 for " + name.substr(4) + " (NaN until measured)"));
 
@@ -230,6 +246,14 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   (*c.sp_att_peer)[i] = ratio(r.dense_peer_attention, r.cisa.attention);
   (*c.sp_busy_peer)[i] = ratio(r.dense_peer_attention - r.dense.attention + r.dense.busy(), r.cisa.busy());
   for (auto* m : c.meas) (*m)[i] = kNaN;
+  (*c.meas_overlap)[i] = kNaN;
+  {
+    const KernelCost* k[] = {&f.attention_dense, &f.attention_cisa, &f.scoring, &f.topk, &f.setup, &f.other};
+    for (std::size_t j = 0; j < 6; ++j) {
+      (*c.dram[j])[i] = k[j]->dram_bytes;
+      (*c.dram_w[j])[i] = k[j]->dram_write_bytes;
+    }
+  }
   for (auto* m : c.err) (*m)[i] = kNaN;
   (*c.point_index)[i] = index;
 

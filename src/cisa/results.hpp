@@ -31,6 +31,9 @@ class PointsTableBuilder {
 
 // Names of the measured-time columns (NaN until `--measure` fills them), in table order.
 const std::vector<std::string>& measured_columns();
+// Kernel components with pred_dram_bytes_<c> / pred_dram_write_bytes_<c> columns (ncu twins:
+// analysis/ncu_points.py).
+const std::vector<std::string>& dram_components();
 // err_<x> = meas / pred - 1, in the same order as measured_columns().
 const std::vector<std::string>& error_columns();
 

@@ -17,40 +17,62 @@ double achieved_bandwidth(double ctas, const Rates& rates) {
   return rates.read_bw_Bps * std::min(1.0, std::max(1.0, ctas) / (rates.bw_saturation_sm_fraction * rates.sms));
 }
 
-double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates) {
+double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates, const ClassRates& cls) {
   if (k.launches <= 0) return 0.0;
   const double sms = rates.sms;
   const double ctas = std::max(1.0, k.ctas);
-  const double bw = achieved_bandwidth(ctas, rates);
+  // Reads and writes share the HBM; each streams at its own rate, scaled by how much of the
+  // bandwidth this many CTAs can keep in flight.
+  const double share = achieved_bandwidth(ctas, rates) / rates.read_bw_Bps;
   const double waves = std::ceil(ctas / sms);
   const double fill = ctas / (waves * sms);
-  const double t_mem = k.dram_bytes / bw;
+  const double writes = std::min(k.dram_write_bytes, k.dram_bytes);
+  const double t_mem = ((k.dram_bytes - writes) / cls.read_Bps + writes / cls.write_Bps) / share;
   const double t_mma = k.flops_issued / (flop_rate * fill);
-  return std::max(t_mem, t_mma) + k.launches * rates.launch_s;
+  return std::max(t_mem, t_mma) + k.launches * cls.floor_s;
+}
+
+double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates) {
+  return kernel_time(k, flop_rate, rates, ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.launch_s});
+}
+
+bool topk_scores_in_l2(const ForwardCost& f, const Rates& rates) {
+  // The scoring kernel writes f.topk_elements fp32 scores just before top-k reads them; when they
+  // fit in half the L2 (EST: the other half holds the representatives it streamed), top-k's one
+  // full pass reads them from L2.
+  return rates.l2_bytes > 0 && 4.0 * f.topk_elements <= 0.5 * rates.l2_bytes;
 }
 
 double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates) {
   if (f.topk.launches <= 0 || f.topk_rows <= 0) return 0.0;
-  const double per_row = f.topk_elements / f.topk_rows * radix_passes /
-                         rates.topk_elem_passes_per_s_per_sm;
+  const double rate = topk_scores_in_l2(f, rates) ? rates.topk_l2_elem_passes_per_s_per_sm
+                                                  : rates.topk_elem_passes_per_s_per_sm;
+  const double per_row = f.topk_elements / f.topk_rows * radix_passes / rate;
   const double waves = std::ceil(f.topk_rows / rates.sms);
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);
-  return std::max(waves * per_row, t_mem) + f.topk.launches * rates.launch_s;
+  return std::max(waves * per_row, t_mem) + f.topk.launches * rates.topk_floor_s;
+}
+
+double setup_time(const ForwardCost& f, const Rates& rates) {
+  if (f.setup.launches <= 0) return 0.0;
+  // One pinned host-to-device copy of the step's descriptors; the window and tail page IDs are
+  // appended on the device inside the top-k kernel (its bytes are counted there as meta).
+  return rates.h2d_latency_s + f.setup_h2d_bytes / rates.h2d_Bps;
 }
 
 ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& rates) {
   ForwardTimes t;
-  t.dense.attention = kernel_time(f.attention_dense, rates.attention_flops, rates);
-  t.cisa.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates);
-  t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates);
-  {
-    Rates scoring_rates = rates;  // the scoring kernel class streams at its own achieved bandwidth
-    scoring_rates.read_bw_Bps = rates.scoring_bw_Bps;
-    t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, scoring_rates);
-  }
+  const ClassRates attention{rates.read_bw_Bps, rates.write_bw_Bps, rates.attention_floor_s};
+  t.dense.attention = kernel_time(f.attention_dense, rates.attention_flops, rates, attention);
+  t.cisa.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates, attention);
+  t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates, attention);
+  // The scoring kernel class streams representatives in and fp32 scores out at its own rates.
+  const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s};
+  t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
   t.cisa.topk = topk_time(f, radix_passes, rates);
-  t.cisa.setup = kernel_time(f.setup, rates.gemm_flops, rates);
-  t.cisa.other = kernel_time(f.other, rates.gemm_flops, rates);
+  t.cisa.setup = setup_time(f, rates);
+  t.cisa.other = kernel_time(f.other, rates.gemm_flops, rates,
+                             ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s});
   return t;
 }
 

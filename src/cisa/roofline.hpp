@@ -17,12 +17,24 @@ struct ComponentTimes {  // seconds
 // bytes are in flight (Little's law), which a pipelined kernel reaches on a fraction of the SMs.
 double achieved_bandwidth(double ctas, const Rates& rates);
 
+// What one kernel class achieves: read and write streaming rates and the fixed cost per launch.
+struct ClassRates {
+  double read_Bps, write_Bps, floor_s;
+};
+
 // Time of one kernel class. A kernel with fewer CTAs than SMs reaches that share of the
 // bandwidth; compute suffers wave quantization (the last partial wave idles SMs).
+double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates, const ClassRates& cls);
+// The same with the card's streaming rates and launch overhead (the planner's generic kernel).
 double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates);
 
-// Top-k: radix select is bound by per-row shared-memory passes, one CTA per row.
+// Top-k: radix select is bound by per-row shared-memory passes, one CTA per row; rows whose
+// scores the scoring kernel left in L2 run at the L2 rate.
 double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates);
+bool topk_scores_in_l2(const ForwardCost& f, const Rates& rates);
+
+// Setup: one pinned host-to-device copy of the step's descriptors.
+double setup_time(const ForwardCost& f, const Rates& rates);
 
 struct ForwardTimes {
   ComponentTimes dense, cisa;

@@ -16,7 +16,8 @@ std::string default_scenario_path() { return "scenarios/ultra_tp2_1m.yaml"; }
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name",     "description", "model", "tp",   "hardware",
-                                           "basis",    "geometry",    "cisa",  "workload", "sweep"};
+                                           "basis",    "geometry",    "cisa",  "workload", "sweep",
+                                           "measure"};
 const std::vector<std::string> kCisaKeys = {"chunk",    "window",    "budget",   "G",
                                             "kv_dtype", "rep_dtype", "rep_dim",  "rep_kind",
                                             "score_agg", "selection_overlap"};
@@ -232,6 +233,21 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
     for (std::size_t a = axes.size(); a-- > 0;) {  // odometer, last axis fastest
       if (++idx[a] < axes[a].size()) break;
       idx[a] = 0;
+    }
+  }
+  // measure: how --measure builds its synthetic inputs (the model itself does not read it).
+  if (const YAML::Node m = root["measure"]) {
+    require_keys_known(doc, m, "measure", {"inputs"});
+    if (m["inputs"]) {
+      sc.measure_inputs = get_string(doc, m["inputs"], "measure.inputs");
+      if (sc.measure_inputs != "random" && sc.measure_inputs != "planted")
+        throw InputError(locate(doc, m["inputs"], "measure.inputs"), "expected random or planted, got '" + sc.measure_inputs + "'");
+      if (sc.measure_inputs == "planted")
+        for (const Point& p : sc.points)
+          if (!(p.cisa.selection_overlap > 0))
+            throw InputError(locate(doc, m["inputs"], "measure.inputs"),
+                             "planted inputs plant round(selection_overlap x K) high-score pages per sequence; "
+                             "set cisa.selection_overlap > 0 (e.g. 0.5) for every point");
     }
   }
   for (const auto& [name, hw] : sc.gpus)

@@ -22,6 +22,9 @@ struct Scenario {
   std::map<std::string, Hardware> gpus;  // every GPU the points use, by name
   std::vector<Point> points;
   std::size_t duplicates_collapsed = 0;  // e.g. decode points that differ only in G
+  // --measure inputs: "random" (Gaussian K/V/Q) or "planted" (round(selection_overlap x K) pages
+  // per sequence get keys aligned with every index query, so neighbouring selections share them).
+  std::string measure_inputs = "random";
 };
 
 // `source` is a file path; "" loads the embedded default scenario (ultra_tp2_1m).

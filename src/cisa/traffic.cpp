@@ -7,6 +7,7 @@ namespace cisa {
 
 void KernelCost::add(const KernelCost& o) {
   dram_bytes += o.dram_bytes;
+  dram_write_bytes += o.dram_write_bytes;
   l2_bytes += o.l2_bytes;
   flops_issued += o.flops_issued;
   flops_useful += o.flops_useful;
@@ -42,6 +43,7 @@ void ForwardCost::add(const ForwardCost& o) {
   topk_elements += o.topk_elements;
   splits_dense = std::max(splits_dense, o.splits_dense);
   splits_cisa = std::max(splits_cisa, o.splits_cisa);
+  setup_h2d_bytes += o.setup_h2d_bytes;
 }
 
 std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b) {
@@ -175,6 +177,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     const double partials = S > 1 ? 2.0 * S * rows * (d + 2.0) * 4.0 : 0.0;
     a.l2_bytes = seqs * (req + bt + qo + partials);
     a.dram_bytes = seqs * (kv_dram + bt + qo + partials);
+    a.dram_write_bytes = seqs * (qo + partials) / 2.0;  // O and the partials are written, Q and partials read
     a.flops_issued = seqs * 4.0 * d * M * t.token_reads;
     a.flops_useful = seqs * 4.0 * d * t.useful_token_rows;
     a.launches = S > 1 ? 2 : 1;
@@ -259,6 +262,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   if (S > 1) ac.launches += 1;
   ac.l2_bytes = seqs * (kv_req + meta + qo + partials);
   ac.dram_bytes = seqs * (kv_dram + meta + qo + partials);
+  ac.dram_write_bytes = seqs * (qo + partials) / 2.0;
   ac.flops_issued *= seqs;
   ac.flops_useful *= seqs;
   ac.ctas = seqs * units * S;
@@ -297,6 +301,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     KernelCost& sc = f.scoring;
     sc.l2_bytes = seqs * (rep_req + iq + scores_w);
     sc.dram_bytes = seqs * (rep_dram + iq + scores_w);
+    sc.dram_write_bytes = seqs * scores_w;
     sc.flops_useful = seqs * 2.0 * d_r * rep_vectors * agg_dots * sum_ne;
     sc.flops_issued = seqs * 2.0 * d_r * rep_vectors * agg_dots * rows_x_ne;
     sc.launches = 1;
@@ -309,6 +314,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     KernelCost& tk = f.topk;
     const double tk_bytes = score * sum_ne + 2.0 * id * msp * static_cast<double>(K);
     tk.l2_bytes = tk.dram_bytes = seqs * tk_bytes;
+    tk.dram_write_bytes = seqs * id * msp * static_cast<double>(K);
     tk.launches = 1;
     tk.ctas = f.topk_rows;
     f.bytes_cisa.meta += seqs * tk_bytes;
@@ -317,6 +323,10 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     KernelCost& su = f.setup;
     const double wt_ids = msp * static_cast<double>(W) + sums_all.sum_tail_pages;
     su.l2_bytes = su.dram_bytes = seqs * 2.0 * id * wt_ids;
+    su.dram_write_bytes = seqs * id * wt_ids;
+    // The host plans the step and uploads its descriptors: per selection a scoring row (5 int32)
+    // and a top-k row (3 int32), per attention work item 9 int32 (this project's kernels/ layout).
+    f.setup_h2d_bytes = f.selections * (5.0 + 3.0) * 4.0 + seqs * units * 9.0 * 4.0;
     su.launches = 1;
     su.ctas = static_cast<double>(sh.sms);
     f.bytes_cisa.meta += seqs * 2.0 * id * wt_ids;
@@ -344,6 +354,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     }
     ot.flops_issued = ot.flops_useful;
     ot.l2_bytes = ot.dram_bytes = bytes;
+    ot.dram_write_bytes = (sp_pos > 0 ? seqs * sp_pos * d_r * b_act : 0.0) +
+                          seqs * static_cast<double>(std::max<i64>(0, filled)) * d_r * b_rep * rep_vectors;
     ot.ctas = static_cast<double>(sh.sms);
     f.bytes_cisa.other = bytes;
   }

@@ -21,7 +21,8 @@ struct KernelShape {
 
 // One kernel class summed over the forward.
 struct KernelCost {
-  double dram_bytes = 0;    // predicted DRAM bytes (after the L2 model)
+  double dram_bytes = 0;    // predicted DRAM bytes (after the L2 model), read + written
+  double dram_write_bytes = 0;  // the written part of dram_bytes (streams at the write bandwidth)
   double l2_bytes = 0;      // bytes requested from L2 by the kernel (before reuse)
   double flops_issued = 0;  // MMA FLOPs including padding of partly filled tiles
   double flops_useful = 0;
@@ -54,6 +55,7 @@ struct ForwardCost {
   double topk_rows = 0;          // = selections
   double topk_elements = 0;      // sum of N_e over selections
   double splits_dense = 1, splits_cisa = 1;
+  double setup_h2d_bytes = 0;    // step descriptors uploaded host -> device (setup)
   void add(const ForwardCost& o);
 };
 

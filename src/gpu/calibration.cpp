@@ -23,20 +23,34 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
   const std::string tag = "MEAS: cisa-sim calibrate " + tool_version() + " (git " + git_hash() + ") on " + dev.name + ", " + date;
   std::cerr << "  read bandwidth ... " << std::flush;
   const auto rd = probe_read_bandwidth_tbs();
-  std::cerr << fmt::format("{:.3f} TB/s\n  copy bandwidth ... ", rd.value) << std::flush;
+  std::cerr << fmt::format("{:.3f} TB/s\n  write bandwidth ... ", rd.value) << std::flush;
+  const auto wr = probe_write_bandwidth_tbs();
+  std::cerr << fmt::format("{:.3f} TB/s\n  copy bandwidth ... ", wr.value) << std::flush;
   const auto cp = probe_copy_bandwidth_tbs();
   std::cerr << fmt::format("{:.3f} TB/s\n  BF16 GEMM ... ", cp.value) << std::flush;
   const auto mm = probe_gemm_bf16_tflops();
   std::cerr << fmt::format("{:.1f} TF/s\n  launch overhead ... ", mm.value) << std::flush;
   const auto lo = probe_launch_overhead_us();
-  std::cerr << fmt::format("{:.2f} us\n", lo.value);
+  std::cerr << fmt::format("{:.2f} us\n  isolated kernel floor ... ", lo.value) << std::flush;
+  const auto kf = probe_kernel_floor_us();
+  std::cerr << fmt::format("{:.2f} us\n  host-to-device copy ... ", kf.value) << std::flush;
+  const auto hl = probe_h2d_latency_us();
+  const auto hb = probe_h2d_bandwidth_gbs();
+  std::cerr << fmt::format("{:.2f} us + {:.1f} GB/s\n", hl.value, hb.value);
 #ifdef CISA_HAVE_MEASURE
-  std::cerr << "  kernel classes (attention, top-k) ... " << std::flush;
-  const KernelRates kr = measure_kernel_rates(dev.sms);
-  std::cerr << fmt::format("{:.1f} TF/s, {:.2f} key-passes/ns/SM\n", kr.attention_tflops, kr.topk_elem_passes_per_ns_per_sm);
+  std::cerr << "  kernel classes (attention, floors, top-k, scoring) ... " << std::flush;
+  const KernelRates kr = measure_kernel_rates(dev.sms, hw);
+  std::cerr << fmt::format("{:.1f} TF/s; floors {:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM; scoring {:.2f}/{:.2f} TB/s\n",
+                           kr.attention_tflops, kr.attention_floor_us, kr.scoring_floor_us, kr.topk_floor_us,
+                           kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm, kr.scoring_read_bw_tbs,
+                           kr.scoring_write_bw_tbs);
 #endif
   auto fig = [&](const char* key, const ProbeResult& r) {
     return fmt::format("  {}: {{value: {:.4g}, source: \"{}; {}; spread {:.1f}%\"}}\n", key, r.value, tag, r.method, 100 * r.spread);
+  };
+  auto meas = [&](const char* key, double v, const std::string& method) {
+    return v > 0 ? fmt::format("  {}: {{value: {:.4g}, source: \"{}; {}\"}}\n", key, v, tag, method)
+                 : fmt::format("  # {}: not written: the measurement was not physical ({})\n", key, method);
   };
   auto carried = [&](const char* key, const Figure& f) {
     return fmt::format("  {}: {{value: {:.4g}, source: \"{} (carried over from preset {}; not measured by calibrate)\"}}\n", key,
@@ -47,15 +61,21 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
     << "# MEAS values were measured by this run; the others are carried over and say so.\n"
     << "calibration:\n"
     << "  basis: \"measured on " << dev.name << " by cisa-sim calibrate " << tool_version() << ", " << date << "\"\n"
-    << fig("read_bw_tbs", rd) << fig("copy_bw_tbs", cp) << fig("gemm_bf16_tflops", mm)
+    << fig("read_bw_tbs", rd) << fig("write_bw_tbs", wr) << fig("copy_bw_tbs", cp) << fig("gemm_bf16_tflops", mm)
+    << fig("launch_overhead_us", lo) << fig("kernel_floor_us", kf) << fig("h2d_latency_us", hl) << fig("h2d_bw_gbs", hb)
 #ifdef CISA_HAVE_MEASURE
-    << fmt::format("  attention_bf16_tflops: {{value: {:.4g}, source: \"{}; {}\"}}\n", kr.attention_tflops, tag, kr.attention_method)
-    << carried("peer_attention_bf16_tflops", hw.cal.peer_attention_bf16_tflops) << fig("launch_overhead_us", lo)
-    << fmt::format("  topk_elem_passes_per_ns_per_sm: {{value: {:.4g}, source: \"{}; {}\"}}\n", kr.topk_elem_passes_per_ns_per_sm, tag,
-                   kr.topk_method)
-    << fmt::format("  scoring_bw_tbs: {{value: {:.4g}, source: \"{}; {}\"}}\n", kr.scoring_bw_tbs, tag, kr.scoring_method)
+    << meas("attention_bf16_tflops", kr.attention_tflops, kr.attention_method)
+    << carried("peer_attention_bf16_tflops", hw.cal.peer_attention_bf16_tflops)
+    << meas("topk_elem_passes_per_ns_per_sm", kr.topk_elem_passes_per_ns_per_sm, kr.topk_method)
+    << meas("topk_l2_elem_passes_per_ns_per_sm", kr.topk_l2_elem_passes_per_ns_per_sm, kr.topk_l2_method)
+    << meas("scoring_read_bw_tbs", kr.scoring_read_bw_tbs, kr.scoring_method)
+    << meas("scoring_write_bw_tbs", kr.scoring_write_bw_tbs, kr.scoring_method)
+    << meas("attention_floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch")
+    << meas("scoring_floor_us", kr.scoring_floor_us, kr.floor_method + ", scoring component (2 launches)")
+    << meas("topk_floor_us", kr.topk_floor_us, kr.floor_method)
 #else
-    << carried("attention_bf16_tflops", hw.cal.attention_bf16_tflops) << fig("launch_overhead_us", lo)
+    << carried("attention_bf16_tflops", hw.cal.attention_bf16_tflops)
+    << carried("peer_attention_bf16_tflops", hw.cal.peer_attention_bf16_tflops)
     << carried("topk_elem_passes_per_ns_per_sm", hw.cal.topk_elem_passes_per_ns_per_sm)
 #endif
     << carried("l2_reuse", hw.cal.l2_reuse);

@@ -4,17 +4,29 @@
 
 #include <string>
 
+#include "cisa/hardware.hpp"
+
 namespace cisa::gpu {
 
 struct KernelRates {
   double attention_tflops = 0;  // useful FLOPs / time, dense prefill with full 128-row tiles
   std::string attention_method;
-  double topk_elem_passes_per_ns_per_sm = 0;  // one CTA per row: 65,536 keys x 4 passes / row time
-  std::string topk_method;
-  double scoring_bw_tbs = 0;  // achieved HBM bytes / time of the scoring kernel (mixed read + fp32 write)
+  // Top-k per-SM key-pass rate (model: 4 passes per key, one CTA per row, waves of rows), in the
+  // pipeline (scores written by the scoring kernel just before): rows whose scores come from DRAM
+  // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).
+  double topk_elem_passes_per_ns_per_sm = 0, topk_l2_elem_passes_per_ns_per_sm = 0;
+  std::string topk_method, topk_l2_method;
+  // Scoring: read and write rates solved from two reference shapes (read-heavy decode,
+  // write-heavy prefill) with the model's own byte split; 0 when the solve is not physical.
+  double scoring_read_bw_tbs = 0, scoring_write_bw_tbs = 0;
   std::string scoring_method;
+  // Fixed cost per launch of each class: a one-selection step on a 2,048-token sequence.
+  double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0;
+  std::string floor_method;
 };
 
-KernelRates measure_kernel_rates(int sms);
+// `hw` supplies the model's kernel shape (tile rows, radix passes) and, for the byte split of the
+// scoring shapes, the card's L2 reuse; `floor_s` is the isolated-kernel floor just measured.
+KernelRates measure_kernel_rates(int sms, const Hardware& hw);
 
 }  // namespace cisa::gpu

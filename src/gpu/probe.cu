@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -83,6 +84,15 @@ __global__ void read_stream(const uint4* __restrict__ p, std::size_t n, uint32_t
 }
 
 __global__ void empty_kernel() {}
+
+// 16-byte streaming stores, grid-stride; every byte of the buffer is written once.
+__global__ void write_stream(uint4* __restrict__ p, std::size_t n, uint32_t seed) {
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    const uint32_t x = static_cast<uint32_t>(i) ^ seed;
+    __stcs(p + i, make_uint4(x, x + 1, x + 2, x + 3));
+  }
+}
 
 int sm_count() {
   int dev = 0, sms = 0;
@@ -201,6 +211,78 @@ ProbeResult probe_launch_overhead_us(int launches) {
     if (rep >= 2) us.push_back(ms * 1e3 / launches);
   }
   return summarize(us, "back-to-back empty kernel launches on one stream (" + std::to_string(launches) + " per repetition), median of 6");
+}
+
+ProbeResult probe_write_bandwidth_tbs(double bytes) {
+  const std::size_t n16 = static_cast<std::size_t>(bytes / 16);
+  DeviceBuffer<uint4> buf(n16);
+  Events ev;
+  std::vector<double> tbs;
+  const int blocks = 8 * sm_count();
+  for (int rep = 0; rep < 13; ++rep) {
+    check(cudaEventRecord(ev.a), "record");
+    write_stream<<<blocks, 512>>>(buf.p, n16, static_cast<uint32_t>(rep));
+    check(cudaEventRecord(ev.b), "record");
+    check(cudaGetLastError(), "write_stream");
+    const double ms = ev.ms();
+    if (rep >= 3) tbs.push_back(static_cast<double>(n16) * 16 / (ms * 1e-3) / 1e12);
+  }
+  return summarize(tbs, "streaming 16-byte stores (st.global.cs) over " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+                            " MiB, " + std::to_string(blocks) + " CTAs x 512 threads, median of 10");
+}
+
+ProbeResult probe_kernel_floor_us() {
+  Events ev;
+  std::vector<double> us;
+  for (int rep = 0; rep < 53; ++rep) {
+    check(cudaDeviceSynchronize(), "sync");  // isolated, as a component timed on its own
+    check(cudaEventRecord(ev.a), "record");
+    empty_kernel<<<1, 32>>>();
+    check(cudaEventRecord(ev.b), "record");
+    check(cudaGetLastError(), "empty_kernel");
+    const double ms = ev.ms();
+    if (rep >= 3) us.push_back(ms * 1e3);
+  }
+  return summarize(us, "one empty kernel between two CUDA events after a device synchronize, median of 50");
+}
+
+namespace {
+struct PinnedBuffer {
+  void* p = nullptr;
+  explicit PinnedBuffer(std::size_t n) { check(cudaMallocHost(&p, n), "cudaMallocHost"); }
+  ~PinnedBuffer() { cudaFreeHost(p); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+};
+std::vector<double> h2d_ms(std::size_t n, int reps) {
+  PinnedBuffer host(n);
+  std::memset(host.p, 1, n);
+  DeviceBuffer<uint8_t> dev(n);
+  Events ev;
+  std::vector<double> ms;
+  for (int rep = 0; rep < reps + 3; ++rep) {
+    check(cudaDeviceSynchronize(), "sync");
+    check(cudaEventRecord(ev.a), "record");
+    check(cudaMemcpyAsync(dev.p, host.p, n, cudaMemcpyHostToDevice), "cudaMemcpyAsync H2D");
+    check(cudaEventRecord(ev.b), "record");
+    const double t = ev.ms();
+    if (rep >= 3) ms.push_back(t);
+  }
+  return ms;
+}
+}  // namespace
+
+ProbeResult probe_h2d_latency_us() {
+  std::vector<double> us = h2d_ms(256, 50);
+  for (double& x : us) x *= 1e3;
+  return summarize(us, "256-byte cudaMemcpyAsync from pinned memory between two CUDA events, median of 50");
+}
+
+ProbeResult probe_h2d_bandwidth_gbs(double bytes) {
+  const std::size_t n = static_cast<std::size_t>(bytes);
+  std::vector<double> gbs = h2d_ms(n, 10);
+  for (double& x : gbs) x = static_cast<double>(n) / (x * 1e-3) / 1e9;
+  return summarize(gbs, std::to_string(n >> 20) + " MiB cudaMemcpyAsync from pinned memory, median of 10");
 }
 
 }  // namespace cisa::gpu

@@ -29,5 +29,9 @@ ProbeResult probe_read_bandwidth_tbs(double bytes = 4.0 * (1u << 30));
 ProbeResult probe_copy_bandwidth_tbs(double bytes = 2.0 * (1u << 30));  // read + write counted
 ProbeResult probe_gemm_bf16_tflops(int n = 8192);
 ProbeResult probe_launch_overhead_us(int launches = 2000);
+ProbeResult probe_write_bandwidth_tbs(double bytes = 4.0 * (1u << 30));  // streaming 16-byte stores
+ProbeResult probe_kernel_floor_us();      // one empty kernel between two CUDA events
+ProbeResult probe_h2d_latency_us();       // 256-byte pinned host-to-device copy between events
+ProbeResult probe_h2d_bandwidth_gbs(double bytes = 256.0 * (1u << 20));
 
 }  // namespace cisa::gpu
