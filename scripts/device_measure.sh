@@ -7,7 +7,8 @@
 #   NCU="scenario:points ..."  Nsight Compute byte counts, e.g. "ultra_tp2_1m:0,8" (default none)
 #   PEERS="a b"          result files (scenario names) that get the cuDNN peer (default none)
 #   PEER_REPS=5          timed repetitions per peer form
-#   GPU_TESTS=1          also run the kernels' GPU test and compute-sanitizer on it
+#   GPU_TESTS=1          also run the kernels' GPU test
+#   CALIBRATION=FILE     use this calibration instead of calibrating again (one calibration per sweep)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/run"
@@ -29,7 +30,9 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
   timeout 200 /tmp/b/kernels/kernels_gpu_test >"$R/gpu_test.log" 2>&1; echo "gpu test rc=$?"; tail -3 "$R/gpu_test.log"
 fi
 log calibrate
-if [ "$BIN" = /tmp/b/cisa-sim ]; then
+if [ -n "${CALIBRATION:-}" ]; then
+  cp "$CALIBRATION" "$R/h200_sxm.calibration.yaml"; echo "using $CALIBRATION"
+elif [ "$BIN" = /tmp/b/cisa-sim ]; then
   timeout 180 $BIN calibrate --out "$R/h200_sxm.calibration.yaml"
 else
   timeout 180 $BIN --calibrate "$R/h200_sxm.calibration.yaml"

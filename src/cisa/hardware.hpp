@@ -37,6 +37,9 @@ struct Calibration {
   Figure topk_floor_us = kNotMeasured;
   Figure h2d_latency_us = kNotMeasured;           // pinned host-to-device copy: fixed cost ...
   Figure h2d_bw_gbs = kNotMeasured;               // ... and bandwidth (setup uploads the step's descriptors)
+  // Attention SM time per (work item, page) visit with the pages in L2, per tile class (16, 32,
+  // 64, 128 rows): MMA issue, L2 traffic and per-page overhead of the kernel together.
+  Figure attention_page_ns[4] = {kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured};
 };
 
 struct Hardware {
@@ -78,6 +81,7 @@ struct Rates {
   double attention_floor_s, scoring_floor_s, topk_floor_s, other_floor_s;
   double h2d_latency_s, h2d_Bps;  // setup: the step's descriptors are uploaded from pinned memory
   double topk_l2_elem_passes_per_s_per_sm;  // rows whose scores the scoring kernel left in L2
+  double attention_page_s[4];  // SM-seconds per page visit for 16/32/64/128-row tiles (0: not modelled)
   double l2_bytes;
   double topk_elem_passes_per_s_per_sm;
   double l2_reuse;

@@ -60,6 +60,7 @@ KernelShape kernel_shape(const Hardware& hw, const Rates& rates) {
   s.topk_radix_passes = hw.topk_radix_passes;
   s.sms = rates.sms;
   s.l2_reuse = rates.l2_reuse;
+  s.l2_bytes = rates.l2_bytes;
   return s;
 }
 

@@ -29,7 +29,9 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates, co
   const double writes = std::min(k.dram_write_bytes, k.dram_bytes);
   const double t_mem = ((k.dram_bytes - writes) / cls.read_Bps + writes / cls.write_Bps) / share;
   const double t_mma = k.flops_issued / (flop_rate * fill);
-  return std::max(t_mem, t_mma) + k.launches * cls.floor_s;
+  // Page visits served from L2 at the kernel's measured per-visit SM time for its tile class.
+  const double t_visit = k.page_visits * cls.page_s / (sms * fill);
+  return std::max({t_mem, t_mma, t_visit}) + k.launches * cls.floor_s;
 }
 
 double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates) {
@@ -62,10 +64,16 @@ double setup_time(const ForwardCost& f, const Rates& rates) {
 
 ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& rates) {
   ForwardTimes t;
-  const ClassRates attention{rates.read_bw_Bps, rates.write_bw_Bps, rates.attention_floor_s};
-  t.dense.attention = kernel_time(f.attention_dense, rates.attention_flops, rates, attention);
-  t.cisa.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates, attention);
-  t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates, attention);
+  auto attention = [&](const KernelCost& k) {
+    const int tile = k.tile_rows <= 16 ? 0 : k.tile_rows <= 32 ? 1 : k.tile_rows <= 64 ? 2 : 3;
+    return ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.attention_floor_s, rates.attention_page_s[tile]};
+  };
+  t.dense.attention = kernel_time(f.attention_dense, rates.attention_flops, rates, attention(f.attention_dense));
+  t.cisa.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates, attention(f.attention_cisa));
+  // The peer (a library kernel) has no page-visit term: its own rate only.
+  ClassRates peer = attention(f.attention_dense);
+  peer.page_s = 0;
+  t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates, peer);
   // The scoring kernel class streams representatives in and fp32 scores out at its own rates.
   const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s};
   t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);

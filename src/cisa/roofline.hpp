@@ -20,6 +20,7 @@ double achieved_bandwidth(double ctas, const Rates& rates);
 // What one kernel class achieves: read and write streaming rates and the fixed cost per launch.
 struct ClassRates {
   double read_Bps, write_Bps, floor_s;
+  double page_s = 0;  // SM-seconds per page visit (attention; 0 = no such term)
 };
 
 // Time of one kernel class. A kernel with fewer CTAs than SMs reaches that share of the

@@ -13,6 +13,14 @@ void KernelCost::add(const KernelCost& o) {
   flops_useful += o.flops_useful;
   launches += o.launches;
   ctas += o.ctas;
+  page_visits += o.page_visits;
+  tile_rows = std::max(tile_rows, o.tile_rows);
+}
+
+int attention_tile_for(int rows, const KernelShape& sh) {
+  int t = std::max(1, sh.attention_min_tile_rows);
+  while (t < rows && t < sh.attention_tile_rows) t *= 2;
+  return std::min(t, sh.attention_tile_rows);
 }
 
 void ByteCategories::add(const ByteCategories& o) {
@@ -140,6 +148,22 @@ int split_count(double units, double min_tile_tokens, const KernelShape& sh) {
   return static_cast<int>(std::max(1.0, std::min(want, most)));
 }
 
+// Share of a selection's random (not predecessor-shared) pages that another co-resident selection
+// of the same sequence read recently enough to still be in L2. Co-resident CTAs of one sequence
+// progress at staggered points through their sorted page lists, so a page is found in L2 when one
+// of the n selections whose reads still fit in the cache chose it too: q = 1 - (1 - p)^n with
+// p = K / N_e (random choice) and n = min(co-resident selections - 1, L2 / bytes one selection
+// streams).
+double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, double kv_tok, const KernelShape& sh) {
+  if (s.m <= 0 || sh.l2_bytes <= 0) return 0.0;
+  const double ne = s.sum_n / s.m - W;
+  if (ne <= K) return 0.0;
+  const double p = K / ne;
+  const double co_resident = std::min(s.m, static_cast<double>(sh.sms));
+  const double n = std::min(co_resident - 1.0, sh.l2_bytes / ((K + W) * c * kv_tok));
+  return n > 0 ? 1.0 - std::pow(1.0 - p, n) : 0.0;
+}
+
 }  // namespace
 
 ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start,
@@ -165,6 +189,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   // ---------------- dense baseline ----------------
   {
     const DenseTiles t = dense_tiles(start, positions, r, M);
+    const int Md = attention_tile_for(static_cast<int>(std::min<i64>(positions, std::max(1, M / r))) * r, sh);
     const double units = seqs * t.tiles;
     const int S = split_count(units, t.min_tile_tokens, sh);
     f.splits_dense = S;
@@ -178,7 +203,9 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     a.l2_bytes = seqs * (req + bt + qo + partials);
     a.dram_bytes = seqs * (kv_dram + bt + qo + partials);
     a.dram_write_bytes = seqs * (qo + partials) / 2.0;  // O and the partials are written, Q and partials read
-    a.flops_issued = seqs * 4.0 * d * M * t.token_reads;
+    a.flops_issued = seqs * 4.0 * d * Md * t.token_reads;
+    a.page_visits = seqs * t.token_reads / static_cast<double>(c);
+    a.tile_rows = Md;
     a.flops_useful = seqs * 4.0 * d * t.useful_token_rows;
     a.launches = S > 1 ? 2 : 1;
     a.ctas = units * S;
@@ -213,29 +240,39 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     kv_dram += uniq + (req - uniq) * (1.0 - h);
     meta += id * t.token_reads / static_cast<double>(c);
     qo += 2.0 * static_cast<double>(dense_n) * r * d * b_act;
-    ac.flops_issued += 4.0 * d * M * t.token_reads;
+    const int Md = attention_tile_for(static_cast<int>(std::min<i64>(dense_n, std::max(1, M / r))) * r, sh);
+    ac.flops_issued += 4.0 * d * Md * t.token_reads;
     ac.flops_useful += 4.0 * d * t.useful_token_rows;
+    ac.page_visits += t.token_reads / static_cast<double>(c);
+    ac.tile_rows = std::max(ac.tile_rows, Md);
     units += t.tiles;
     min_tokens = std::min(min_tokens, t.min_tile_tokens);
     ac.launches += 1;
   }
   // Sparse groups: K selected + W window pages + the tail (own page, causally masked).
   GroupSums sums_all;
+  double sel_hit = 0;  // share of a selection's K pages served by L2 (last group class evaluated)
   if (m_sp > 0) {
     const double Kc = static_cast<double>(K * c), Wc = static_cast<double>(W * c);
     auto add_groups = [&](const GroupSums& s, i64 g) {
       if (s.m <= 0) return;
       const double tiles = static_cast<double>(ceil_div(g * r, M));
+      const int Mt = attention_tile_for(static_cast<int>(std::min<i64>(g * r, M)), sh);
       const double tokens = s.m * (Kc + Wc) + s.sum_tail;  // sum over groups of tokens streamed
       kv_req += kv_tok * tokens * tiles;
       // DRAM: a group adds its g new window/tail tokens, the part of the window its co-resident
       // predecessor read that L2 misses, its selected pages less those shared with the
-      // predecessor, and L2 misses of its extra row tiles. The first group is corrected below.
+      // predecessor or found in L2 (shared_selected_in_l2), and L2 misses of its extra row tiles.
+      // The first group is corrected below.
+      const double q = shared_selected_in_l2(s, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c), kv_tok, sh);
+      sel_hit = h * (o + (1.0 - o) * q);
       kv_dram += kv_tok * (s.m * static_cast<double>(g) + (1.0 - h) * (s.m * Wc + s.sum_t0_mod_c) +
-                           s.m * Kc * (1.0 - o * h) + (tiles - 1.0) * tokens * (1.0 - h));
+                           s.m * Kc * (1.0 - sel_hit) + (tiles - 1.0) * tokens * (1.0 - h));
+      ac.page_visits += tiles * (s.m * static_cast<double>(K + W) + s.sum_tail_pages);
+      ac.tile_rows = std::max(ac.tile_rows, Mt);
       meta += id * (s.m * static_cast<double>(K + W) + s.sum_tail_pages) * tiles;  // sparse block table
       qo += 2.0 * s.m * static_cast<double>(g) * r * d * b_act;
-      ac.flops_issued += 4.0 * d * M * tiles * tokens;
+      ac.flops_issued += 4.0 * d * Mt * tiles * tokens;
       ac.flops_useful += 4.0 * d * r *
                          (s.m * static_cast<double>(g) * (Kc + Wc) + s.sum_attended -
                           static_cast<double>(g * c) * s.sum_n);
@@ -252,7 +289,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     const i64 g0 = (m_sp == 1 && short_last) ? tail_len : G;
     const double tail0 = static_cast<double>(t0_first + g0 - (t0_first / c) * c);
     const double incremental = static_cast<double>(g0) +
-                               (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) + Kc * (1.0 - o * h);
+                               (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) + Kc * (1.0 - sel_hit);
     kv_dram += kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
   }

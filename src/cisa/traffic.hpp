@@ -11,13 +11,20 @@ namespace cisa {
 
 // Kernel-level knobs of the model, resolved from the GPU preset and its calibration.
 struct KernelShape {
-  int attention_tile_rows = 64;  // MMA M of the attention tile: rows = G*r pack into it
+  int attention_tile_rows = 128;  // most rows per attention work item (G*r pack into it)
+  int attention_min_tile_rows = 16;  // smallest tile; the kernel picks the power of two >= rows
   int score_tile_rows = 64;      // selections stacked per scoring tile (reps read once per tile)
   int topk_radix_passes = 4;
   int sms = 132;                 // for split-KV sizing
   double l2_reuse = 1.0;         // h: share of re-reads of the same pages by co-resident CTAs hit in L2
   int split_min_tokens = 256;    // a split-KV piece streams at least this many tokens
+  double l2_bytes = 0;           // L2 capacity: window over which co-resident CTAs share pages
 };
+
+// Tile rows the attention kernel uses for work items of `rows` rows: the smallest power of two
+// >= rows between the minimum and the maximum tile (16/32-row tiles take the mma.sync path,
+// 64/128-row tiles wgmma, in this project's kernels).
+int attention_tile_for(int rows, const KernelShape& sh);
 
 // One kernel class summed over the forward.
 struct KernelCost {
@@ -28,6 +35,8 @@ struct KernelCost {
   double flops_useful = 0;
   double launches = 0;
   double ctas = 0;          // independent work units (after split-KV)
+  double page_visits = 0;   // (work item, page) pairs: a work item streams its page list once
+  int tile_rows = 0;        // attention tile of the kernel (max over its work items)
   void add(const KernelCost& o);
 };
 

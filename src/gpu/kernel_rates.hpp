@@ -21,8 +21,11 @@ struct KernelRates {
   double scoring_read_bw_tbs = 0, scoring_write_bw_tbs = 0;
   std::string scoring_method;
   // Fixed cost per launch of each class: a one-selection step on a 2,048-token sequence.
-  double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0;
+  double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0, setup_floor_us = 0;
   std::string floor_method;
+  // Attention SM time per page visit with the pages in L2, for 16/32/64/128-row tiles.
+  double attention_page_ns[4] = {0, 0, 0, 0};
+  std::string attention_page_method;
 };
 
 // `hw` supplies the model's kernel shape (tile rows, radix passes) and, for the byte split of the

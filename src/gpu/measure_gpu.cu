@@ -473,16 +473,18 @@ std::string fmt_scoring(double ms1, double r1, double w1, double ms2, double r2,
 struct PipelineShape {
   int B, P, G, K, W;
   std::int64_t hist;
+  int r = 4;
 };
 
 struct PipelineTimes {
   double scoring_ms = 0, topk_ms = 0, attention_ms = 0, setup_ms = 0;
   int attention_launches = 0;
+  double page_visits = 0, attention_ctas = 0;  // from the plan: sum of work items' page lists
   ForwardCost model;  // the model's costs of this shape (bytes split, rows, elements)
 };
 
 PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int sms, const Hardware& hw, int reps) {
-  const int r = 4;
+  const int r = ps.r;
   const K::StepBatch b{std::vector<int>(ps.B, static_cast<int>(ps.hist)), std::vector<int>(ps.B, ps.P), 1, r};
   const K::CisaPlan plan = K::plan_cisa_step(b, K::StepConfig{ps.W, ps.K, ps.G});
   K::CisaStep step(plan, 1, r, sms);
@@ -491,6 +493,8 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   fill(iq.p, iq.n, 43, 0.5f);
   auto run = [&](K::Instrument* ins) { step.run(q.p, iq.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins); };
   PipelineTimes t;
+  for (const auto& wk : plan.work) t.page_visits += wk.n_pages;
+  t.attention_ctas = static_cast<double>(plan.work.size()) * step.num_splits();
   {
     K::Instrument ins;
     run(&ins);
@@ -560,10 +564,27 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     out.scoring_floor_us = t.scoring_ms * 1e3;  // the component (sum_index_queries + score_pages) as one
 
     out.topk_floor_us = t.topk_ms * 1e3;
+    out.setup_floor_us = t.setup_ms * 1e3;
     out.floor_method = "cisa_kernels step of one selection (K=64, W=16, 2,048 cached tokens, decode): CUDA-event time per "
                        "launch, median of 31 (L2 flushed)";
   }
   const double topk_floor_s = out.topk_floor_us * 1e-6, scoring_floor_s = out.scoring_floor_us * 1e-6;
+  // Page visits: 2 sequences x (32K cached + 512 new), G = 4, K = 1,024: the 34 MB of K/V stay in
+  // L2 after their first read, so the time is the kernel's per-page work for the tile class the
+  // rows select (r = 4/8/16/32 -> 16/32/64/128 rows).
+  {
+    World w(2, 32768 + 512, 1, 73);
+    const int rs[4] = {4, 8, 16, 32};
+    for (int i = 0; i < 4; ++i) {
+      const PipelineTimes t = time_pipeline({2, 512, 4, 1024, 128, 32768, rs[i]}, w, timer, sms, hw, 9);
+      const double waves = std::ceil(t.attention_ctas / sms);
+      const double fill = t.attention_ctas / (waves * sms);
+      const double busy_s = t.attention_ms * 1e-3 - t.attention_launches * out.attention_floor_us * 1e-6;
+      out.attention_page_ns[i] = busy_s * sms * fill / t.page_visits * 1e9;
+    }
+    out.attention_page_method = "cisa_kernels step, 2 x (32K + 512), G=4, K=1,024, W=128, r=4/8/16/32 (tiles of 16/32/64/128 "
+                                "rows), pages L2-resident: (attention time - floors) x SMs x wave fill / page visits, median of 9";
+  }
   // Decode shape: 64 sequences x 1M cached tokens, K = 4,096: 64 top-k rows (one wave) whose
   // scores (16.7 MB) the scoring kernel leaves in L2; scoring is read-heavy (representatives).
   PipelineTimes dec, pre;
