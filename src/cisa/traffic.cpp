@@ -302,6 +302,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   ac.dram_write_bytes = seqs * (qo + partials) / 2.0;
   ac.flops_issued *= seqs;
   ac.flops_useful *= seqs;
+  ac.page_visits *= seqs;
   ac.ctas = seqs * units * S;
   f.l2_kv_cisa = seqs * kv_req;
   f.bytes_cisa.kv = seqs * kv_dram;
