@@ -150,18 +150,21 @@ int split_count(double units, double min_tile_tokens, const KernelShape& sh) {
 
 // Share of a selection's random (not predecessor-shared) pages that another co-resident selection
 // of the same sequence read recently enough to still be in L2. Co-resident CTAs of one sequence
-// progress at staggered points through their sorted page lists, so a page is found in L2 when one
-// of the n selections whose reads still fit in the cache chose it too: q = 1 - (1 - p)^n with
-// p = K / N_e (random choice) and n = min(co-resident selections - 1, L2 / bytes one selection
-// streams).
+// progress at staggered points through their sorted page lists; the i-th selection of a wave finds
+// a page in L2 when one of min(i, n) earlier ones chose it too (p = K / N_e, random choice), where
+// n = L2 / bytes one selection streams bounds how many earlier readers the cache still holds.
+// Averaged over a wave of w = min(selections, SMs): q = 1 - mean_i (1 - p)^min(i, n). With an
+// unbounded cache this is the union of the wave's selections, N_e (1 - (1 - p)^w) pages.
 double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, double kv_tok, const KernelShape& sh) {
   if (s.m <= 0 || sh.l2_bytes <= 0) return 0.0;
   const double ne = s.sum_n / s.m - W;
   if (ne <= K) return 0.0;
-  const double p = K / ne;
-  const double co_resident = std::min(s.m, static_cast<double>(sh.sms));
-  const double n = std::min(co_resident - 1.0, sh.l2_bytes / ((K + W) * c * kv_tok));
-  return n > 0 ? 1.0 - std::pow(1.0 - p, n) : 0.0;
+  const double a = 1.0 - K / ne;
+  const double w = std::floor(std::min(s.m, static_cast<double>(sh.sms)));
+  const double n = sh.l2_bytes / ((K + W) * c * kv_tok);
+  const double j = std::min(w, std::ceil(n));  // selections with fewer than n predecessors
+  const double sum = (1.0 - std::pow(a, j)) / (1.0 - a) + (w - j) * std::pow(a, n);
+  return std::clamp(1.0 - sum / w, 0.0, 1.0);
 }
 
 }  // namespace

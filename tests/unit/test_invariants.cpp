@@ -142,7 +142,9 @@ TEST_CASE("dtypes, representative kinds and score aggregation scale their bytes 
   Point fp8 = p;
   fp8.cisa.kv_dtype = Dtype::fp8;
   const Prediction f8 = env.run(fp8);
-  CHECK(f8.cost.bytes_cisa.kv == 0.5 * ref.cost.bytes_cisa.kv);
+  // FP8 pages are half the bytes; twice as many fit in L2, so co-resident selections share more.
+  CHECK(f8.cost.bytes_cisa.kv <= 0.5 * ref.cost.bytes_cisa.kv * (1 + 1e-12));
+  CHECK(f8.cost.l2_kv_cisa == 0.5 * ref.cost.l2_kv_cisa);
   CHECK(f8.cost.bytes_dense.kv == 0.5 * ref.cost.bytes_dense.kv);
   Point mm = p;
   mm.cisa.rep_kind = RepKind::minmax;

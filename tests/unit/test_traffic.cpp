@@ -80,7 +80,9 @@ TEST_CASE("decode bytes by hand: L = 40, c = 4, W = 2, K = 3", "[traffic]") {
   CHECK(f.topk_elements == 7);
   CHECK(f.splits_dense == 1);
   CHECK(f.attention_dense.flops_useful == 4.0 * 8 * 4 * 40);
-  CHECK(f.attention_dense.flops_issued == 4.0 * 8 * 64 * 40);  // 4 rows padded to a 64-row tile
+  CHECK(f.attention_dense.flops_issued == 4.0 * 8 * 16 * 40);  // 4 rows padded to the smallest (16-row) tile
+  CHECK(f.attention_dense.tile_rows == 16);
+  CHECK(f.attention_dense.page_visits == 40.0 / 4);          // one work item streams 10 pages
 }
 
 TEST_CASE("prefill bytes by hand: two QShare groups share window and tail in L2", "[traffic]") {
@@ -196,4 +198,44 @@ TEST_CASE("closed forms equal a direct group loop on random geometries", "[traff
     REQUIRE(rel_close(f.dense_positions, batch * d.dense_n));
     REQUIRE(rel_close(f.attention_cisa.flops_useful, seqs * d.useful));
   }
+}
+
+TEST_CASE("the kernel's tile rule: smallest power of two >= rows between 16 and the maximum", "[traffic]") {
+  KernelShape sh;
+  sh.attention_tile_rows = 128;
+  sh.attention_min_tile_rows = 16;
+  CHECK(attention_tile_for(1, sh) == 16);
+  CHECK(attention_tile_for(16, sh) == 16);
+  CHECK(attention_tile_for(17, sh) == 32);
+  CHECK(attention_tile_for(64, sh) == 64);
+  CHECK(attention_tile_for(65, sh) == 128);
+  CHECK(attention_tile_for(1000, sh) == 128);
+}
+
+TEST_CASE("random selections shared in L2 only when the cache can hold them", "[traffic]") {
+  Geometry g;
+  g.q_heads = 4;
+  g.kv_heads = 1;
+  g.head_dim = 128;
+  CisaConfig c;
+  c.budget_chunks = 2048;
+  c.window_pages = 128;
+  KernelShape sh;
+  sh.l2_bytes = 0;  // no L2: every selection reads its pages
+  const ForwardCost none = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
+  sh.l2_bytes = 60e6;
+  const ForwardCost some = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
+  sh.l2_bytes = 1e12;  // a cache holding everything: bounded by the co-resident selections
+  const ForwardCost lots = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
+  CHECK(some.bytes_cisa.kv < none.bytes_cisa.kv);
+  CHECK(lots.bytes_cisa.kv < some.bytes_cisa.kv);
+  // Requested bytes do not depend on the cache; DRAM bytes never exceed them.
+  CHECK(some.l2_kv_cisa == none.l2_kv_cisa);
+  CHECK(lots.bytes_cisa.kv <= lots.l2_kv_cisa);
+  // With an unbounded cache the selected pages are the union of a sequence's 128 selections,
+  // N_e (1 - (1 - K/N_e)^128) pages, plus windows and tails.
+  const double ne = 65536 - 128, page = 16 * 2 * 128 * 2.0;
+  const double uni = 4 * ne * page * (1 - std::pow(1 - 2048.0 / ne, 128));
+  CHECK(lots.bytes_cisa.kv >= 0.98 * uni);
+  CHECK(lots.bytes_cisa.kv <= uni + 4 * 128 * 140 * page);
 }
