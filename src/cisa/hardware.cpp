@@ -48,6 +48,7 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     r.h2d_Bps = opt(hw.cal.h2d_bw_gbs, 1e9, INFINITY);
     r.topk_l2_elem_passes_per_s_per_sm = opt(hw.cal.topk_l2_elem_passes_per_ns_per_sm, 1e9, r.topk_elem_passes_per_s_per_sm);
     for (int i = 0; i < 4; ++i) r.attention_page_s[i] = opt(hw.cal.attention_page_ns[i], 1e-9, 0.0);
+    r.topk_out_ids_per_s_per_sm = opt(hw.cal.topk_out_ids_per_ns_per_sm, 1e9, INFINITY);
     r.source = "calibration: " + hw.cal.basis;
   } else {
     // Datasheet peaks; no launch cost; top-k limited only by shared-memory bandwidth
@@ -66,6 +67,7 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     r.h2d_Bps = INFINITY;
     r.topk_l2_elem_passes_per_s_per_sm = r.topk_elem_passes_per_s_per_sm;
     for (double& x : r.attention_page_s) x = 0.0;
+    r.topk_out_ids_per_s_per_sm = INFINITY;
     r.source = "speed of light: datasheet bandwidth and BF16 rate of " + hw.display_name;
   }
   return r;

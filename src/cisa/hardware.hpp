@@ -31,6 +31,7 @@ struct Calibration {
   Figure scoring_read_bw_tbs = kNotMeasured;      // scoring kernel class: representatives in ...
   Figure scoring_write_bw_tbs = kNotMeasured;     // ... fp32 scores out (two reference shapes solve for both)
   Figure topk_l2_elem_passes_per_ns_per_sm = kNotMeasured;  // top-k whose scores are still in L2 (small batches)
+  Figure topk_out_ids_per_ns_per_sm = kNotMeasured;  // top-k output pass: K page IDs translated + written per row
   Figure kernel_floor_us = kNotMeasured;          // one isolated kernel between two CUDA events (empty work)
   Figure attention_floor_us = kNotMeasured;       // fixed cost per launch of each kernel class (tiny shape)
   Figure scoring_floor_us = kNotMeasured;
@@ -81,7 +82,8 @@ struct Rates {
   double attention_floor_s, scoring_floor_s, topk_floor_s, other_floor_s;
   double h2d_latency_s, h2d_Bps;  // setup: the step's descriptors are uploaded from pinned memory
   double topk_l2_elem_passes_per_s_per_sm;  // rows whose scores the scoring kernel left in L2
-  double attention_page_s[4];  // SM-seconds per page visit for 16/32/64/128-row tiles (0: not modelled)
+  double attention_page_s[4];
+  double topk_out_ids_per_s_per_sm;  // INFINITY: no per-output term  // SM-seconds per page visit for 16/32/64/128-row tiles (0: not modelled)
   double l2_bytes;
   double topk_elem_passes_per_s_per_sm;
   double l2_reuse;

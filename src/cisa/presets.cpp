@@ -180,7 +180,7 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
                         "scoring_read_bw_tbs", "scoring_write_bw_tbs", "topk_l2_elem_passes_per_ns_per_sm",
                         "kernel_floor_us", "attention_floor_us", "scoring_floor_us", "topk_floor_us",
                         "h2d_latency_us", "h2d_bw_gbs", "attention_page_ns_m16", "attention_page_ns_m32",
-                        "attention_page_ns_m64", "attention_page_ns_m128"});
+                        "attention_page_ns_m64", "attention_page_ns_m128", "topk_out_ids_per_ns_per_sm"});
     h.has_calibration = true;
     h.cal.basis = c["basis"] ? get_string(doc_c, c["basis"], cp + ".basis") : "unspecified";
     h.cal.read_bw_tbs = get_figure(doc_c, c, "read_bw_tbs", cp);
@@ -202,7 +202,8 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
                          Opt{&h.cal.attention_page_ns[0], "attention_page_ns_m16"},
                          Opt{&h.cal.attention_page_ns[1], "attention_page_ns_m32"},
                          Opt{&h.cal.attention_page_ns[2], "attention_page_ns_m64"},
-                         Opt{&h.cal.attention_page_ns[3], "attention_page_ns_m128"}}) {
+                         Opt{&h.cal.attention_page_ns[3], "attention_page_ns_m128"},
+                         Opt{&h.cal.topk_out_ids_per_ns_per_sm, "topk_out_ids_per_ns_per_sm"}}) {
       *o.f = get_figure(doc_c, c, o.key, cp, false);
       if (!std::isnan(o.f->value) && !(o.f->value > 0))
         throw InputError(locate(doc_c, c[o.key], cp + "." + o.key), "must be > 0 (leave it out when not measured)");

@@ -49,7 +49,10 @@ double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates) {
   if (f.topk.launches <= 0 || f.topk_rows <= 0) return 0.0;
   const double rate = topk_scores_in_l2(f, rates) ? rates.topk_l2_elem_passes_per_s_per_sm
                                                   : rates.topk_elem_passes_per_s_per_sm;
-  const double per_row = f.topk_elements / f.topk_rows * radix_passes / rate;
+  // Per row: radix passes over its N_e scores, then the output pass translating and writing its K
+  // page IDs (K = written IDs per row).
+  const double k_out = f.topk.dram_write_bytes / (4.0 * f.topk_rows);
+  const double per_row = f.topk_elements / f.topk_rows * radix_passes / rate + k_out / rates.topk_out_ids_per_s_per_sm;
   const double waves = std::ceil(f.topk_rows / rates.sms);
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);
   return std::max(waves * per_row, t_mem) + f.topk.launches * rates.topk_floor_s;

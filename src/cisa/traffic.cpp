@@ -140,6 +140,15 @@ GroupSums group_sums(i64 b, i64 m, i64 g, i64 G, i64 c) {
   return s;
 }
 
+// Dense work items of one (sequence, KV head) stream the same history in step (they start together
+// and run at the MMA rate), so co-resident items share one DRAM read through L2; items that fall in
+// a later wave of CTAs read it again. With `tiles` items per stream and one CTA per SM, laid out
+// stream by stream, a stream spans on average 1 + (tiles - 1) / SMs waves.
+double dense_stream_reads(double tiles, const KernelShape& sh) {
+  if (tiles <= 1) return 1.0;
+  return std::min(tiles, 1.0 + (tiles - 1.0) / static_cast<double>(std::max(1, sh.sms)));
+}
+
 int split_count(double units, double min_tile_tokens, const KernelShape& sh) {
   const double target = 0.8 * sh.sms;
   if (units <= 0 || units >= target) return 1;
@@ -199,7 +208,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     KernelCost& a = f.attention_dense;
     const double req = kv_tok * t.token_reads;
     const double uniq = kv_tok * t.unique_tokens;
-    const double kv_dram = uniq + (req - uniq) * (1.0 - h);
+    const double reads = uniq * dense_stream_reads(t.tiles, sh);
+    const double kv_dram = reads + (req - reads) * (1.0 - h);
     const double bt = id * t.token_reads / static_cast<double>(c);
     const double qo = 2.0 * rows * d * b_act;
     const double partials = S > 1 ? 2.0 * S * rows * (d + 2.0) * 4.0 : 0.0;
@@ -240,7 +250,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     const DenseTiles t = dense_tiles(start, dense_n, r, M);
     const double req = kv_tok * t.token_reads, uniq = kv_tok * t.unique_tokens;
     kv_req += req;
-    kv_dram += uniq + (req - uniq) * (1.0 - h);
+    const double reads = uniq * dense_stream_reads(t.tiles, sh);
+    kv_dram += reads + (req - reads) * (1.0 - h);
     meta += id * t.token_reads / static_cast<double>(c);
     qo += 2.0 * static_cast<double>(dense_n) * r * d * b_act;
     const int Md = attention_tile_for(static_cast<int>(std::min<i64>(dense_n, std::max(1, M / r))) * r, sh);
@@ -397,7 +408,10 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     ot.l2_bytes = ot.dram_bytes = bytes;
     ot.dram_write_bytes = (sp_pos > 0 ? seqs * sp_pos * d_r * b_act : 0.0) +
                           seqs * static_cast<double>(std::max<i64>(0, filled)) * d_r * b_rep * rep_vectors;
-    ot.ctas = static_cast<double>(sh.sms);
+    // cuBLAS computes the index projection [kv_heads*d_r] x [batch*positions] in 128 x 128 output
+    // tiles (EST): a skinny projection fills only part of the GPU.
+    ot.ctas = sp_pos > 0 ? std::ceil(geo.kv_heads * d_r / 128.0) * std::ceil(static_cast<double>(batch) * sp_pos / 128.0)
+                         : static_cast<double>(sh.sms);
     f.bytes_cisa.other = bytes;
   }
   return f;

@@ -43,9 +43,10 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
   std::cerr << fmt::format("page visit ns*SM (16/32/64/128 rows): {:.0f} {:.0f} {:.0f} {:.0f}; setup floor {:.1f} us\n",
                            kr.attention_page_ns[0], kr.attention_page_ns[1], kr.attention_page_ns[2], kr.attention_page_ns[3],
                            kr.setup_floor_us);
-  std::cerr << fmt::format("  {:.1f} TF/s; floors {:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM; scoring {:.2f}/{:.2f} TB/s\n",
+  std::cerr << fmt::format("  {:.1f} TF/s; floors {:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM, {:.3f} out IDs/ns/SM; scoring {:.2f}/{:.2f} TB/s\n",
                            kr.attention_tflops, kr.attention_floor_us, kr.scoring_floor_us, kr.topk_floor_us,
-                           kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm, kr.scoring_read_bw_tbs,
+                           kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm, kr.topk_out_ids_per_ns_per_sm,
+                           kr.scoring_read_bw_tbs,
                            kr.scoring_write_bw_tbs);
 #endif
   auto fig = [&](const char* key, const ProbeResult& r) {
@@ -80,6 +81,7 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
     << carried("peer_attention_bf16_tflops", hw.cal.peer_attention_bf16_tflops)
     << meas("topk_elem_passes_per_ns_per_sm", kr.topk_elem_passes_per_ns_per_sm, kr.topk_method)
     << meas("topk_l2_elem_passes_per_ns_per_sm", kr.topk_l2_elem_passes_per_ns_per_sm, kr.topk_l2_method)
+    << meas("topk_out_ids_per_ns_per_sm", kr.topk_out_ids_per_ns_per_sm, kr.topk_method)
     << meas("scoring_read_bw_tbs", kr.scoring_read_bw_tbs, kr.scoring_method)
     << meas("scoring_write_bw_tbs", kr.scoring_write_bw_tbs, kr.scoring_method)
     << meas("attention_floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch")
