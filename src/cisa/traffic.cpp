@@ -409,9 +409,10 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     ot.dram_write_bytes = (sp_pos > 0 ? seqs * sp_pos * d_r * b_act : 0.0) +
                           seqs * static_cast<double>(std::max<i64>(0, filled)) * d_r * b_rep * rep_vectors;
     // cuBLAS computes the index projection [kv_heads*d_r] x [batch*positions] in 128 x 128 output
-    // tiles (EST): a skinny projection fills only part of the GPU.
-    ot.ctas = sp_pos > 0 ? std::ceil(geo.kv_heads * d_r / 128.0) * std::ceil(static_cast<double>(batch) * sp_pos / 128.0)
-                         : static_cast<double>(sh.sms);
+    // tiles (EST), so a skinny projection keeps only part of the SMs' tensor cores busy; with few
+    // tiles it splits the reduction, so at least enough CTAs stream to saturate HBM (half the SMs).
+    const double tiles = std::ceil(geo.kv_heads * d_r / 128.0) * std::ceil(static_cast<double>(batch) * sp_pos / 128.0);
+    ot.ctas = sp_pos > 0 ? std::max(tiles, std::ceil(0.5 * sh.sms)) : static_cast<double>(sh.sms);
     f.bytes_cisa.other = bytes;
   }
   return f;

@@ -150,14 +150,17 @@ Direct direct_cisa(const Geometry& geo, const CisaConfig& cfg, i64 G, i64 s, i64
   if (dn > 0) {
     const i64 ppt = r <= M ? std::max<i64>(1, M / r) : 1;
     const i64 tpp = r <= M ? 1 : (r + M - 1) / M;  // tiles per position when r > M
-    double req = 0;
+    double req = 0, tiles = 0;
     for (i64 a = s; a < dense_end; a += ppt) {
       const i64 last = std::min(a + ppt, dense_end) - 1;
       req += tok * static_cast<double>((last + 1) * tpp);
+      tiles += static_cast<double>(tpp);
       for (i64 t = a; t <= last; ++t) d.useful += 4.0 * geo.head_dim * static_cast<double>(r * (t + 1));
     }
     d.kv_req += req;
-    d.kv_dram += tok * static_cast<double>(dense_end) + (req - tok * static_cast<double>(dense_end)) * (1 - h);
+    // Work items of one stream in later waves of CTAs (132 SMs) read the history again.
+    const double reads = tok * static_cast<double>(dense_end) * std::min(tiles, 1.0 + (tiles - 1.0) / 132.0);
+    d.kv_dram += reads + (req - reads) * (1 - h);
   }
   d.dense_n = static_cast<double>(dn);
   for (std::size_t b = 0; b < ne_sparse.size(); b += static_cast<std::size_t>(Ms))
