@@ -161,7 +161,8 @@ int split_count(double units, double min_tile_tokens, const KernelShape& sh) {
 // of the same sequence read recently enough to still be in L2. Co-resident CTAs of one sequence
 // progress at staggered points through their sorted page lists; the i-th selection of a wave finds
 // a page in L2 when one of min(i, n) earlier ones chose it too (p = K / N_e, random choice), where
-// n = L2 / bytes one selection streams bounds how many earlier readers the cache still holds.
+// n = how many selections' reads the cache still holds. The cache fills only with misses, so
+// n = L2 size / (bytes one selection streams x (1 - q)), solved with q by fixed-point iteration.
 // Averaged over a wave of w = min(selections, SMs): q = 1 - mean_i (1 - p)^min(i, n). With an
 // unbounded cache this is the union of the wave's selections, N_e (1 - (1 - p)^w) pages.
 double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, double kv_tok, const KernelShape& sh) {
@@ -170,10 +171,15 @@ double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, d
   if (ne <= K) return 0.0;
   const double a = 1.0 - K / ne;
   const double w = std::floor(std::min(s.m, static_cast<double>(sh.sms)));
-  const double n = sh.l2_bytes / ((K + W) * c * kv_tok);
-  const double j = std::min(w, std::ceil(n));  // selections with fewer than n predecessors
-  const double sum = (1.0 - std::pow(a, j)) / (1.0 - a) + (w - j) * std::pow(a, n);
-  return std::clamp(1.0 - sum / w, 0.0, 1.0);
+  const double n0 = sh.l2_bytes / ((K + W) * c * kv_tok);
+  double q = 0;
+  for (int it = 0; it < 12; ++it) {  // monotone in q; converges in a few steps
+    const double n = std::min(n0 / std::max(1e-3, 1.0 - q), w);
+    const double j = std::min(w, std::ceil(n));  // selections with fewer than n predecessors
+    const double sum = (1.0 - std::pow(a, j)) / (1.0 - a) + (w - j) * std::pow(a, n);
+    q = std::clamp(1.0 - sum / w, 0.0, 1.0);
+  }
+  return q;
 }
 
 }  // namespace
