@@ -66,12 +66,20 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
     << "calibration:\n"
     << "  basis: \"measured on " << dev.name << " by cisa-sim calibrate " << tool_version() << ", " << date << "\"\n"
     << fig("read_bw_tbs", rd) << fig("write_bw_tbs", wr) << fig("copy_bw_tbs", cp) << fig("gemm_bf16_tflops", mm)
-    << fig("launch_overhead_us", lo) << fig("kernel_floor_us", kf) << fig("h2d_bw_gbs", hb)
+    << fig("launch_overhead_us", lo) << fig("kernel_floor_us", kf)
 #ifdef CISA_HAVE_MEASURE
+    << (kr.h2d_step_bw_gbs > 0 ? meas("h2d_bw_gbs", kr.h2d_step_bw_gbs,
+                                      kr.floor_method + " and 16 x (128K + 512), G=1 (8,192 selections): descriptor bytes / "
+                                      "setup time difference; isolated 256 MiB pinned copy: " + fmt::format("{:.1f} GB/s", hb.value))
+                               : fig("h2d_bw_gbs", hb))
+    << meas("scoring_tile_us", kr.scoring_tile_us,
+            "cisa_kernels step of one selection with N_e = 257 (4 tiles per CTA) vs N_e = 112 (2 tiles): time difference / 2, "
+            "median of 31")
     // In the step the descriptor copy queues behind kernels on the same stream (copy-engine
     // hand-off); the idle-GPU probe (hl) is recorded in the method for comparison.
     << meas("h2d_latency_us", kr.setup_floor_us,
-            kr.floor_method + ", setup component (the descriptor copy); idle-GPU 256-byte copy probe: " +
+            kr.floor_method + ", setup component (the descriptor copy, behind the index projection; latency of the "
+                              "latency + bytes / bandwidth solve); idle-GPU 256-byte copy probe: " +
                 fmt::format("{:.2f} us", hl.value))
     << meas("attention_page_ns_m16", kr.attention_page_ns[0], kr.attention_page_method)
     << meas("attention_page_ns_m32", kr.attention_page_ns[1], kr.attention_page_method)
@@ -88,7 +96,7 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
     << meas("scoring_floor_us", kr.scoring_floor_us, kr.floor_method + ", scoring component (2 launches)")
     << meas("topk_floor_us", kr.topk_floor_us, kr.floor_method)
 #else
-    << fig("h2d_latency_us", hl)
+    << fig("h2d_bw_gbs", hb) << fig("h2d_latency_us", hl)
     << carried("attention_bf16_tflops", hw.cal.attention_bf16_tflops)
     << carried("peer_attention_bf16_tflops", hw.cal.peer_attention_bf16_tflops)
     << carried("topk_elem_passes_per_ns_per_sm", hw.cal.topk_elem_passes_per_ns_per_sm)

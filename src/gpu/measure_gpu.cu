@@ -93,12 +93,6 @@ __global__ void add_direction(K::bf16_bits* p, std::size_t n, float alpha) {  //
   }
 }
 
-__global__ void spin_kernel(long long cycles) {  // keeps the stream busy for `cycles` clocks
-  const long long t0 = clock64();
-  while (clock64() - t0 < cycles) {
-  }
-}
-
 __global__ void ncu_boundary_kernel(int point) {  // marks point boundaries for analysis/ncu_points.py
   if (point < 0 && threadIdx.x == 0) printf("never\n");
 }
@@ -497,10 +491,23 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * r * 128), o(q.n), iq(std::size_t(plan.total_tokens) * 128);
   fill(q.p, q.n, 41);
   fill(iq.p, iq.n, 43, 0.5f);
-  // A kernel runs before the step, as the index projection does in a forward (and in --measure):
-  // the descriptor copy then pays the hand-off from the compute queue to the copy engine.
+  // The index projection and representative update run before the step, as in a forward and in
+  // --measure (the descriptor copy queues behind them).
+  Point pt;
+  pt.geo.q_heads = r;
+  pt.geo.kv_heads = 1;
+  pt.geo.head_dim = 128;
+  pt.geo.hidden = 4096;
+  pt.cisa.window_pages = ps.W;
+  pt.cisa.budget_chunks = ps.K;
+  pt.cisa.qshare_g = ps.G;
+  pt.work.phase = ps.P > 1 ? Phase::terminal_prefill : Phase::decode;
+  pt.work.context_tokens = ps.hist + ps.P;
+  pt.work.batch = ps.B;
+  pt.work.prefill_tokens = ps.P;
+  OtherWork other(pt, plan, w);
   auto run = [&](K::Instrument* ins) {
-    spin_kernel<<<1, 32>>>(40000);  // ~20 us, like the index projection before the step
+    other.run(w, ins);
     step.run(q.p, iq.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
   };
   PipelineTimes t;
@@ -566,6 +573,7 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     out.attention_method = "cisa_kernels paged_attention, dense prefill B=8, history 131072 + 512 new, r=4, 1 KV head, "
                            "useful FLOPs / median of 9 (L2 flushed)";
   }
+  double floor_setup_bytes = 0;
   // Floors: one selection (K = 64, W = 16) of one sequence with 2,048 cached tokens: every kernel
   // does almost no work, so its event time is its fixed cost per launch.
   {
@@ -576,6 +584,16 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
 
     out.topk_floor_us = t.topk_ms * 1e3;
     out.setup_floor_us = t.setup_ms * 1e3;
+    floor_setup_bytes = t.model.setup_h2d_bytes;
+    // Scoring chain: one selection with N_e = 257 pages, so its first CTA walks 4 representative
+    // tiles where the floor shape (N_e = 112) walks 2; the difference is two dependent steps.
+    World w4(1, 4368 + 1, 1, 63);
+    const PipelineTimes t4 = time_pipeline({1, 1, 1, 64, 16, 4368}, w4, timer, sms, hw, 31);
+    const double step_us = (t4.scoring_ms - t.scoring_ms) * 1e3 / 2.0;
+    if (step_us > 0) {
+      out.scoring_tile_us = step_us;
+      out.scoring_floor_us = t.scoring_ms * 1e3 - step_us;  // the component with a one-step chain
+    }
     out.floor_method = "cisa_kernels step of one selection (K=64, W=16, 2,048 cached tokens, decode): CUDA-event time per "
                        "launch, median of 31 (L2 flushed)";
   }
@@ -618,6 +636,15 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
       ids = waves * 4096.0;
       secs = t.topk_ms * 1e-3 - topk_floor_s;
     };
+    // Setup = latency + descriptor bytes / bandwidth, from the floor shape and this one (8,192
+    // selections, ~0.6 MB of descriptors; bytes as the model counts them).
+    {
+      const double b2 = pre128.model.setup_h2d_bytes, t2s = pre128.setup_ms * 1e-3, t1s = out.setup_floor_us * 1e-6;
+      if (b2 > floor_setup_bytes && t2s > t1s) {
+        out.h2d_step_bw_gbs = (b2 - floor_setup_bytes) / (t2s - t1s) / 1e9;
+        out.setup_floor_us = (t1s - floor_setup_bytes / (out.h2d_step_bw_gbs * 1e9)) * 1e6;
+      }
+    }
     double k1, i1, t1, k2, i2, t2;
     row(pre, k1, i1, t1);
     row(pre128, k2, i2, t2);
