@@ -72,9 +72,6 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
                                       kr.floor_method + " and 16 x (128K + 512), G=1 (8,192 selections): descriptor bytes / "
                                       "setup time difference; isolated 256 MiB pinned copy: " + fmt::format("{:.1f} GB/s", hb.value))
                                : fig("h2d_bw_gbs", hb))
-    << meas("scoring_tile_us", kr.scoring_tile_us,
-            "cisa_kernels step of one selection with N_e = 257 (4 tiles per CTA) vs N_e = 112 (2 tiles): time difference / 2, "
-            "median of 31")
     // In the step the descriptor copy queues behind kernels on the same stream (copy-engine
     // hand-off); the idle-GPU probe (hl) is recorded in the method for comparison.
     << meas("h2d_latency_us", kr.setup_floor_us,

@@ -585,15 +585,7 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     out.topk_floor_us = t.topk_ms * 1e3;
     out.setup_floor_us = t.setup_ms * 1e3;
     floor_setup_bytes = t.model.setup_h2d_bytes;
-    // Scoring chain: one selection with N_e = 257 pages, so its first CTA walks 4 representative
-    // tiles where the floor shape (N_e = 112) walks 2; the difference is two dependent steps.
-    World w4(1, 4368 + 1, 1, 63);
-    const PipelineTimes t4 = time_pipeline({1, 1, 1, 64, 16, 4368}, w4, timer, sms, hw, 31);
-    const double step_us = (t4.scoring_ms - t.scoring_ms) * 1e3 / 2.0;
-    if (step_us > 0) {
-      out.scoring_tile_us = step_us;
-      out.scoring_floor_us = t.scoring_ms * 1e3 - step_us;  // the component with a one-step chain
-    }
+
     out.floor_method = "cisa_kernels step of one selection (K=64, W=16, 2,048 cached tokens, decode): CUDA-event time per "
                        "launch, median of 31 (L2 flushed)";
   }
