@@ -9,6 +9,7 @@
 #   PEER_REPS=5          timed repetitions per peer form
 #   GPU_TESTS=1          also run the kernels' GPU test
 #   CALIBRATION=FILE     use this calibration instead of calibrating again (one calibration per sweep)
+#   SANITIZE=1           run the measurement path on tests/gpu/measure_smoke.yaml under compute-sanitizer
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/run"
@@ -28,6 +29,15 @@ grep -E "Failed|\*\*\*" "$R/ctest.log" | head -20
 if [ "${GPU_TESTS:-0}" = 1 ]; then
   log "kernels GPU test + compute-sanitizer"
   timeout 200 /tmp/b/kernels/kernels_gpu_test >"$R/gpu_test.log" 2>&1; echo "gpu test rc=$?"; tail -3 "$R/gpu_test.log"
+fi
+if [ "${SANITIZE:-0}" = 1 ]; then
+  for tool in memcheck racecheck; do
+    log "compute-sanitizer $tool on the measurement path"
+    FLAG=""; [ "$BIN" = /tmp/b/cisa-sim ] && FLAG="--measure on"
+    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $BIN --scenario tests/gpu/measure_smoke.yaml $FLAG \
+      --out "$R/smoke_$tool.h5" > "$R/sanitizer_$tool.log" 2>&1
+    echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error" "$R/sanitizer_$tool.log" | head -5
+  done
 fi
 log calibrate
 if [ -n "${CALIBRATION:-}" ]; then

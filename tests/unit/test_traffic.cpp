@@ -7,6 +7,7 @@
 #include <random>
 
 #include "catch.hpp"
+#include "cisa/roofline.hpp"
 #include "cisa/traffic.hpp"
 
 using namespace cisa;
@@ -241,4 +242,67 @@ TEST_CASE("random selections shared in L2 only when the cache can hold them", "[
   const double uni = 4 * ne * page * (1 - std::pow(1 - 2048.0 / ne, 128));
   CHECK(lots.bytes_cisa.kv >= 0.98 * uni);
   CHECK(lots.bytes_cisa.kv <= uni + 4 * 128 * 140 * page);
+}
+
+namespace {
+Rates test_rates() {
+  Rates r{};
+  r.basis = Basis::calibrated;
+  r.read_bw_Bps = 4e12;
+  r.write_bw_Bps = 2e12;
+  r.gemm_flops = r.attention_flops = r.peer_attention_flops = 500e12;
+  r.scoring_read_bw_Bps = 4e12;
+  r.scoring_write_bw_Bps = 2e12;
+  r.launch_s = 4e-6;
+  r.attention_floor_s = r.scoring_floor_s = r.topk_floor_s = r.other_floor_s = 10e-6;
+  r.h2d_latency_s = 5e-6;
+  r.h2d_Bps = 50e9;
+  r.topk_elem_passes_per_s_per_sm = 1e9;
+  r.topk_l2_elem_passes_per_s_per_sm = 2e9;
+  r.topk_out_ids_per_s_per_sm = 1e8;
+  for (double& x : r.attention_page_s) x = 0.0;
+  r.l2_bytes = 60e6;
+  r.l2_reuse = 1.0;
+  r.sms = 132;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("roofline: reads and writes at their own rates, a floor per launch, page visits", "[roofline]") {
+  const Rates r = test_rates();
+  KernelCost k;
+  k.dram_bytes = 6e9;
+  k.dram_write_bytes = 2e9;
+  k.ctas = 132;
+  k.launches = 2;
+  const ClassRates cls{r.read_bw_Bps, r.write_bw_Bps, 10e-6};
+  CHECK(kernel_time(k, r.attention_flops, r, cls) == Approx(4e9 / 4e12 + 2e9 / 2e12 + 2 * 10e-6));
+  // Fewer CTAs than keep HBM busy (half the SMs): bandwidth scales down with them.
+  KernelCost few = k;
+  few.ctas = 33;
+  CHECK(kernel_time(few, r.attention_flops, r, cls) == Approx(2.0 * (4e9 / 4e12 + 2e9 / 2e12) + 2 * 10e-6));
+  // Page visits served from L2: 132e6 visits x 100 ns / 132 SMs = 0.1 s binds.
+  KernelCost pv = k;
+  pv.page_visits = 132e6;
+  ClassRates with_pages = cls;
+  with_pages.page_s = 100e-9;
+  CHECK(kernel_time(pv, r.attention_flops, r, with_pages) == Approx(0.1 + 2 * 10e-6));
+}
+
+TEST_CASE("roofline: setup is one host-to-device copy; top-k adds its output pass and reads scores from L2 when they fit", "[roofline]") {
+  const Rates r = test_rates();
+  ForwardCost f;
+  f.setup.launches = 1;
+  f.setup_h2d_bytes = 1e6;
+  CHECK(setup_time(f, r) == Approx(5e-6 + 1e6 / 50e9));
+  f.topk.launches = 1;
+  f.topk_rows = 132;                // one wave
+  f.topk_elements = 132 * 1000.0;   // N_e = 1,000
+  f.topk.dram_write_bytes = 132 * 4.0 * 500;  // K = 500 page IDs written per row
+  f.topk.dram_bytes = f.topk.dram_write_bytes + 4.0 * f.topk_elements;
+  REQUIRE(topk_scores_in_l2(f, r));  // 0.5 MB of scores
+  CHECK(topk_time(f, 4, r) == Approx(1000.0 * 4 / 2e9 + 500 / 1e8 + 10e-6));
+  f.topk_elements = 132 * 100000.0;  // 53 MB of scores: past half the L2, read from DRAM
+  REQUIRE_FALSE(topk_scores_in_l2(f, r));
+  CHECK(topk_time(f, 4, r) == Approx(100000.0 * 4 / 1e9 + 500 / 1e8 + 10e-6));
 }
