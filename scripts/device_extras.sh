@@ -3,6 +3,8 @@
 # measuring again (the times in results/h200/measured/*_device_run.h5 stay those of the run).
 #   NCU="scenario:points ..."   PEERS="scenario ..."   PEER_REPS=3
 set -uo pipefail
+# The copy on the GPU machine may carry stale git metadata: pass CISA_GIT_HASH=<commit> so the
+# provenance of calibration and result files names the commit that ran.
 OUT=${OUT:-/tmp/out}
 R="$OUT/extras"; mkdir -p "$R"
 log() { echo "== $(date +%T) $*" | tee -a "$R/device.log"; }

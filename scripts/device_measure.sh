@@ -11,6 +11,8 @@
 #   CALIBRATION=FILE     use this calibration instead of calibrating again (one calibration per sweep)
 #   SANITIZE=1           run the measurement path on tests/gpu/measure_smoke.yaml under compute-sanitizer
 set -uo pipefail
+# The copy on the GPU machine may carry stale git metadata: pass CISA_GIT_HASH=<commit> so the
+# provenance of calibration and result files names the commit that ran.
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/run"
 R="$OUT/run"

@@ -40,7 +40,9 @@ Device runs of 2026-11-29 (`scripts/device_measure.sh`, `scripts/device_extras.s
 `cisa-sim calibrate` (`h200_sxm.calibration.yaml`, embedded as `models/calibration/h200_sxm.yaml`), then
 `--measure on` for every scenario below (`<s>_device_run.h5`: measured times as taken), Nsight Compute
 DRAM bytes for sampled points (`ncu_raw/`) and the cuDNN SDPA peer through PyTorch on the same card
-(`*_peers.log`). `scripts/rescore_h200.sh` re-scores the runs against the committed model and H200
+(`*_peers.log`). The runs' own provenance says `git ecd3642e1288-dirty`: the GPU machine's copy carried
+stale git metadata (the device scripts now take `CISA_GIT_HASH`); they ran from this session's commits
+between that one and the calibration commit in `git log -- models/calibration`. `scripts/rescore_h200.sh` re-scores the runs against the committed model and H200
 preset with no GPU: `<s>_measured.h5` (pred, meas, err, `ncu_*`, `err_bytes_*`, `meas_ms_attention_dense_peer`,
 `meas_speedup_*_vs_peer`), `<s>_report.txt`, `<s>_ncu.txt`, and this file.
 
