@@ -182,6 +182,25 @@ double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, d
   return q;
 }
 
+// Tokens of selected pages a sequence's m selections read at the least. Its CTAs span
+// 1 + (m - 1) / SMs waves; the selections of one wave read the union of their random picks,
+// N_e (1 - (1 - p)^w) pages with w = m / waves and p = (1 - o) K / N_e. Between waves the other
+// sequences' pages evict a share e = min(1, union bytes / L2) of it, which is read again: the
+// floor runs from union(m) (nothing evicted) to waves x union(w) (all evicted).
+double selected_union_floor(const GroupSums& s, double K, double W, double c, double o, double kv_tok,
+                            const KernelShape& sh) {
+  if (s.m <= 0) return 0.0;
+  const double ne = s.sum_n / s.m - W;
+  if (ne <= K) return 0.0;
+  const double slots = static_cast<double>(std::max(1, sh.sms));
+  const double waves = std::min(s.m, 1.0 + (s.m - 1.0) / slots);
+  const double a = 1.0 - (1.0 - o) * K / ne;
+  const double all = ne * (1.0 - std::pow(a, s.m));
+  const double per_wave = ne * (1.0 - std::pow(a, s.m / waves));
+  const double e = sh.l2_bytes > 0 ? std::min(1.0, all * c * kv_tok / sh.l2_bytes) : 1.0;
+  return ((1.0 - e) * all + e * waves * per_wave) * c;
+}
+
 }  // namespace
 
 ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start,
@@ -271,7 +290,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   }
   // Sparse groups: K selected + W window pages + the tail (own page, causally masked).
   GroupSums sums_all;
-  double sel_hit = 0;  // share of a selection's K pages served by L2 (last group class evaluated)
+  double sel_hit = 0;       // share of a selection's K pages served by L2 (last group class evaluated)
+  bool floor_bound = false;  // the sequence's selected reads are the per-wave union (already complete)
   if (m_sp > 0) {
     const double Kc = static_cast<double>(K * c), Wc = static_cast<double>(W * c);
     auto add_groups = [&](const GroupSums& s, i64 g) {
@@ -286,8 +306,13 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
       // The first group is corrected below.
       const double q = shared_selected_in_l2(s, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c), kv_tok, sh);
       sel_hit = h * (o + (1.0 - o) * q);
+      // Every wave of CTAs that holds selections of this sequence reads at least the union of
+      // their random picks (compulsory misses: between waves the other sequences' pages evict them).
+      const double floor_tokens = selected_union_floor(s, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c), o, kv_tok, sh);
+      floor_bound = floor_tokens > s.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
+      const double sel_tokens = floor_bound ? floor_tokens : s.m * Kc * (1.0 - sel_hit);
       kv_dram += kv_tok * (s.m * static_cast<double>(g) + (1.0 - h) * (s.m * Wc + s.sum_t0_mod_c) +
-                           s.m * Kc * (1.0 - sel_hit) + (tiles - 1.0) * tokens * (1.0 - h));
+                           sel_tokens + (tiles - 1.0) * tokens * (1.0 - h));
       ac.page_visits += tiles * (s.m * static_cast<double>(K + W) + s.sum_tail_pages);
       ac.tile_rows = std::max(ac.tile_rows, Mt);
       meta += id * (s.m * static_cast<double>(K + W) + s.sum_tail_pages) * tiles;  // sparse block table
@@ -309,7 +334,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     const i64 g0 = (m_sp == 1 && short_last) ? tail_len : G;
     const double tail0 = static_cast<double>(t0_first + g0 - (t0_first / c) * c);
     const double incremental = static_cast<double>(g0) +
-                               (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) + Kc * (1.0 - sel_hit);
+                               (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) +
+                               Kc * (1.0 - (floor_bound ? 0.0 : sel_hit));
     kv_dram += kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
   }
