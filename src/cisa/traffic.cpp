@@ -157,20 +157,20 @@ int split_count(double units, double min_tile_tokens, const KernelShape& sh) {
   return static_cast<int>(std::max(1.0, std::min(want, most)));
 }
 
-// Share of a selection's random (not predecessor-shared) pages that another co-resident selection
-// of the same sequence read recently enough to still be in L2. Co-resident CTAs of one sequence
-// progress at staggered points through their sorted page lists; the i-th selection of a wave finds
+// Share of a selection's random (not predecessor-shared) pages that another selection of the same
+// sequence read recently enough to still be in L2. CTAs of one sequence progress at staggered
+// points through their sorted page lists; the i-th selection finds
 // a page in L2 when one of min(i, n) earlier ones chose it too (p = K / N_e, random choice), where
 // n = how many selections' reads the cache still holds. The cache fills only with misses, so
 // n = L2 size / (bytes one selection streams x (1 - q)), solved with q by fixed-point iteration.
-// Averaged over a wave of w = min(selections, SMs): q = 1 - mean_i (1 - p)^min(i, n). With an
-// unbounded cache this is the union of the wave's selections, N_e (1 - (1 - p)^w) pages.
+// Averaged over the sequence's m selections: q = 1 - mean_i (1 - p)^min(i, n). With an unbounded
+// cache this is the union of its selections, N_e (1 - (1 - p)^m) pages.
 double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, double kv_tok, const KernelShape& sh) {
   if (s.m <= 0 || sh.l2_bytes <= 0) return 0.0;
   const double ne = s.sum_n / s.m - W;
   if (ne <= K) return 0.0;
   const double a = 1.0 - K / ne;
-  const double w = std::floor(std::min(s.m, static_cast<double>(sh.sms)));
+  const double w = std::floor(s.m);  // the sequence's selections, in order
   const double n0 = sh.l2_bytes / ((K + W) * c * kv_tok);
   double q = 0;
   for (int it = 0; it < 12; ++it) {  // monotone in q; converges in a few steps

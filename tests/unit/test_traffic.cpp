@@ -306,3 +306,26 @@ TEST_CASE("roofline: setup is one host-to-device copy; top-k adds its output pas
   REQUIRE_FALSE(topk_scores_in_l2(f, r));
   CHECK(topk_time(f, 4, r) == Approx(100000.0 * 4 / 1e9 + 500 / 1e8 + 10e-6));
 }
+
+TEST_CASE("a sequence's selections read at least the union of their picks once per wave of CTAs", "[traffic]") {
+  Geometry g;
+  g.q_heads = 4;
+  g.kv_heads = 1;
+  g.head_dim = 128;
+  CisaConfig c;
+  c.budget_chunks = 4096;
+  c.window_pages = 128;
+  KernelShape sh;
+  sh.sms = 132;
+  sh.l2_bytes = 60e6;  // the H200's L2: a 128K sequence's pages (66 MB) just do not fit
+  // 128K context, G = 1: 512 selections per sequence with K / N_e ~ 0.5 span 1 + 511/132 waves.
+  const ForwardCost f = forward_cost(g, c, 1, 131072 - 512, 512, 2, sh);
+  const double ne = 131072.0 / 16 - 128 - 16, page = 16 * 2 * 128 * 2.0;
+  const double waves = 1.0 + 511.0 / 132.0;
+  const double per_wave = ne * (1.0 - std::pow(1.0 - 4096.0 / ne, 512.0 / waves));
+  CHECK(f.bytes_cisa.kv >= 2 * 0.99 * waves * per_wave * page);  // two sequences
+  // Without eviction between waves (an L2 far larger than the sequence) one union suffices.
+  sh.l2_bytes = 1e12;
+  const ForwardCost big = forward_cost(g, c, 1, 131072 - 512, 512, 2, sh);
+  CHECK(big.bytes_cisa.kv < 0.5 * f.bytes_cisa.kv);
+}
