@@ -1,0 +1,231 @@
+// `calibrate`'s kernel-class rates: this project's kernels timed at reference shapes (attention
+// MMA rate and page-visit time per tile class, per-class floors, setup copy, top-k and scoring
+// rates), with the byte and row counts the model assigns to the same shapes.
+#include "cisa/traffic.hpp"
+#include "gpu/kernel_rates.hpp"
+#include "gpu/synthetic.cuh"
+
+namespace cisa::gpu {
+
+namespace {
+
+std::string fmt_scoring(double ms1, double r1, double w1, double ms2, double r2, double w2) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "cisa_kernels scoring in the step: decode 64 x 1M, K=4,096 (%.3f ms; model DRAM read %.3g B, write %.3g B) and "
+                "prefill 4 x (1M + 512), G=1 (%.3f ms; read %.3g B, write %.3g B); t - floor = R/read_bw + W/write_bw solved",
+                ms1, r1, w1, ms2, r2, w2);
+  return buf;
+}
+
+// One CISA step of B sequences (one KV head, r = 4) at `hist` cached tokens + P new positions,
+// for the calibration's pipeline shapes: scoring then top-k, as in the step (no flush between).
+struct PipelineShape {
+  int B, P, G, K, W;
+  std::int64_t hist;
+  int r = 4;
+};
+
+struct PipelineTimes {
+  double scoring_ms = 0, topk_ms = 0, attention_ms = 0, setup_ms = 0;
+  int attention_launches = 0;
+  double page_visits = 0, attention_ctas = 0;  // from the plan: sum of work items' page lists
+  ForwardCost model;  // the model's costs of this shape (bytes split, rows, elements)
+};
+
+PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int sms, const Hardware& hw, int reps) {
+  const int r = ps.r;
+  const K::StepBatch b{std::vector<int>(ps.B, static_cast<int>(ps.hist)), std::vector<int>(ps.B, ps.P), 1, r};
+  const K::CisaPlan plan = K::plan_cisa_step(b, K::StepConfig{ps.W, ps.K, ps.G});
+  K::CisaStep step(plan, 1, r, sms);
+  Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * r * 128), o(q.n), iq(std::size_t(plan.total_tokens) * 128);
+  fill(q.p, q.n, 41);
+  fill(iq.p, iq.n, 43, 0.5f);
+  // The index projection and representative update run before the step, as in a forward and in
+  // --measure (the descriptor copy queues behind them).
+  Point pt;
+  pt.geo.q_heads = r;
+  pt.geo.kv_heads = 1;
+  pt.geo.head_dim = 128;
+  pt.geo.hidden = 4096;
+  pt.cisa.window_pages = ps.W;
+  pt.cisa.budget_chunks = ps.K;
+  pt.cisa.qshare_g = ps.G;
+  pt.work.phase = ps.P > 1 ? Phase::terminal_prefill : Phase::decode;
+  pt.work.context_tokens = ps.hist + ps.P;
+  pt.work.batch = ps.B;
+  pt.work.prefill_tokens = ps.P;
+  OtherWork other(pt, plan, w);
+  auto run = [&](K::Instrument* ins) {
+    other.run(w, ins);
+    step.run(q.p, iq.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
+  };
+  PipelineTimes t;
+  for (const auto& wk : plan.work) t.page_visits += wk.n_pages;
+  t.attention_ctas = static_cast<double>(plan.work.size()) * step.num_splits();
+  {
+    K::Instrument ins;
+    run(&ins);
+    for (const auto& rec : ins.collect())
+      if (rec.component == K::Component::attention) ++t.attention_launches;
+  }
+  auto c = timer.components(run, reps);
+  t.scoring_ms = c["scoring"];
+  t.topk_ms = c["topk"];
+  t.attention_ms = c["attention"];
+  t.setup_ms = c["setup"];
+  Geometry geo;
+  geo.q_heads = r;
+  geo.kv_heads = 1;
+  geo.head_dim = 128;
+  geo.hidden = 4096;
+  CisaConfig cfg;
+  cfg.window_pages = ps.W;
+  cfg.budget_chunks = ps.K;
+  cfg.qshare_g = ps.G;
+  KernelShape shape;
+  shape.attention_tile_rows = hw.attention_tile_rows;
+  shape.score_tile_rows = hw.score_tile_rows;
+  shape.topk_radix_passes = hw.topk_radix_passes;
+  shape.sms = sms;
+  shape.l2_reuse = hw.has_calibration ? hw.cal.l2_reuse.value : 1.0;
+  t.model = forward_cost(geo, cfg, ps.G, ps.hist, ps.P, ps.B, shape);
+  return t;
+}
+
+}  // namespace
+
+KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
+  using namespace cisa;
+  KernelRates out;
+  Timer timer;
+  const int passes = hw.topk_radix_passes;
+  // Attention: dense prefill, 8 sequences x (128K history + 512 new positions), r = 4, one KV head:
+  // 128-row tiles are full, the work is compute-bound (~1 TFLOP).
+  {
+    const int B = 8, P = 512, r = 4;
+    const std::int64_t hist = 131072;
+    World w(B, hist + P, 1, 77);
+    const K::StepBatch b{std::vector<int>(B, static_cast<int>(hist)), std::vector<int>(B, P), 1, r};
+    const K::CisaPlan plan = K::plan_dense(b);
+    K::CisaStep step(plan, 1, r, sms);
+    Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * r * 128), o(q.n);
+    fill(q.p, q.n, 5);
+    step.upload(nullptr);
+    double flops = 0;
+    {
+      K::Instrument ins;
+      step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, &ins);
+      for (const auto& rec : ins.collect()) flops += rec.flops_useful;
+    }
+    const double ms = timer.components([&](K::Instrument* ins) { step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, ins); }, 9)["attention"];
+    out.attention_tflops = flops / (ms * 1e-3) / 1e12;
+    out.attention_method = "cisa_kernels paged_attention, dense prefill B=8, history 131072 + 512 new, r=4, 1 KV head, "
+                           "useful FLOPs / median of 9 (L2 flushed)";
+  }
+  double floor_setup_bytes = 0;
+  // Floors: one selection (K = 64, W = 16) of one sequence with 2,048 cached tokens: every kernel
+  // does almost no work, so its event time is its fixed cost per launch.
+  {
+    World w(1, 2048 + 1, 1, 61);
+    const PipelineTimes t = time_pipeline({1, 1, 1, 64, 16, 2048}, w, timer, sms, hw, 31);
+    out.attention_floor_us = t.attention_ms * 1e3 / std::max(1, t.attention_launches);
+    out.scoring_floor_us = t.scoring_ms * 1e3;  // the component (sum_index_queries + score_pages) as one
+
+    out.topk_floor_us = t.topk_ms * 1e3;
+    out.setup_floor_us = t.setup_ms * 1e3;
+    floor_setup_bytes = t.model.setup_h2d_bytes;
+
+    out.floor_method = "cisa_kernels step of one selection (K=64, W=16, 2,048 cached tokens, decode): CUDA-event time per "
+                       "launch, median of 31 (L2 flushed)";
+  }
+  const double topk_floor_s = out.topk_floor_us * 1e-6, scoring_floor_s = out.scoring_floor_us * 1e-6;
+  // Page visits: 2 sequences x (32K cached + 512 new), G = 4, K = 1,024: the 34 MB of K/V stay in
+  // L2 after their first read, so the time is the kernel's per-page work for the tile class the
+  // rows select (r = 4/8/16/32 -> 16/32/64/128 rows).
+  {
+    World w(2, 32768 + 512, 1, 73);
+    const int rs[4] = {4, 8, 16, 32};
+    for (int i = 0; i < 4; ++i) {
+      const PipelineTimes t = time_pipeline({2, 512, 4, 1024, 128, 32768, rs[i]}, w, timer, sms, hw, 9);
+      const double waves = std::ceil(t.attention_ctas / sms);
+      const double fill = t.attention_ctas / (waves * sms);
+      const double busy_s = t.attention_ms * 1e-3 - t.attention_launches * out.attention_floor_us * 1e-6;
+      out.attention_page_ns[i] = busy_s * sms * fill / t.page_visits * 1e9;
+    }
+    out.attention_page_method = "cisa_kernels step, 2 x (32K + 512), G=4, K=1,024, W=128, r=4/8/16/32 (tiles of 16/32/64/128 "
+                                "rows), pages L2-resident: (attention time - floors) x SMs x wave fill / page visits, median of 9";
+  }
+  // Top-k row time = N_e x passes / rate + K / out_rate (radix passes, then the output pass that
+  // translates and writes K page IDs). Two prefill shapes with scores from DRAM and different
+  // N_e / K solve for both: 4 x (1M + 512) (N_e = 65,408) and 16 x (128K + 512) (N_e = 8,064),
+  // G = 1, K = 4,096, many waves of rows. The decode shape (64 x 1M, one wave, scores left in L2
+  // by the scoring kernel) then gives the L2 rate.
+  PipelineTimes dec, pre;
+  {
+    World w(4, (std::int64_t(1) << 20) + 512, 1, 71);
+    pre = time_pipeline({4, 512, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, hw, 5);
+  }
+  PipelineTimes pre128;
+  {
+    World w(16, 131072 + 512, 1, 79);
+    pre128 = time_pipeline({16, 512, 1, 4096, 128, 131072}, w, timer, sms, hw, 5);
+  }
+  {
+    auto row = [&](const PipelineTimes& t, double& keys, double& ids, double& secs) {
+      const double waves = std::ceil(t.model.topk_rows / sms);
+      keys = waves * t.model.topk_elements / t.model.topk_rows * passes;
+      ids = waves * 4096.0;
+      secs = t.topk_ms * 1e-3 - topk_floor_s;
+    };
+    // Setup = latency + descriptor bytes / bandwidth, from the floor shape and this one (8,192
+    // selections, ~0.6 MB of descriptors; bytes as the model counts them).
+    {
+      const double b2 = pre128.model.setup_h2d_bytes, t2s = pre128.setup_ms * 1e-3, t1s = out.setup_floor_us * 1e-6;
+      if (b2 > floor_setup_bytes && t2s > t1s) {
+        out.h2d_step_bw_gbs = (b2 - floor_setup_bytes) / (t2s - t1s) / 1e9;
+        out.setup_floor_us = (t1s - floor_setup_bytes / (out.h2d_step_bw_gbs * 1e9)) * 1e6;
+      }
+    }
+    double k1, i1, t1, k2, i2, t2;
+    row(pre, k1, i1, t1);
+    row(pre128, k2, i2, t2);
+    const double det = k1 * i2 - k2 * i1;
+    const double inv_rate = (t1 * i2 - t2 * i1) / det, inv_out = (k1 * t2 - k2 * t1) / det;
+    if (det != 0 && inv_rate > 0 && inv_out > 0) {
+      out.topk_elem_passes_per_ns_per_sm = 1.0 / inv_rate / 1e9;
+      out.topk_out_ids_per_ns_per_sm = 1.0 / inv_out / 1e9;
+    } else {  // not separable: all of the row time on the key passes (the older model)
+      out.topk_elem_passes_per_ns_per_sm = k1 / t1 / 1e9;
+    }
+    char buf[300];
+    std::snprintf(buf, sizeof buf, "(%.3f ms, N_e 65,408) and 16 x (128K + 512) (%.3f ms, N_e 8,064)", pre.topk_ms, pre128.topk_ms);
+    out.topk_method = "cisa_kernels step, prefill, G=1, K=4,096, scores from DRAM: 4 x (1M + 512) " + std::string(buf) +
+                      "; time - floor = waves x (N_e x " + std::to_string(passes) + " / rate + K / out_rate) solved, median of 5";
+  }
+  {
+    World w(64, (std::int64_t(1) << 20) + 1, 1, 67);
+    dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, hw, 15);
+    const double per_row = dec.model.topk_elements / dec.model.topk_rows * passes;
+    const double out_s = out.topk_out_ids_per_ns_per_sm > 0 ? 4096.0 / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
+    out.topk_l2_elem_passes_per_ns_per_sm = per_row / ((dec.topk_ms * 1e-3 - topk_floor_s - out_s) * 1e9);
+    out.topk_l2_method = "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096: top-k after scoring (scores in L2), "
+                         "N_e x " + std::to_string(passes) + " passes / (median time of 15 - top-k floor - output pass)";
+  }
+  // Scoring: t - floor = R / read_bw + W / write_bw at both shapes (R, W: the model's DRAM bytes).
+  {
+    const double r1 = dec.model.scoring.dram_bytes - dec.model.scoring.dram_write_bytes, w1 = dec.model.scoring.dram_write_bytes;
+    const double r2 = pre.model.scoring.dram_bytes - pre.model.scoring.dram_write_bytes, w2 = pre.model.scoring.dram_write_bytes;
+    const double t1 = dec.scoring_ms * 1e-3 - scoring_floor_s, t2 = pre.scoring_ms * 1e-3 - scoring_floor_s;
+    const double det = r1 * w2 - r2 * w1;
+    const double inv_r = (t1 * w2 - t2 * w1) / det, inv_w = (r1 * t2 - r2 * t1) / det;
+    if (det != 0 && inv_r > 0 && inv_w > 0) {
+      out.scoring_read_bw_tbs = 1.0 / inv_r / 1e12;
+      out.scoring_write_bw_tbs = 1.0 / inv_w / 1e12;
+    }
+    out.scoring_method = fmt_scoring(dec.scoring_ms, r1, w1, pre.scoring_ms, r2, w2);
+  }
+  return out;
+}
+
+}  // namespace cisa::gpu
