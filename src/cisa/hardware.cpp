@@ -5,7 +5,9 @@
 
 namespace cisa {
 
-std::string to_string(Basis b) { return b == Basis::calibrated ? "calibrated" : "speed_of_light"; }
+std::string to_string(Basis b) {
+  return b == Basis::calibrated ? "calibrated" : "speed_of_light";
+}
 
 Basis parse_basis(const std::string& s) {
   if (s == "calibrated") return Basis::calibrated;
@@ -37,8 +39,10 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     };
     r.write_bw_Bps = opt(hw.cal.write_bw_tbs, 1e12, r.read_bw_Bps);
     const double legacy_scoring = opt(hw.cal.scoring_bw_tbs, 1e12, NAN);
-    r.scoring_read_bw_Bps = opt(hw.cal.scoring_read_bw_tbs, 1e12, std::isnan(legacy_scoring) ? r.read_bw_Bps : legacy_scoring);
-    r.scoring_write_bw_Bps = opt(hw.cal.scoring_write_bw_tbs, 1e12, std::isnan(legacy_scoring) ? r.write_bw_Bps : legacy_scoring);
+    r.scoring_read_bw_Bps = opt(hw.cal.scoring_read_bw_tbs, 1e12,
+                                std::isnan(legacy_scoring) ? r.read_bw_Bps : legacy_scoring);
+    r.scoring_write_bw_Bps = opt(hw.cal.scoring_write_bw_tbs, 1e12,
+                                 std::isnan(legacy_scoring) ? r.write_bw_Bps : legacy_scoring);
     const double floor = opt(hw.cal.kernel_floor_us, 1e-6, r.launch_s);
     r.attention_floor_s = opt(hw.cal.attention_floor_us, 1e-6, floor);
     r.scoring_floor_s = opt(hw.cal.scoring_floor_us, 1e-6, floor);
@@ -46,7 +50,8 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     r.other_floor_s = floor;
     r.h2d_latency_s = opt(hw.cal.h2d_latency_us, 1e-6, r.launch_s);
     r.h2d_Bps = opt(hw.cal.h2d_bw_gbs, 1e9, INFINITY);
-    r.topk_l2_elem_passes_per_s_per_sm = opt(hw.cal.topk_l2_elem_passes_per_ns_per_sm, 1e9, r.topk_elem_passes_per_s_per_sm);
+    r.topk_l2_elem_passes_per_s_per_sm =
+        opt(hw.cal.topk_l2_elem_passes_per_ns_per_sm, 1e9, r.topk_elem_passes_per_s_per_sm);
     for (int i = 0; i < 4; ++i) r.attention_page_s[i] = opt(hw.cal.attention_page_ns[i], 1e-9, 0.0);
     r.topk_out_ids_per_s_per_sm = opt(hw.cal.topk_out_ids_per_ns_per_sm, 1e9, INFINITY);
     r.source = "calibration: " + hw.cal.basis;

@@ -16,28 +16,34 @@ struct Figure {
 inline const Figure kNotMeasured{NAN, "not measured"};
 
 struct Calibration {
-  std::string basis;               // "measured on <card>" or "transferred from <card>: ..."
-  Figure read_bw_tbs;              // streaming read bandwidth reached by a well-built kernel
-  Figure copy_bw_tbs;              // read + write counted
-  Figure gemm_bf16_tflops;         // large BF16 GEMM (scoring, projections)
-  Figure attention_bf16_tflops;    // this project's attention kernels (used for CISA and dense)
-  Figure peer_attention_bf16_tflops;  // best library kernel on the card (cuDNN SDPA): the dense peer
+  std::string basis;             // "measured on <card>" or "transferred from <card>: ..."
+  Figure read_bw_tbs;            // streaming read bandwidth reached by a well-built kernel
+  Figure copy_bw_tbs;            // read + write counted
+  Figure gemm_bf16_tflops;       // large BF16 GEMM (scoring, projections)
+  Figure attention_bf16_tflops;  // this project's attention kernels (used for CISA and dense)
+  Figure
+      peer_attention_bf16_tflops;  // best library kernel on the card (cuDNN SDPA): the dense peer
   Figure launch_overhead_us;       // per kernel launch in a back-to-back stream
   Figure topk_elem_passes_per_ns_per_sm;  // radix-select work rate of one SM
-  Figure scoring_bw_tbs = kNotMeasured;           // legacy single achieved bandwidth of scoring (optional)
-  Figure l2_reuse;                 // share of same-page re-reads by co-resident CTAs hit in L2
+  Figure scoring_bw_tbs = kNotMeasured;   // legacy single achieved bandwidth of scoring (optional)
+  Figure l2_reuse;  // share of same-page re-reads by co-resident CTAs hit in L2
   // Optional structure measured by `calibrate` (absent: the older single-number behaviour).
-  Figure write_bw_tbs = kNotMeasured;             // streaming 16-byte stores
-  Figure scoring_read_bw_tbs = kNotMeasured;      // scoring kernel class: representatives in ...
-  Figure scoring_write_bw_tbs = kNotMeasured;     // ... fp32 scores out (two reference shapes solve for both)
-  Figure topk_l2_elem_passes_per_ns_per_sm = kNotMeasured;  // top-k whose scores are still in L2 (small batches)
-  Figure topk_out_ids_per_ns_per_sm = kNotMeasured;  // top-k output pass: K page IDs translated + written per row
-  Figure kernel_floor_us = kNotMeasured;          // one isolated kernel between two CUDA events (empty work)
-  Figure attention_floor_us = kNotMeasured;       // fixed cost per launch of each kernel class (tiny shape)
+  Figure write_bw_tbs = kNotMeasured;         // streaming 16-byte stores
+  Figure scoring_read_bw_tbs = kNotMeasured;  // scoring kernel class: representatives in ...
+  Figure scoring_write_bw_tbs =
+      kNotMeasured;  // ... fp32 scores out (two reference shapes solve for both)
+  Figure topk_l2_elem_passes_per_ns_per_sm =
+      kNotMeasured;  // top-k whose scores are still in L2 (small batches)
+  Figure topk_out_ids_per_ns_per_sm =
+      kNotMeasured;  // top-k output pass: K page IDs translated + written per row
+  Figure kernel_floor_us =
+      kNotMeasured;  // one isolated kernel between two CUDA events (empty work)
+  Figure attention_floor_us =
+      kNotMeasured;  // fixed cost per launch of each kernel class (tiny shape)
   Figure scoring_floor_us = kNotMeasured;
   Figure topk_floor_us = kNotMeasured;
-  Figure h2d_latency_us = kNotMeasured;           // pinned host-to-device copy: fixed cost ...
-  Figure h2d_bw_gbs = kNotMeasured;               // ... and bandwidth (setup uploads the step's descriptors)
+  Figure h2d_latency_us = kNotMeasured;  // pinned host-to-device copy: fixed cost ...
+  Figure h2d_bw_gbs = kNotMeasured;      // ... and bandwidth (setup uploads the step's descriptors)
   // Attention SM time per (work item, page) visit with the pages in L2, per tile class (16, 32,
   // 64, 128 rows): MMA issue, L2 traffic and per-page overhead of the kernel together.
   Figure attention_page_ns[4] = {kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured};
@@ -53,7 +59,7 @@ struct Hardware {
   Figure sms;
   Figure l2_mb;
   Figure smem_per_sm_kb;
-  Figure nvlink_gbs;         // per GPU, bidirectional
+  Figure nvlink_gbs;             // per GPU, bidirectional
   int attention_tile_rows = 64;  // MMA M tile of the attention kernel (one Hopper warpgroup)
   int score_tile_rows = 64;      // index queries stacked per scoring tile
   int topk_radix_passes = 4;     // 8-bit digits over fp32 keys
@@ -82,7 +88,8 @@ struct Rates {
   double attention_floor_s, scoring_floor_s, topk_floor_s, other_floor_s;
   double h2d_latency_s, h2d_Bps;  // setup: the step's descriptors are uploaded from pinned memory
   double topk_l2_elem_passes_per_s_per_sm;  // rows whose scores the scoring kernel left in L2
-  double attention_page_s[4];  // SM-seconds per page visit for 16/32/64/128-row tiles (0: not modelled)
+  double attention_page_s[4];        // SM-seconds per page visit for 16/32/64/128-row tiles (0: not
+                                     // modelled)
   double topk_out_ids_per_s_per_sm;  // INFINITY: no per-output term
   double l2_bytes;
   double topk_elem_passes_per_s_per_sm;

@@ -14,10 +14,12 @@ void ComponentTimes::add(const ComponentTimes& o) {
 }
 
 double achieved_bandwidth(double ctas, const Rates& rates) {
-  return rates.read_bw_Bps * std::min(1.0, std::max(1.0, ctas) / (rates.bw_saturation_sm_fraction * rates.sms));
+  return rates.read_bw_Bps *
+         std::min(1.0, std::max(1.0, ctas) / (rates.bw_saturation_sm_fraction * rates.sms));
 }
 
-double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates, const ClassRates& cls) {
+double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
+                   const ClassRates& cls) {
   if (k.launches <= 0) return 0.0;
   const double sms = rates.sms;
   const double ctas = std::max(1.0, k.ctas);
@@ -35,7 +37,8 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates, co
 }
 
 double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates) {
-  return kernel_time(k, flop_rate, rates, ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.launch_s});
+  return kernel_time(k, flop_rate, rates,
+                     ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.launch_s});
 }
 
 bool topk_scores_in_l2(const ForwardCost& f, const Rates& rates) {
@@ -52,7 +55,8 @@ double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates) {
   // Per row: radix passes over its N_e scores, then the output pass translating and writing its K
   // page IDs (K = written IDs per row).
   const double k_out = f.topk.dram_write_bytes / (4.0 * f.topk_rows);
-  const double per_row = f.topk_elements / f.topk_rows * radix_passes / rate + k_out / rates.topk_out_ids_per_s_per_sm;
+  const double per_row =
+      f.topk_elements / f.topk_rows * radix_passes / rate + k_out / rates.topk_out_ids_per_s_per_sm;
   const double waves = std::ceil(f.topk_rows / rates.sms);
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);
   return std::max(waves * per_row, t_mem) + f.topk.launches * rates.topk_floor_s;
@@ -69,21 +73,26 @@ ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& 
   ForwardTimes t;
   auto attention = [&](const KernelCost& k) {
     const int tile = k.tile_rows <= 16 ? 0 : k.tile_rows <= 32 ? 1 : k.tile_rows <= 64 ? 2 : 3;
-    return ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.attention_floor_s, rates.attention_page_s[tile]};
+    return ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.attention_floor_s,
+                      rates.attention_page_s[tile]};
   };
-  t.dense.attention = kernel_time(f.attention_dense, rates.attention_flops, rates, attention(f.attention_dense));
-  t.cisa.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates, attention(f.attention_cisa));
+  t.dense.attention =
+      kernel_time(f.attention_dense, rates.attention_flops, rates, attention(f.attention_dense));
+  t.cisa.attention =
+      kernel_time(f.attention_cisa, rates.attention_flops, rates, attention(f.attention_cisa));
   // The peer (a library kernel) has no page-visit term: its own rate only.
   ClassRates peer = attention(f.attention_dense);
   peer.page_s = 0;
   t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates, peer);
   // The scoring kernel class streams representatives in and fp32 scores out at its own rates.
-  const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s};
+  const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps,
+                           rates.scoring_floor_s};
   t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
   t.cisa.topk = topk_time(f, radix_passes, rates);
   t.cisa.setup = setup_time(f, rates);
-  t.cisa.other = kernel_time(f.other, rates.gemm_flops, rates,
-                             ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s});
+  t.cisa.other =
+      kernel_time(f.other, rates.gemm_flops, rates,
+                  ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s});
   return t;
 }
 

@@ -25,7 +25,8 @@ struct ClassRates {
 
 // Time of one kernel class. A kernel with fewer CTAs than SMs reaches that share of the
 // bandwidth; compute suffers wave quantization (the last partial wave idles SMs).
-double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates, const ClassRates& cls);
+double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
+                   const ClassRates& cls);
 // The same with the card's streaming rates and launch overhead (the planner's generic kernel).
 double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates);
 

@@ -79,15 +79,17 @@ namespace {
 
 using i64 = std::int64_t;
 
-i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+i64 ceil_div(i64 a, i64 b) {
+  return (a + b - 1) / b;
+}
 
 // Dense tiling of positions [a, a+n) of one (sequence, KV group): rows = (position, head) pairs
 // packed position-major into tiles of M rows; a tile streams the history up to its last
 // position (causal block skipping), so all its rows share one K/V read.
 struct DenseTiles {
-  double tiles = 0;          // row tiles
-  double token_reads = 0;    // sum over tiles of tokens streamed
-  double unique_tokens = 0;  // distinct tokens touched (a + n)
+  double tiles = 0;              // row tiles
+  double token_reads = 0;        // sum over tiles of tokens streamed
+  double unique_tokens = 0;      // distinct tokens touched (a + n)
   double useful_token_rows = 0;  // sum over rows of tokens attended
   double min_tile_tokens = 0;
 };
@@ -99,9 +101,10 @@ DenseTiles dense_tiles(i64 a, i64 n, int r, int M) {
   const i64 tpp = r <= M ? 1 : ceil_div(r, M);           // tiles per position (r > M)
   const i64 nt = ceil_div(n, ppt);
   // tile j ends at position a + min((j+1) ppt, n) - 1 and streams that many + 1 tokens
-  const double last_sum = static_cast<double>(nt - 1) * static_cast<double>(a) +
-                          static_cast<double>(ppt) * static_cast<double>(nt - 1) * static_cast<double>(nt) / 2.0 +
-                          static_cast<double>(a + n);
+  const double last_sum =
+      static_cast<double>(nt - 1) * static_cast<double>(a) +
+      static_cast<double>(ppt) * static_cast<double>(nt - 1) * static_cast<double>(nt) / 2.0 +
+      static_cast<double>(a + n);
   t.tiles = static_cast<double>(nt * tpp);
   t.token_reads = last_sum * static_cast<double>(tpp);
   t.unique_tokens = static_cast<double>(a + n);
@@ -114,12 +117,12 @@ DenseTiles dense_tiles(i64 a, i64 n, int r, int M) {
 // Sums over m QShare groups of length g starting at t0 = b, b+G, ..., b+(m-1)G.
 struct GroupSums {
   double m = 0;
-  double sum_n = 0;          // sum of N = floor(t0/c): full pages before each group's first page
+  double sum_n = 0;  // sum of N = floor(t0/c): full pages before each group's first page
   double sum_t0 = 0;
-  double sum_tail = 0;       // tokens from the current page start to the group's last position
+  double sum_tail = 0;  // tokens from the current page start to the group's last position
   double sum_tail_pages = 0;
   double sum_t0_mod_c = 0;
-  double sum_attended = 0;   // sum over positions t of (t + 1)
+  double sum_attended = 0;  // sum over positions t of (t + 1)
 };
 
 GroupSums group_sums(i64 b, i64 m, i64 g, i64 G, i64 c) {
@@ -165,7 +168,8 @@ int split_count(double units, double min_tile_tokens, const KernelShape& sh) {
 // n = L2 size / (bytes one selection streams x (1 - q)), solved with q by fixed-point iteration.
 // Averaged over the sequence's m selections: q = 1 - mean_i (1 - p)^min(i, n). With an unbounded
 // cache this is the union of its selections, N_e (1 - (1 - p)^m) pages.
-double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, double kv_tok, const KernelShape& sh) {
+double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, double kv_tok,
+                             const KernelShape& sh) {
   if (s.m <= 0 || sh.l2_bytes <= 0) return 0.0;
   const double ne = s.sum_n / s.m - W;
   if (ne <= K) return 0.0;
@@ -187,8 +191,8 @@ double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, d
 // N_e (1 - (1 - p)^w) pages with w = m / waves and p = (1 - o) K / N_e. Between waves the other
 // sequences' pages evict a share e = min(1, union bytes / L2) of it, which is read again: the
 // floor runs from union(m) (nothing evicted) to waves x union(w) (all evicted).
-double selected_union_floor(const GroupSums& s, double K, double W, double c, double o, double kv_tok,
-                            const KernelShape& sh) {
+double selected_union_floor(const GroupSums& s, double K, double W, double c, double o,
+                            double kv_tok, const KernelShape& sh) {
   if (s.m <= 0) return 0.0;
   const double ne = s.sum_n / s.m - W;
   if (ne <= K) return 0.0;
@@ -211,7 +215,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   const double d = geo.head_dim;
   const double d_r = cfg.rep_dim > 0 ? cfg.rep_dim : geo.head_dim;
   const double b_kv = dtype_bytes(cfg.kv_dtype), b_rep = dtype_bytes(cfg.rep_dtype);
-  const double b_act = 2.0;                        // Q, O, index queries in BF16
+  const double b_act = 2.0;  // Q, O, index queries in BF16
   const double rep_vectors = cfg.rep_kind == RepKind::minmax ? 2.0 : 1.0;
   const double agg_dots = cfg.score_agg == ScoreAgg::max ? qshare_g : 1.0;
   const i64 c = cfg.chunk_tokens, W = cfg.window_pages, K = cfg.budget_chunks, G = qshare_g;
@@ -226,7 +230,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   // ---------------- dense baseline ----------------
   {
     const DenseTiles t = dense_tiles(start, positions, r, M);
-    const int Md = attention_tile_for(static_cast<int>(std::min<i64>(positions, std::max(1, M / r))) * r, sh);
+    const int Md =
+        attention_tile_for(static_cast<int>(std::min<i64>(positions, std::max(1, M / r))) * r, sh);
     const double units = seqs * t.tiles;
     const int S = split_count(units, t.min_tile_tokens, sh);
     f.splits_dense = S;
@@ -240,7 +245,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     const double partials = S > 1 ? 2.0 * S * rows * (d + 2.0) * 4.0 : 0.0;
     a.l2_bytes = seqs * (req + bt + qo + partials);
     a.dram_bytes = seqs * (kv_dram + bt + qo + partials);
-    a.dram_write_bytes = seqs * (qo + partials) / 2.0;  // O and the partials are written, Q and partials read
+    a.dram_write_bytes =
+        seqs * (qo + partials) / 2.0;  // O and the partials are written, Q and partials read
     a.flops_issued = seqs * 4.0 * d * Md * t.token_reads;
     a.page_visits = seqs * t.token_reads / static_cast<double>(c);
     a.tile_rows = Md;
@@ -260,8 +266,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   const i64 first_sparse_t0 = (K + W + 1) * c;
   const i64 kstar = std::clamp<i64>(ceil_div(std::max<i64>(0, first_sparse_t0 - start), G), 0, ng);
   const i64 dense_n = std::min<i64>(kstar * G, positions);
-  const i64 m_sp = ng - kstar;                       // sparse groups
-  const i64 tail_len = positions - (ng - 1) * G;     // length of the last group (1..G)
+  const i64 m_sp = ng - kstar;                    // sparse groups
+  const i64 tail_len = positions - (ng - 1) * G;  // length of the last group (1..G)
   const i64 m_full = (tail_len == G) ? m_sp : std::max<i64>(0, m_sp - 1);
   const bool short_last = m_sp > 0 && tail_len != G;
 
@@ -279,7 +285,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     kv_dram += reads + (req - reads) * (1.0 - h);
     meta += id * t.token_reads / static_cast<double>(c);
     qo += 2.0 * static_cast<double>(dense_n) * r * d * b_act;
-    const int Md = attention_tile_for(static_cast<int>(std::min<i64>(dense_n, std::max(1, M / r))) * r, sh);
+    const int Md =
+        attention_tile_for(static_cast<int>(std::min<i64>(dense_n, std::max(1, M / r))) * r, sh);
     ac.flops_issued += 4.0 * d * Md * t.token_reads;
     ac.flops_useful += 4.0 * d * t.useful_token_rows;
     ac.page_visits += t.token_reads / static_cast<double>(c);
@@ -290,8 +297,9 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   }
   // Sparse groups: K selected + W window pages + the tail (own page, causally masked).
   GroupSums sums_all;
-  double sel_hit = 0;       // share of a selection's K pages served by L2 (last group class evaluated)
-  bool floor_bound = false;  // the sequence's selected reads are the per-wave union (already complete)
+  double sel_hit = 0;  // share of a selection's K pages served by L2 (last group class evaluated)
+  bool floor_bound =
+      false;  // the sequence's selected reads are the per-wave union (already complete)
   if (m_sp > 0) {
     const double Kc = static_cast<double>(K * c), Wc = static_cast<double>(W * c);
     auto add_groups = [&](const GroupSums& s, i64 g) {
@@ -304,18 +312,22 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
       // predecessor read that L2 misses, its selected pages less those shared with the
       // predecessor or found in L2 (shared_selected_in_l2), and L2 misses of its extra row tiles.
       // The first group is corrected below.
-      const double q = shared_selected_in_l2(s, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c), kv_tok, sh);
+      const double q = shared_selected_in_l2(s, static_cast<double>(K), static_cast<double>(W),
+                                             static_cast<double>(c), kv_tok, sh);
       sel_hit = h * (o + (1.0 - o) * q);
       // Every wave of CTAs that holds selections of this sequence reads at least the union of
-      // their random picks (compulsory misses: between waves the other sequences' pages evict them).
-      const double floor_tokens = selected_union_floor(s, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c), o, kv_tok, sh);
+      // their random picks (compulsory misses: between waves the other sequences' pages evict
+      // them).
+      const double floor_tokens = selected_union_floor(
+          s, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c), o, kv_tok, sh);
       floor_bound = floor_tokens > s.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
       const double sel_tokens = floor_bound ? floor_tokens : s.m * Kc * (1.0 - sel_hit);
       kv_dram += kv_tok * (s.m * static_cast<double>(g) + (1.0 - h) * (s.m * Wc + s.sum_t0_mod_c) +
                            sel_tokens + (tiles - 1.0) * tokens * (1.0 - h));
       ac.page_visits += tiles * (s.m * static_cast<double>(K + W) + s.sum_tail_pages);
       ac.tile_rows = std::max(ac.tile_rows, Mt);
-      meta += id * (s.m * static_cast<double>(K + W) + s.sum_tail_pages) * tiles;  // sparse block table
+      meta +=
+          id * (s.m * static_cast<double>(K + W) + s.sum_tail_pages) * tiles;  // sparse block table
       qo += 2.0 * s.m * static_cast<double>(g) * r * d * b_act;
       ac.flops_issued += 4.0 * d * Mt * tiles * tokens;
       ac.flops_useful += 4.0 * d * r *
@@ -369,8 +381,9 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     const i64 Ms = sh.score_tile_rows;
     const i64 nb_full = m_sp / Ms;
     const i64 k0 = kstar;
-    double ne_last_sum = static_cast<double>(floor_sum(nb_full, c, Ms * G, start + (k0 + Ms - 1) * G)) -
-                         static_cast<double>(nb_full * W);
+    double ne_last_sum =
+        static_cast<double>(floor_sum(nb_full, c, Ms * G, start + (k0 + Ms - 1) * G)) -
+        static_cast<double>(nb_full * W);
     double rows_x_ne = static_cast<double>(Ms) * ne_last_sum;
     const double ne_final = static_cast<double>((start + (ng - 1) * G) / c - W);
     if (m_sp % Ms != 0) {
@@ -423,7 +436,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     const double sp_pos = static_cast<double>(positions - dense_n);
     double bytes = 0;
     if (sp_pos > 0) {
-      const double w_idx = geo.kv_heads * d_r * geo.hidden * 2.0;          // once per forward
+      const double w_idx = geo.kv_heads * d_r * geo.hidden * 2.0;  // once per forward
       const double x = static_cast<double>(batch) * sp_pos * geo.hidden * b_act;
       const double out = seqs * sp_pos * d_r * b_act;
       bytes += w_idx + x + out;
@@ -432,18 +445,21 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     }
     const i64 filled = (start + positions) / c - start / c;
     if (filled > 0) {
-      bytes += seqs * static_cast<double>(filled) * (static_cast<double>(c) * d * b_kv + d_r * b_rep * rep_vectors);
+      bytes += seqs * static_cast<double>(filled) *
+               (static_cast<double>(c) * d * b_kv + d_r * b_rep * rep_vectors);
       ot.flops_useful += seqs * static_cast<double>(filled) * static_cast<double>(c) * d;
       ot.launches += 1;
     }
     ot.flops_issued = ot.flops_useful;
     ot.l2_bytes = ot.dram_bytes = bytes;
-    ot.dram_write_bytes = (sp_pos > 0 ? seqs * sp_pos * d_r * b_act : 0.0) +
-                          seqs * static_cast<double>(std::max<i64>(0, filled)) * d_r * b_rep * rep_vectors;
+    ot.dram_write_bytes =
+        (sp_pos > 0 ? seqs * sp_pos * d_r * b_act : 0.0) +
+        seqs * static_cast<double>(std::max<i64>(0, filled)) * d_r * b_rep * rep_vectors;
     // cuBLAS computes the index projection [kv_heads*d_r] x [batch*positions] in 128 x 128 output
     // tiles (EST), so a skinny projection keeps only part of the SMs' tensor cores busy; with few
     // tiles it splits the reduction, so at least enough CTAs stream to saturate HBM (half the SMs).
-    const double tiles = std::ceil(geo.kv_heads * d_r / 128.0) * std::ceil(static_cast<double>(batch) * sp_pos / 128.0);
+    const double tiles = std::ceil(geo.kv_heads * d_r / 128.0) *
+                         std::ceil(static_cast<double>(batch) * sp_pos / 128.0);
     ot.ctas = sp_pos > 0 ? std::max(tiles, std::ceil(0.5 * sh.sms)) : static_cast<double>(sh.sms);
     f.bytes_cisa.other = bytes;
   }

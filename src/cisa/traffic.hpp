@@ -11,14 +11,14 @@ namespace cisa {
 
 // Kernel-level knobs of the model, resolved from the GPU preset and its calibration.
 struct KernelShape {
-  int attention_tile_rows = 128;  // most rows per attention work item (G*r pack into it)
+  int attention_tile_rows = 128;     // most rows per attention work item (G*r pack into it)
   int attention_min_tile_rows = 16;  // smallest tile; the kernel picks the power of two >= rows
-  int score_tile_rows = 64;      // selections stacked per scoring tile (reps read once per tile)
+  int score_tile_rows = 64;  // selections stacked per scoring tile (reps read once per tile)
   int topk_radix_passes = 4;
-  int sms = 132;                 // for split-KV sizing
-  double l2_reuse = 1.0;         // h: share of re-reads of the same pages by co-resident CTAs hit in L2
-  int split_min_tokens = 256;    // a split-KV piece streams at least this many tokens
-  double l2_bytes = 0;           // L2 capacity: window over which co-resident CTAs share pages
+  int sms = 132;          // for split-KV sizing
+  double l2_reuse = 1.0;  // h: share of re-reads of the same pages by co-resident CTAs hit in L2
+  int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
+  double l2_bytes = 0;         // L2 capacity: window over which co-resident CTAs share pages
 };
 
 // Tile rows the attention kernel uses for work items of `rows` rows: the smallest power of two
@@ -28,15 +28,15 @@ int attention_tile_for(int rows, const KernelShape& sh);
 
 // One kernel class summed over the forward.
 struct KernelCost {
-  double dram_bytes = 0;    // predicted DRAM bytes (after the L2 model), read + written
+  double dram_bytes = 0;        // predicted DRAM bytes (after the L2 model), read + written
   double dram_write_bytes = 0;  // the written part of dram_bytes (streams at the write bandwidth)
-  double l2_bytes = 0;      // bytes requested from L2 by the kernel (before reuse)
-  double flops_issued = 0;  // MMA FLOPs including padding of partly filled tiles
+  double l2_bytes = 0;          // bytes requested from L2 by the kernel (before reuse)
+  double flops_issued = 0;      // MMA FLOPs including padding of partly filled tiles
   double flops_useful = 0;
   double launches = 0;
-  double ctas = 0;          // independent work units (after split-KV)
-  double page_visits = 0;   // (work item, page) pairs: a work item streams its page list once
-  int tile_rows = 0;        // attention tile of the kernel (max over its work items)
+  double ctas = 0;         // independent work units (after split-KV)
+  double page_visits = 0;  // (work item, page) pairs: a work item streams its page list once
+  int tile_rows = 0;       // attention tile of the kernel (max over its work items)
   void add(const KernelCost& o);
 };
 
@@ -58,13 +58,13 @@ struct ForwardCost {
   KernelCost scoring, topk, setup, other;
   ByteCategories bytes_dense, bytes_cisa;
   double l2_kv_dense = 0, l2_kv_cisa = 0, l2_rep = 0;  // requested (pre-L2) K/V and rep bytes
-  double selections = 0;         // sparse selections (QShare groups past the dense point)
-  double dense_positions = 0;    // positions on the dense path in the CISA run
+  double selections = 0;       // sparse selections (QShare groups past the dense point)
+  double dense_positions = 0;  // positions on the dense path in the CISA run
   double sparse_positions = 0;
-  double topk_rows = 0;          // = selections
-  double topk_elements = 0;      // sum of N_e over selections
+  double topk_rows = 0;      // = selections
+  double topk_elements = 0;  // sum of N_e over selections
   double splits_dense = 1, splits_cisa = 1;
-  double setup_h2d_bytes = 0;    // step descriptors uploaded host -> device (setup)
+  double setup_h2d_bytes = 0;  // step descriptors uploaded host -> device (setup)
   void add(const ForwardCost& o);
 };
 

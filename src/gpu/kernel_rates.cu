@@ -12,8 +12,10 @@ namespace {
 std::string fmt_scoring(double ms1, double r1, double w1, double ms2, double r2, double w2) {
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "cisa_kernels scoring in the step: decode 64 x 1M, K=4,096 (%.3f ms; model DRAM read %.3g B, write %.3g B) and "
-                "prefill 4 x (1M + 512), G=1 (%.3f ms; read %.3g B, write %.3g B); t - floor = R/read_bw + W/write_bw solved",
+                "cisa_kernels scoring in the step: decode 64 x 1M, K=4,096 (%.3f ms; model DRAM "
+                "read %.3g B, write %.3g B) and "
+                "prefill 4 x (1M + 512), G=1 (%.3f ms; read %.3g B, write %.3g B); t - floor = "
+                "R/read_bw + W/write_bw solved",
                 ms1, r1, w1, ms2, r2, w2);
   return buf;
 }
@@ -33,12 +35,15 @@ struct PipelineTimes {
   ForwardCost model;  // the model's costs of this shape (bytes split, rows, elements)
 };
 
-PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int sms, const Hardware& hw, int reps) {
+PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int sms,
+                            const Hardware& hw, int reps) {
   const int r = ps.r;
-  const K::StepBatch b{std::vector<int>(ps.B, static_cast<int>(ps.hist)), std::vector<int>(ps.B, ps.P), 1, r};
+  const K::StepBatch b{std::vector<int>(ps.B, static_cast<int>(ps.hist)),
+                       std::vector<int>(ps.B, ps.P), 1, r};
   const K::CisaPlan plan = K::plan_cisa_step(b, K::StepConfig{ps.W, ps.K, ps.G});
   K::CisaStep step(plan, 1, r, sms);
-  Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * r * 128), o(q.n), iq(std::size_t(plan.total_tokens) * 128);
+  Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * r * 128), o(q.n),
+      iq(std::size_t(plan.total_tokens) * 128);
   fill(q.p, q.n, 41);
   fill(iq.p, iq.n, 43, 0.5f);
   // The index projection and representative update run before the step, as in a forward and in
@@ -118,10 +123,14 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
       step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, &ins);
       for (const auto& rec : ins.collect()) flops += rec.flops_useful;
     }
-    const double ms = timer.components([&](K::Instrument* ins) { step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, ins); }, 9)["attention"];
+    const double ms = timer.components(
+        [&](K::Instrument* ins) { step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, ins); },
+        9)["attention"];
     out.attention_tflops = flops / (ms * 1e-3) / 1e12;
-    out.attention_method = "cisa_kernels paged_attention, dense prefill B=8, history 131072 + 512 new, r=4, 1 KV head, "
-                           "useful FLOPs / median of 9 (L2 flushed)";
+    out.attention_method =
+        "cisa_kernels paged_attention, dense prefill B=8, history 131072 + 512 new, r=4, 1 KV "
+        "head, "
+        "useful FLOPs / median of 9 (L2 flushed)";
   }
   double floor_setup_bytes = 0;
   // Floors: one selection (K = 64, W = 16) of one sequence with 2,048 cached tokens: every kernel
@@ -130,16 +139,20 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     World w(1, 2048 + 1, 1, 61);
     const PipelineTimes t = time_pipeline({1, 1, 1, 64, 16, 2048}, w, timer, sms, hw, 31);
     out.attention_floor_us = t.attention_ms * 1e3 / std::max(1, t.attention_launches);
-    out.scoring_floor_us = t.scoring_ms * 1e3;  // the component (sum_index_queries + score_pages) as one
+    out.scoring_floor_us =
+        t.scoring_ms * 1e3;  // the component (sum_index_queries + score_pages) as one
 
     out.topk_floor_us = t.topk_ms * 1e3;
     out.setup_floor_us = t.setup_ms * 1e3;
     floor_setup_bytes = t.model.setup_h2d_bytes;
 
-    out.floor_method = "cisa_kernels step of one selection (K=64, W=16, 2,048 cached tokens, decode): CUDA-event time per "
-                       "launch, median of 31 (L2 flushed)";
+    out.floor_method =
+        "cisa_kernels step of one selection (K=64, W=16, 2,048 cached tokens, decode): CUDA-event "
+        "time per "
+        "launch, median of 31 (L2 flushed)";
   }
-  const double topk_floor_s = out.topk_floor_us * 1e-6, scoring_floor_s = out.scoring_floor_us * 1e-6;
+  const double topk_floor_s = out.topk_floor_us * 1e-6,
+               scoring_floor_s = out.scoring_floor_us * 1e-6;
   // Page visits: 2 sequences x (32K cached + 512 new), G = 4, K = 1,024: the 34 MB of K/V stay in
   // L2 after their first read, so the time is the kernel's per-page work for the tile class the
   // rows select (r = 4/8/16/32 -> 16/32/64/128 rows).
@@ -147,14 +160,19 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     World w(2, 32768 + 512, 1, 73);
     const int rs[4] = {4, 8, 16, 32};
     for (int i = 0; i < 4; ++i) {
-      const PipelineTimes t = time_pipeline({2, 512, 4, 1024, 128, 32768, rs[i]}, w, timer, sms, hw, 9);
+      const PipelineTimes t =
+          time_pipeline({2, 512, 4, 1024, 128, 32768, rs[i]}, w, timer, sms, hw, 9);
       const double waves = std::ceil(t.attention_ctas / sms);
       const double fill = t.attention_ctas / (waves * sms);
-      const double busy_s = t.attention_ms * 1e-3 - t.attention_launches * out.attention_floor_us * 1e-6;
+      const double busy_s =
+          t.attention_ms * 1e-3 - t.attention_launches * out.attention_floor_us * 1e-6;
       out.attention_page_ns[i] = busy_s * sms * fill / t.page_visits * 1e9;
     }
-    out.attention_page_method = "cisa_kernels step, 2 x (32K + 512), G=4, K=1,024, W=128, r=4/8/16/32 (tiles of 16/32/64/128 "
-                                "rows), pages L2-resident: (attention time - floors) x SMs x wave fill / page visits, median of 9";
+    out.attention_page_method =
+        "cisa_kernels step, 2 x (32K + 512), G=4, K=1,024, W=128, r=4/8/16/32 (tiles of "
+        "16/32/64/128 "
+        "rows), pages L2-resident: (attention time - floors) x SMs x wave fill / page visits, "
+        "median of 9";
   }
   // Top-k row time = N_e x passes / rate + K / out_rate (radix passes, then the output pass that
   // translates and writes K page IDs). Two prefill shapes with scores from DRAM and different
@@ -181,7 +199,8 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     // Setup = latency + descriptor bytes / bandwidth, from the floor shape and this one (8,192
     // selections, ~0.6 MB of descriptors; bytes as the model counts them).
     {
-      const double b2 = pre128.model.setup_h2d_bytes, t2s = pre128.setup_ms * 1e-3, t1s = out.setup_floor_us * 1e-6;
+      const double b2 = pre128.model.setup_h2d_bytes, t2s = pre128.setup_ms * 1e-3,
+                   t1s = out.setup_floor_us * 1e-6;
       if (b2 > floor_setup_bytes && t2s > t1s) {
         out.h2d_step_bw_gbs = (b2 - floor_setup_bytes) / (t2s - t1s) / 1e9;
         out.setup_floor_us = (t1s - floor_setup_bytes / (out.h2d_step_bw_gbs * 1e9)) * 1e6;
@@ -199,24 +218,36 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
       out.topk_elem_passes_per_ns_per_sm = k1 / t1 / 1e9;
     }
     char buf[300];
-    std::snprintf(buf, sizeof buf, "(%.3f ms, N_e 65,408) and 16 x (128K + 512) (%.3f ms, N_e 8,064)", pre.topk_ms, pre128.topk_ms);
-    out.topk_method = "cisa_kernels step, prefill, G=1, K=4,096, scores from DRAM: 4 x (1M + 512) " + std::string(buf) +
-                      "; time - floor = waves x (N_e x " + std::to_string(passes) + " / rate + K / out_rate) solved, median of 5";
+    std::snprintf(buf, sizeof buf,
+                  "(%.3f ms, N_e 65,408) and 16 x (128K + 512) (%.3f ms, N_e 8,064)", pre.topk_ms,
+                  pre128.topk_ms);
+    out.topk_method =
+        "cisa_kernels step, prefill, G=1, K=4,096, scores from DRAM: 4 x (1M + 512) " +
+        std::string(buf) + "; time - floor = waves x (N_e x " + std::to_string(passes) +
+        " / rate + K / out_rate) solved, median of 5";
   }
   {
     World w(64, (std::int64_t(1) << 20) + 1, 1, 67);
     dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, hw, 15);
     const double per_row = dec.model.topk_elements / dec.model.topk_rows * passes;
-    const double out_s = out.topk_out_ids_per_ns_per_sm > 0 ? 4096.0 / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
-    out.topk_l2_elem_passes_per_ns_per_sm = per_row / ((dec.topk_ms * 1e-3 - topk_floor_s - out_s) * 1e9);
-    out.topk_l2_method = "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096: top-k after scoring (scores in L2), "
-                         "N_e x " + std::to_string(passes) + " passes / (median time of 15 - top-k floor - output pass)";
+    const double out_s =
+        out.topk_out_ids_per_ns_per_sm > 0 ? 4096.0 / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
+    out.topk_l2_elem_passes_per_ns_per_sm =
+        per_row / ((dec.topk_ms * 1e-3 - topk_floor_s - out_s) * 1e9);
+    out.topk_l2_method =
+        "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096: top-k after scoring (scores in "
+        "L2), "
+        "N_e x " +
+        std::to_string(passes) + " passes / (median time of 15 - top-k floor - output pass)";
   }
   // Scoring: t - floor = R / read_bw + W / write_bw at both shapes (R, W: the model's DRAM bytes).
   {
-    const double r1 = dec.model.scoring.dram_bytes - dec.model.scoring.dram_write_bytes, w1 = dec.model.scoring.dram_write_bytes;
-    const double r2 = pre.model.scoring.dram_bytes - pre.model.scoring.dram_write_bytes, w2 = pre.model.scoring.dram_write_bytes;
-    const double t1 = dec.scoring_ms * 1e-3 - scoring_floor_s, t2 = pre.scoring_ms * 1e-3 - scoring_floor_s;
+    const double r1 = dec.model.scoring.dram_bytes - dec.model.scoring.dram_write_bytes,
+                 w1 = dec.model.scoring.dram_write_bytes;
+    const double r2 = pre.model.scoring.dram_bytes - pre.model.scoring.dram_write_bytes,
+                 w2 = pre.model.scoring.dram_write_bytes;
+    const double t1 = dec.scoring_ms * 1e-3 - scoring_floor_s,
+                 t2 = pre.scoring_ms * 1e-3 - scoring_floor_s;
     const double det = r1 * w2 - r2 * w1;
     const double inv_r = (t1 * w2 - t2 * w1) / det, inv_w = (r1 * t2 - r2 * t1) / det;
     if (det != 0 && inv_r > 0 && inv_w > 0) {

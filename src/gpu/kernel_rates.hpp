@@ -14,7 +14,8 @@ struct KernelRates {
   // Top-k per-SM key-pass rate (model: 4 passes per key, one CTA per row, waves of rows), in the
   // pipeline (scores written by the scoring kernel just before): rows whose scores come from DRAM
   // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).
-  double topk_elem_passes_per_ns_per_sm = 0, topk_l2_elem_passes_per_ns_per_sm = 0, topk_out_ids_per_ns_per_sm = 0;
+  double topk_elem_passes_per_ns_per_sm = 0, topk_l2_elem_passes_per_ns_per_sm = 0,
+         topk_out_ids_per_ns_per_sm = 0;
   std::string topk_method, topk_l2_method;
   // Scoring: read and write rates solved from two reference shapes (read-heavy decode,
   // write-heavy prefill) with the model's own byte split; 0 when the solve is not physical.

@@ -14,17 +14,21 @@ namespace {
 std::string unsupported(const Point& p) {
   if (p.geo.head_dim != K::kHeadDim) return "kernels support head_dim 128 only";
   if (p.cisa.chunk_tokens != K::kPageTokens) return "kernels support 16-token pages only";
-  if (p.cisa.kv_dtype != Dtype::bf16 || p.cisa.rep_dtype != Dtype::bf16) return "kernels support BF16 K/V and representatives only";
+  if (p.cisa.kv_dtype != Dtype::bf16 || p.cisa.rep_dtype != Dtype::bf16)
+    return "kernels support BF16 K/V and representatives only";
   if (p.cisa.rep_kind != RepKind::mean) return "kernels implement mean representatives only";
-  if (p.cisa.rep_dim != 0 && p.cisa.rep_dim != K::kHeadDim) return "kernels need rep_dim = head_dim";
+  if (p.cisa.rep_dim != 0 && p.cisa.rep_dim != K::kHeadDim)
+    return "kernels need rep_dim = head_dim";
   if (p.cisa.score_agg != ScoreAgg::sum) return "kernels implement the summed index query only";
-  if (p.work.phase == Phase::full_prefill) return "full_prefill (a whole prompt) is not measured; measure terminal_prefill";
+  if (p.work.phase == Phase::full_prefill)
+    return "full_prefill (a whole prompt) is not measured; measure terminal_prefill";
   if (p.cisa.budget_chunks > 65536) return "budget beyond the top-k kernel's range";
   return "";
 }
 
 struct Measured {
-  double attention_dense = NAN, attention_cisa = NAN, scoring = NAN, topk = NAN, setup = NAN, other = NAN;
+  double attention_dense = NAN, attention_cisa = NAN, scoring = NAN, topk = NAN, setup = NAN,
+         other = NAN;
   double selection_overlap = NAN;
 };
 
@@ -47,7 +51,9 @@ Switches read_switches() {
   return sw;
 }
 
-int reps_for(double first_ms) { return std::clamp(static_cast<int>(1500.0 / std::max(first_ms, 0.01)), 3, 15); }
+int reps_for(double first_ms) {
+  return std::clamp(static_cast<int>(1500.0 / std::max(first_ms, 0.01)), 3, 15);
+}
 
 // The dense baseline depends only on (batch, context, positions, heads): time it once.
 using DenseKey = std::tuple<int, std::int64_t, int, int, int>;
@@ -62,7 +68,8 @@ double selection_overlap(const K::CisaStep& step, int k) {
   if (mine.size() < 2) return NAN;
   const int stride = step.plan().sparse_stride;
   std::vector<int> host(std::size_t(mine.back() - mine.front() + 1) * stride);
-  ck(cudaMemcpy(host.data(), step.sparse_table() + mine.front() * stride, host.size() * sizeof(int), cudaMemcpyDeviceToHost),
+  ck(cudaMemcpy(host.data(), step.sparse_table() + mine.front() * stride, host.size() * sizeof(int),
+                cudaMemcpyDeviceToHost),
      "selection copy");
   double sum = 0;
   for (std::size_t j = 1; j < mine.size(); ++j) {
@@ -76,13 +83,14 @@ double selection_overlap(const K::CisaStep& step, int k) {
   return sum / static_cast<double>(mine.size() - 1);
 }
 
-Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer, int sms, std::map<DenseKey, double>& dense_cache,
-                     const Switches& sw, bool planted) {
+Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer, int sms,
+                     std::map<DenseKey, double>& dense_cache, const Switches& sw, bool planted) {
   Measured m;
   const int r = p.geo.heads_per_group(), kvh = p.geo.kv_heads, B = p.work.batch;
   const int P = positions_per_forward(p.work);
   const int G = effective_qshare(p.cisa, p.work);
-  const K::StepBatch b{std::vector<int>(B, static_cast<int>(p.work.context_tokens - P)), std::vector<int>(B, P), kvh, r};
+  const K::StepBatch b{std::vector<int>(B, static_cast<int>(p.work.context_tokens - P)),
+                       std::vector<int>(B, P), kvh, r};
   // Dense baseline: the same kernel family over the full block table.
   const DenseKey dk{B, p.work.context_tokens, P, kvh, r};
   if (dense_cache.count(dk) && !sw.profile) {
@@ -106,16 +114,19 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
   if (sw.profile) ncu_boundary_kernel<<<1, 32>>>(static_cast<int>(index));
   // CISA step: setup (descriptor upload), scoring, top-k, attention; then the other component.
   {
-    const K::CisaPlan plan = K::plan_cisa_step(b, K::StepConfig{p.cisa.window_pages, static_cast<int>(p.cisa.budget_chunks), G});
+    const K::CisaPlan plan = K::plan_cisa_step(
+        b, K::StepConfig{p.cisa.window_pages, static_cast<int>(p.cisa.budget_chunks), G});
     if (planted) {
       int eligible = std::numeric_limits<int>::max();
       for (const auto& row : plan.topk_rows) eligible = std::min(eligible, row.n_e);
       if (plan.topk_rows.empty()) eligible = 0;
-      const int hot = static_cast<int>(std::lround(p.cisa.selection_overlap * static_cast<double>(p.cisa.budget_chunks)));
+      const int hot = static_cast<int>(
+          std::lround(p.cisa.selection_overlap * static_cast<double>(p.cisa.budget_chunks)));
       w.plant(B, std::min(hot, eligible), eligible, 4242 + static_cast<unsigned long long>(index));
     }
     K::CisaStep step(plan, kvh, r, sms);
-    Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * kvh * r * 128), o(q.n), iq(std::size_t(plan.total_tokens) * kvh * 128);
+    Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * kvh * r * 128), o(q.n),
+        iq(std::size_t(plan.total_tokens) * kvh * 128);
     fill(q.p, q.n, 19);
     fill(iq.p, iq.n, 23, 0.5f);
     if (planted) add_direction<<<1024, 256>>>(iq.p, iq.n, World::kPlantAlpha);
@@ -154,15 +165,19 @@ std::vector<double>& col(Table& t, const std::string& name) {
 void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool required) {
   const gpu::DeviceInfo dev = gpu::query_device();
   if (!dev.available) {
-    if (required) throw InputError({"command line", 0, "--measure"}, dev.reason + "; use --measure auto to skip measurement without a GPU");
+    if (required)
+      throw InputError({"command line", 0, "--measure"},
+                       dev.reason + "; use --measure auto to skip measurement without a GPU");
     attrs["measurement"] = "skipped: " + dev.reason;
     std::cerr << "cisa-sim: --measure auto: not measuring: " << dev.reason << "\n";
     return;
   }
   const auto& index = std::get<std::vector<std::int64_t>>(t.find("point_index")->data);
-  auto &att_d = col(t, "meas_ms_attention_dense"), &att_c = col(t, "meas_ms_attention_cisa"), &sc_ms = col(t, "meas_ms_scoring"),
-       &tk = col(t, "meas_ms_topk"), &su = col(t, "meas_ms_setup"), &busy_d = col(t, "meas_ms_busy_dense"),
-       &busy_c = col(t, "meas_ms_busy_cisa"), &ot = col(t, "meas_ms_other"), &ov = col(t, "meas_selection_overlap");
+  auto &att_d = col(t, "meas_ms_attention_dense"), &att_c = col(t, "meas_ms_attention_cisa"),
+       &sc_ms = col(t, "meas_ms_scoring"), &tk = col(t, "meas_ms_topk"),
+       &su = col(t, "meas_ms_setup"), &busy_d = col(t, "meas_ms_busy_dense"),
+       &busy_c = col(t, "meas_ms_busy_cisa"), &ot = col(t, "meas_ms_other"),
+       &ov = col(t, "meas_selection_overlap");
   const Switches sw = read_switches();
   const bool planted = sc.measure_inputs == "planted";
   // Group rows by the cache they need so each cache is built once.
@@ -175,8 +190,9 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
     const Point& p = sc.points[static_cast<std::size_t>(index[row])];
     if (!sw.only.empty() && !sw.only.count(index[row])) continue;  // CISA_MEASURE_ONLY
     std::string why = unsupported(p);
-    const double need = World::bytes(p.work.batch, p.work.context_tokens, p.geo.kv_heads) +
-                        4.0 * p.work.batch * positions_per_forward(p.work) * p.geo.q_heads * 128 * 2 + (256 << 20);
+    const double need =
+        World::bytes(p.work.batch, p.work.context_tokens, p.geo.kv_heads) +
+        4.0 * p.work.batch * positions_per_forward(p.work) * p.geo.q_heads * 128 * 2 + (256 << 20);
     if (why.empty() && need > 0.8 * static_cast<double>(free_b))
       why = "needs ~" + std::to_string(static_cast<long long>(need / 1e9)) + " GB, the card has " +
             std::to_string(static_cast<long long>(free_b / 1e9)) + " GB free";
@@ -189,12 +205,14 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
   }
   std::size_t todo = 0, done = 0;
   for (const auto& [k, rows] : by_world) todo += rows.size();
-  std::cerr << "measuring " << todo << " points on " << dev.name << " (" << n_skipped << " skipped)\n";
+  std::cerr << "measuring " << todo << " points on " << dev.name << " (" << n_skipped
+            << " skipped)\n";
   Timer timer;
   std::map<DenseKey, double> dense_cache;
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& [key, rows] : by_world) {
-    World w(std::get<0>(key), std::get<1>(key), std::get<2>(key), 1000 + std::get<1>(key) % 997 + std::get<0>(key));
+    World w(std::get<0>(key), std::get<1>(key), std::get<2>(key),
+            1000 + std::get<1>(key) % 997 + std::get<0>(key));
     for (std::size_t row : rows) {
       const Point& p = sc.points[static_cast<std::size_t>(index[row])];
       const Measured m = measure_one(p, index[row], w, timer, dev.sms, dense_cache, sw, planted);
@@ -208,20 +226,27 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
       busy_d[row] = m.attention_dense;
       busy_c[row] = m.attention_cisa + m.scoring + m.topk + m.setup + m.other;
       ++done;
-      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr, "  %zu/%zu points, %.0f s, ETA %.0f s\n", done, todo, el, el / done * (todo - done));
+      const double el =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "  %zu/%zu points, %.0f s, ETA %.0f s\n", done, todo, el,
+                   el / done * (todo - done));
     }
   }
   fill_errors(t);
   const std::string inputs =
-      planted ? "planted inputs (round(selection_overlap x K) pages per sequence with keys along one direction that every "
+      planted ? "planted inputs (round(selection_overlap x K) pages per sequence with keys along "
+                "one direction that every "
                 "index query shares, so neighbouring selections choose them; the rest random)"
               : "random BF16 K/V/Q";
-  attrs["measurement"] = std::string(sw.profile ? "PROFILE MODE (one run per point for Nsight Compute; times not measured): " : "") +
-                         "measured " + std::to_string(done) + " points on " + dev.name + " with the cisa_kernels library; " +
-                         inputs + ", pages scattered over the pool; median CUDA-event time per component, L2 flushed before "
-                         "each repetition of the whole step (not between its components); other = index projection "
-                         "(cuBLAS BF16 GEMM) + representative update of the pages the forward completes";
+  attrs["measurement"] =
+      std::string(sw.profile
+                      ? "PROFILE MODE (one run per point for Nsight Compute; times not measured): "
+                      : "") +
+      "measured " + std::to_string(done) + " points on " + dev.name +
+      " with the cisa_kernels library; " + inputs +
+      ", pages scattered over the pool; median CUDA-event time per component, L2 flushed before "
+      "each repetition of the whole step (not between its components); other = index projection "
+      "(cuBLAS BF16 GEMM) + representative update of the pages the forward completes";
   attrs["measure_inputs"] = sc.measure_inputs;
   attrs["measurement_skipped"] = skipped;
   attrs["measurement_device"] = dev.name;

@@ -3,8 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,7 +19,8 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(s));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(s));
 }
 
 template <class T>
@@ -51,18 +52,26 @@ struct Events {
 
 // Random bits from a counter hash: fills without host transfers.
 __global__ void fill_random(uint32_t* p, std::size_t n, uint32_t seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     uint32_t x = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed;
-    x ^= x >> 16; x *= 0x85EBCA6Bu; x ^= x >> 13; x *= 0xC2B2AE35u; x ^= x >> 16;
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    x ^= x >> 16;
     p[i] = x;
   }
 }
 
 // Bounded BF16 values in [-1, 1): random mantissa and sign, exponent fixed.
 __global__ void fill_bf16(__nv_bfloat16* p, std::size_t n, uint32_t seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     uint32_t x = static_cast<uint32_t>(i) * 0x9E3779B1u ^ seed;
-    x ^= x >> 15; x *= 0x2C1B3C6Du; x ^= x >> 12;
+    x ^= x >> 15;
+    x *= 0x2C1B3C6Du;
+    x ^= x >> 12;
     p[i] = __float2bfloat16((static_cast<float>(x & 0xFFFF) / 32768.0f) - 1.0f);
   }
 }
@@ -73,8 +82,10 @@ __global__ void read_stream(const uint4* __restrict__ p, std::size_t n, uint32_t
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   for (; i + 3 * stride < n; i += 4 * stride) {
-    const uint4 a = __ldcs(p + i), b = __ldcs(p + i + stride), c = __ldcs(p + i + 2 * stride), d = __ldcs(p + i + 3 * stride);
-    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+    const uint4 a = __ldcs(p + i), b = __ldcs(p + i + stride), c = __ldcs(p + i + 2 * stride),
+                d = __ldcs(p + i + 3 * stride);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^
+           d.w;
   }
   for (; i < n; i += stride) {
     const uint4 a = __ldcs(p + i);
@@ -97,7 +108,8 @@ __global__ void write_stream(uint4* __restrict__ p, std::size_t n, uint32_t seed
 int sm_count() {
   int dev = 0, sms = 0;
   check(cudaGetDevice(&dev), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+        "cudaDeviceGetAttribute");
   return sms;
 }
 
@@ -114,7 +126,8 @@ DeviceInfo query_device() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
-    d.reason = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e) : "no CUDA device found";
+    d.reason = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
+                                : "no CUDA device found";
     cudaGetLastError();
     return d;
   }
@@ -150,8 +163,9 @@ ProbeResult probe_read_bandwidth_tbs(double bytes) {
     const double ms = ev.ms();
     if (rep >= 3) tbs.push_back(static_cast<double>(n16) * 16 / (ms * 1e-3) / 1e12);
   }
-  return summarize(tbs, "streaming 16-byte loads (ld.global.cs) over " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
-                            " MiB, " + std::to_string(blocks) + " CTAs x 512 threads, median of 10");
+  return summarize(tbs, "streaming 16-byte loads (ld.global.cs) over " +
+                            std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB, " +
+                            std::to_string(blocks) + " CTAs x 512 threads, median of 10");
 }
 
 ProbeResult probe_copy_bandwidth_tbs(double bytes) {
@@ -167,7 +181,8 @@ ProbeResult probe_copy_bandwidth_tbs(double bytes) {
     const double ms = ev.ms();
     if (rep >= 3) tbs.push_back(2.0 * static_cast<double>(n) / (ms * 1e-3) / 1e12);
   }
-  return summarize(tbs, "cudaMemcpyAsync device-to-device of " + std::to_string(n >> 20) + " MiB, read + write counted, median of 10");
+  return summarize(tbs, "cudaMemcpyAsync device-to-device of " + std::to_string(n >> 20) +
+                            " MiB, read + write counted, median of 10");
 }
 
 ProbeResult probe_gemm_bf16_tflops(int n) {
@@ -184,8 +199,9 @@ ProbeResult probe_gemm_bf16_tflops(int n) {
   try {
     for (int rep = 0; rep < 13; ++rep) {
       check(cudaEventRecord(ev.a), "record");
-      check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p, CUDA_R_16BF, n, &beta, C.p,
-                         CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p,
+                         CUDA_R_16BF, n, &beta, C.p, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                         CUBLAS_GEMM_DEFAULT),
             "cublasGemmEx");
       check(cudaEventRecord(ev.b), "record");
       const double ms = ev.ms();
@@ -196,7 +212,8 @@ ProbeResult probe_gemm_bf16_tflops(int n) {
     throw;
   }
   cublasDestroy(h);
-  return summarize(tf, "cuBLAS BF16 GEMM " + std::to_string(n) + "^3, fp32 accumulate, random inputs, median of 10");
+  return summarize(tf, "cuBLAS BF16 GEMM " + std::to_string(n) +
+                           "^3, fp32 accumulate, random inputs, median of 10");
 }
 
 ProbeResult probe_launch_overhead_us(int launches) {
@@ -210,7 +227,8 @@ ProbeResult probe_launch_overhead_us(int launches) {
     const double ms = ev.ms();
     if (rep >= 2) us.push_back(ms * 1e3 / launches);
   }
-  return summarize(us, "back-to-back empty kernel launches on one stream (" + std::to_string(launches) + " per repetition), median of 6");
+  return summarize(us, "back-to-back empty kernel launches on one stream (" +
+                           std::to_string(launches) + " per repetition), median of 6");
 }
 
 ProbeResult probe_write_bandwidth_tbs(double bytes) {
@@ -227,8 +245,9 @@ ProbeResult probe_write_bandwidth_tbs(double bytes) {
     const double ms = ev.ms();
     if (rep >= 3) tbs.push_back(static_cast<double>(n16) * 16 / (ms * 1e-3) / 1e12);
   }
-  return summarize(tbs, "streaming 16-byte stores (st.global.cs) over " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
-                            " MiB, " + std::to_string(blocks) + " CTAs x 512 threads, median of 10");
+  return summarize(tbs, "streaming 16-byte stores (st.global.cs) over " +
+                            std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB, " +
+                            std::to_string(blocks) + " CTAs x 512 threads, median of 10");
 }
 
 ProbeResult probe_kernel_floor_us() {
@@ -243,7 +262,8 @@ ProbeResult probe_kernel_floor_us() {
     const double ms = ev.ms();
     if (rep >= 3) us.push_back(ms * 1e3);
   }
-  return summarize(us, "one empty kernel between two CUDA events after a device synchronize, median of 50");
+  return summarize(
+      us, "one empty kernel between two CUDA events after a device synchronize, median of 50");
 }
 
 namespace {
@@ -275,14 +295,16 @@ std::vector<double> h2d_ms(std::size_t n, int reps) {
 ProbeResult probe_h2d_latency_us() {
   std::vector<double> us = h2d_ms(256, 50);
   for (double& x : us) x *= 1e3;
-  return summarize(us, "256-byte cudaMemcpyAsync from pinned memory between two CUDA events, median of 50");
+  return summarize(
+      us, "256-byte cudaMemcpyAsync from pinned memory between two CUDA events, median of 50");
 }
 
 ProbeResult probe_h2d_bandwidth_gbs(double bytes) {
   const std::size_t n = static_cast<std::size_t>(bytes);
   std::vector<double> gbs = h2d_ms(n, 10);
   for (double& x : gbs) x = static_cast<double>(n) / (x * 1e-3) / 1e9;
-  return summarize(gbs, std::to_string(n >> 20) + " MiB cudaMemcpyAsync from pinned memory, median of 10");
+  return summarize(
+      gbs, std::to_string(n >> 20) + " MiB cudaMemcpyAsync from pinned memory, median of 10");
 }
 
 }  // namespace cisa::gpu

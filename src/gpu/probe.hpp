@@ -20,9 +20,9 @@ struct DeviceInfo {
 DeviceInfo query_device();  // never throws
 
 struct ProbeResult {
-  double value = 0;      // in the unit named by the probe
-  double spread = 0;     // (max - min) / median over the timed repetitions
-  std::string method;    // one line: what was timed
+  double value = 0;    // in the unit named by the probe
+  double spread = 0;   // (max - min) / median over the timed repetitions
+  std::string method;  // one line: what was timed
 };
 
 ProbeResult probe_read_bandwidth_tbs(double bytes = 4.0 * (1u << 30));
@@ -30,8 +30,8 @@ ProbeResult probe_copy_bandwidth_tbs(double bytes = 2.0 * (1u << 30));  // read 
 ProbeResult probe_gemm_bf16_tflops(int n = 8192);
 ProbeResult probe_launch_overhead_us(int launches = 2000);
 ProbeResult probe_write_bandwidth_tbs(double bytes = 4.0 * (1u << 30));  // streaming 16-byte stores
-ProbeResult probe_kernel_floor_us();      // one empty kernel between two CUDA events
-ProbeResult probe_h2d_latency_us();       // 256-byte pinned host-to-device copy between events
+ProbeResult probe_kernel_floor_us();  // one empty kernel between two CUDA events
+ProbeResult probe_h2d_latency_us();   // 256-byte pinned host-to-device copy between events
 ProbeResult probe_h2d_bandwidth_gbs(double bytes = 256.0 * (1u << 20));
 
 }  // namespace cisa::gpu

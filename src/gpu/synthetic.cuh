@@ -10,17 +10,17 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <set>
-#include <sstream>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
 #include <random>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -30,7 +30,6 @@
 #include "cisa_kernels/cisa_step.hpp"
 #include "cisa_kernels/representatives.hpp"
 #include "gpu/probe.hpp"
-
 
 namespace cisa {
 
@@ -46,8 +45,12 @@ template <class T>
 struct Dev {
   T* p = nullptr;
   std::size_t n = 0;
-  explicit Dev(std::size_t count) : n(count) { ck(cudaMalloc(&p, std::max<std::size_t>(1, n) * sizeof(T)), "cudaMalloc"); }
-  Dev(const std::vector<T>& h) : Dev(h.size()) { ck(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), "upload"); }
+  explicit Dev(std::size_t count) : n(count) {
+    ck(cudaMalloc(&p, std::max<std::size_t>(1, n) * sizeof(T)), "cudaMalloc");
+  }
+  Dev(const std::vector<T>& h) : Dev(h.size()) {
+    ck(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  }
   ~Dev() { cudaFree(p); }
   Dev(const Dev&) = delete;
   Dev& operator=(const Dev&) = delete;
@@ -55,12 +58,14 @@ struct Dev {
 
 // Gaussian-ish BF16 values (sum of two uniforms), never zeros; a counter hash keeps it on device.
 __global__ void fill_bf16(K::bf16_bits* out, std::size_t n, unsigned long long seed, float scale) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     unsigned long long z = seed + i * 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
-    const float u1 = (z & 0xffffffu) * (1.0f / 16777216.0f), u2 = ((z >> 24) & 0xffffffu) * (1.0f / 16777216.0f);
+    const float u1 = (z & 0xffffffu) * (1.0f / 16777216.0f),
+                u2 = ((z >> 24) & 0xffffffu) * (1.0f / 16777216.0f);
     const float g = (u1 + u2 - 1.0f) * 2.449f * scale;  // variance ~ scale^2
     const unsigned u = __float_as_uint(g);
     out[i] = static_cast<K::bf16_bits>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
@@ -74,7 +79,8 @@ void fill(K::bf16_bits* p, std::size_t n, unsigned long long seed, float scale =
 // Planted structure: a fixed unit direction u (alternating +-1/sqrt(128)) added with weight `alpha`
 // to the keys of chosen pages (all 16 tokens, every KV head) or to index queries, so those pages'
 // representatives score high for every query: neighbouring selections then share them.
-__global__ void plant_pages(K::bf16_bits* k, const int* pages, int n_pages, int kv_heads, float alpha) {
+__global__ void plant_pages(K::bf16_bits* k, const int* pages, int n_pages, int kv_heads,
+                            float alpha) {
   const std::size_t per_page = std::size_t(16) * kv_heads * 128;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < per_page * n_pages;
        i += std::size_t(gridDim.x) * blockDim.x) {
@@ -86,15 +92,19 @@ __global__ void plant_pages(K::bf16_bits* k, const int* pages, int n_pages, int 
     k[e] = static_cast<K::bf16_bits>((ux + 0x7fffu + ((ux >> 16) & 1u)) >> 16);
   }
 }
-__global__ void add_direction(K::bf16_bits* p, std::size_t n, float alpha) {  // every 128-vector += alpha u
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+__global__ void add_direction(K::bf16_bits* p, std::size_t n,
+                              float alpha) {  // every 128-vector += alpha u
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const float u = ((i % 128) & 1 ? 1.0f : -1.0f) * 0.08838835f;
-    const unsigned ux = __float_as_uint(__uint_as_float(static_cast<unsigned>(p[i]) << 16) + alpha * u);
+    const unsigned ux =
+        __float_as_uint(__uint_as_float(static_cast<unsigned>(p[i]) << 16) + alpha * u);
     p[i] = static_cast<K::bf16_bits>((ux + 0x7fffu + ((ux >> 16) & 1u)) >> 16);
   }
 }
 
-__global__ void ncu_boundary_kernel(int point) {  // marks point boundaries for analysis/ncu_points.py
+__global__ void ncu_boundary_kernel(
+    int point) {  // marks point boundaries for analysis/ncu_points.py
   if (point < 0 && threadIdx.x == 0) printf("never\n");
 }
 
@@ -149,7 +159,8 @@ struct World {
         }
       }
       Dev<int> d(phys);
-      plant_pages<<<4096, 256>>>(k->p, d.p, static_cast<int>(phys.size()), kv.kv_heads, kPlantAlpha);
+      plant_pages<<<4096, 256>>>(k->p, d.p, static_cast<int>(phys.size()), kv.kv_heads,
+                                 kPlantAlpha);
       ck(cudaGetLastError(), "plant_pages");
       ck(cudaDeviceSynchronize(), "plant");
       planted = true;
@@ -212,13 +223,15 @@ struct OtherWork {
       out = std::make_unique<Dev<K::bf16_bits>>(std::size_t(m) * n);
       fill(w->p, w->n, 31, 0.02f);
       fill(x->p, x->n, 37);
-      if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+      if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+        throw std::runtime_error("cublasCreate failed");
     }
     // Pages completed by this forward: logical pages [start/16, (start+P)/16) of every sequence.
     const std::int64_t end = p.work.context_tokens, start = end - positions_per_forward(p.work);
     std::vector<int> ids;
     for (int b = 0; b < p.work.batch; ++b)
-      for (std::int64_t j = start / 16; j < end / 16; ++j) ids.push_back(world.ids[std::size_t(b) * world.pages_per_seq + j]);
+      for (std::int64_t j = start / 16; j < end / 16; ++j)
+        ids.push_back(world.ids[std::size_t(b) * world.pages_per_seq + j]);
     n_filled = static_cast<int>(ids.size());
     if (n_filled > 0) filled = std::make_unique<Dev<int>>(ids);
   }
@@ -227,14 +240,17 @@ struct OtherWork {
   }
   void run(const World& world, K::Instrument* ins) {
     if (n > 0) {
-      K::ScopedLaunch sl(ins, K::Component::other, "index_projection", 2.0 * (double(m) * k + double(k) * n + double(m) * n),
+      K::ScopedLaunch sl(ins, K::Component::other, "index_projection",
+                         2.0 * (double(m) * k + double(k) * n + double(m) * n),
                          2.0 * m * double(n) * k, 2.0 * m * double(n) * k, nullptr);
       const float one = 1.0f, zero = 0.0f;
-      if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, w->p, CUDA_R_16BF, m, x->p, CUDA_R_16BF, k, &zero, out->p,
-                       CUDA_R_16BF, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+      if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, w->p, CUDA_R_16BF, m, x->p,
+                       CUDA_R_16BF, k, &zero, out->p, CUDA_R_16BF, m, CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
         throw std::runtime_error("cublasGemmEx (index projection) failed");
     }
-    if (n_filled > 0) K::update_representatives(world.kv, filled->p, n_filled, world.reps->p, nullptr, ins);
+    if (n_filled > 0)
+      K::update_representatives(world.kv, filled->p, n_filled, world.reps->p, nullptr, ins);
   }
 };
 
