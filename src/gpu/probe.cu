@@ -119,6 +119,24 @@ ProbeResult summarize(std::vector<double> v, std::string method) {
   return {med, (v.back() - v.front()) / med, std::move(method)};
 }
 
+// CUDA-event times (ms) of `work` over warm + reps repetitions, the first `warm` dropped.
+// `isolated`: the device is idle before each one (a component timed on its own).
+template <class F>
+std::vector<double> time_ms(F&& work, int reps, int warm = 3, bool isolated = false) {
+  Events ev;
+  std::vector<double> ms;
+  for (int rep = 0; rep < warm + reps; ++rep) {
+    if (isolated) check(cudaDeviceSynchronize(), "sync");
+    check(cudaEventRecord(ev.a), "record");
+    work(rep);
+    check(cudaEventRecord(ev.b), "record");
+    check(cudaGetLastError(), "probe launch");
+    const double t = ev.ms();
+    if (rep >= warm) ms.push_back(t);
+  }
+  return ms;
+}
+
 }  // namespace
 
 DeviceInfo query_device() {
@@ -152,17 +170,10 @@ ProbeResult probe_read_bandwidth_tbs(double bytes) {
   DeviceBuffer<uint32_t> sink(1);
   fill_random<<<4 * sm_count(), 256>>>(reinterpret_cast<uint32_t*>(buf.p), n16 * 4, 7u);
   check(cudaGetLastError(), "fill_random");
-  Events ev;
-  std::vector<double> tbs;
   const int blocks = 8 * sm_count();
-  for (int rep = 0; rep < 13; ++rep) {
-    check(cudaEventRecord(ev.a), "record");
-    read_stream<<<blocks, 512>>>(buf.p, n16, sink.p);
-    check(cudaEventRecord(ev.b), "record");
-    check(cudaGetLastError(), "read_stream");
-    const double ms = ev.ms();
-    if (rep >= 3) tbs.push_back(static_cast<double>(n16) * 16 / (ms * 1e-3) / 1e12);
-  }
+  std::vector<double> tbs =
+      time_ms([&](int) { read_stream<<<blocks, 512>>>(buf.p, n16, sink.p); }, 10);
+  for (double& x : tbs) x = static_cast<double>(n16) * 16 / (x * 1e-3) / 1e12;
   return summarize(tbs, "streaming 16-byte loads (ld.global.cs) over " +
                             std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB, " +
                             std::to_string(blocks) + " CTAs x 512 threads, median of 10");
@@ -172,15 +183,12 @@ ProbeResult probe_copy_bandwidth_tbs(double bytes) {
   const std::size_t n = static_cast<std::size_t>(bytes);
   DeviceBuffer<uint8_t> a(n), b(n);
   fill_random<<<4 * sm_count(), 256>>>(reinterpret_cast<uint32_t*>(a.p), n / 4, 11u);
-  Events ev;
-  std::vector<double> tbs;
-  for (int rep = 0; rep < 13; ++rep) {
-    check(cudaEventRecord(ev.a), "record");
-    check(cudaMemcpyAsync(b.p, a.p, n, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
-    check(cudaEventRecord(ev.b), "record");
-    const double ms = ev.ms();
-    if (rep >= 3) tbs.push_back(2.0 * static_cast<double>(n) / (ms * 1e-3) / 1e12);
-  }
+  std::vector<double> tbs = time_ms(
+      [&](int) {
+        check(cudaMemcpyAsync(b.p, a.p, n, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+      },
+      10);
+  for (double& x : tbs) x = 2.0 * static_cast<double>(n) / (x * 1e-3) / 1e12;
   return summarize(tbs, "cudaMemcpyAsync device-to-device of " + std::to_string(n >> 20) +
                             " MiB, read + write counted, median of 10");
 }
@@ -194,19 +202,17 @@ ProbeResult probe_gemm_bf16_tflops(int n) {
   cublasHandle_t h{};
   check(cublasCreate(&h), "cublasCreate");
   const float alpha = 1.0f, beta = 0.0f;
-  Events ev;
   std::vector<double> tf;
   try {
-    for (int rep = 0; rep < 13; ++rep) {
-      check(cudaEventRecord(ev.a), "record");
-      check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p,
-                         CUDA_R_16BF, n, &beta, C.p, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
-                         CUBLAS_GEMM_DEFAULT),
-            "cublasGemmEx");
-      check(cudaEventRecord(ev.b), "record");
-      const double ms = ev.ms();
-      if (rep >= 3) tf.push_back(2.0 * n * static_cast<double>(n) * n / (ms * 1e-3) / 1e12);
-    }
+    tf = time_ms(
+        [&](int) {
+          check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p,
+                             CUDA_R_16BF, n, &beta, C.p, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT),
+                "cublasGemmEx");
+        },
+        10);
+    for (double& x : tf) x = 2.0 * n * static_cast<double>(n) * n / (x * 1e-3) / 1e12;
   } catch (...) {
     cublasDestroy(h);
     throw;
@@ -217,16 +223,12 @@ ProbeResult probe_gemm_bf16_tflops(int n) {
 }
 
 ProbeResult probe_launch_overhead_us(int launches) {
-  Events ev;
-  std::vector<double> us;
-  for (int rep = 0; rep < 8; ++rep) {
-    check(cudaEventRecord(ev.a), "record");
-    for (int i = 0; i < launches; ++i) empty_kernel<<<1, 32>>>();
-    check(cudaEventRecord(ev.b), "record");
-    check(cudaGetLastError(), "empty_kernel");
-    const double ms = ev.ms();
-    if (rep >= 2) us.push_back(ms * 1e3 / launches);
-  }
+  std::vector<double> us = time_ms(
+      [&](int) {
+        for (int i = 0; i < launches; ++i) empty_kernel<<<1, 32>>>();
+      },
+      6, 2);
+  for (double& x : us) x = x * 1e3 / launches;
   return summarize(us, "back-to-back empty kernel launches on one stream (" +
                            std::to_string(launches) + " per repetition), median of 6");
 }
@@ -234,34 +236,18 @@ ProbeResult probe_launch_overhead_us(int launches) {
 ProbeResult probe_write_bandwidth_tbs(double bytes) {
   const std::size_t n16 = static_cast<std::size_t>(bytes / 16);
   DeviceBuffer<uint4> buf(n16);
-  Events ev;
-  std::vector<double> tbs;
   const int blocks = 8 * sm_count();
-  for (int rep = 0; rep < 13; ++rep) {
-    check(cudaEventRecord(ev.a), "record");
-    write_stream<<<blocks, 512>>>(buf.p, n16, static_cast<uint32_t>(rep));
-    check(cudaEventRecord(ev.b), "record");
-    check(cudaGetLastError(), "write_stream");
-    const double ms = ev.ms();
-    if (rep >= 3) tbs.push_back(static_cast<double>(n16) * 16 / (ms * 1e-3) / 1e12);
-  }
+  std::vector<double> tbs = time_ms(
+      [&](int rep) { write_stream<<<blocks, 512>>>(buf.p, n16, static_cast<uint32_t>(rep)); }, 10);
+  for (double& x : tbs) x = static_cast<double>(n16) * 16 / (x * 1e-3) / 1e12;
   return summarize(tbs, "streaming 16-byte stores (st.global.cs) over " +
                             std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB, " +
                             std::to_string(blocks) + " CTAs x 512 threads, median of 10");
 }
 
 ProbeResult probe_kernel_floor_us() {
-  Events ev;
-  std::vector<double> us;
-  for (int rep = 0; rep < 53; ++rep) {
-    check(cudaDeviceSynchronize(), "sync");  // isolated, as a component timed on its own
-    check(cudaEventRecord(ev.a), "record");
-    empty_kernel<<<1, 32>>>();
-    check(cudaEventRecord(ev.b), "record");
-    check(cudaGetLastError(), "empty_kernel");
-    const double ms = ev.ms();
-    if (rep >= 3) us.push_back(ms * 1e3);
-  }
+  std::vector<double> us = time_ms([](int) { empty_kernel<<<1, 32>>>(); }, 50, 3, true);
+  for (double& x : us) x *= 1e3;
   return summarize(
       us, "one empty kernel between two CUDA events after a device synchronize, median of 50");
 }
@@ -278,17 +264,11 @@ std::vector<double> h2d_ms(std::size_t n, int reps) {
   PinnedBuffer host(n);
   std::memset(host.p, 1, n);
   DeviceBuffer<uint8_t> dev(n);
-  Events ev;
-  std::vector<double> ms;
-  for (int rep = 0; rep < reps + 3; ++rep) {
-    check(cudaDeviceSynchronize(), "sync");
-    check(cudaEventRecord(ev.a), "record");
-    check(cudaMemcpyAsync(dev.p, host.p, n, cudaMemcpyHostToDevice), "cudaMemcpyAsync H2D");
-    check(cudaEventRecord(ev.b), "record");
-    const double t = ev.ms();
-    if (rep >= 3) ms.push_back(t);
-  }
-  return ms;
+  return time_ms(
+      [&](int) {
+        check(cudaMemcpyAsync(dev.p, host.p, n, cudaMemcpyHostToDevice), "cudaMemcpyAsync H2D");
+      },
+      reps, 3, true);
 }
 }  // namespace
 
