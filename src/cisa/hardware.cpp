@@ -54,6 +54,7 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
         opt(hw.cal.topk_l2_elem_passes_per_ns_per_sm, 1e9, r.topk_elem_passes_per_s_per_sm);
     for (int i = 0; i < 4; ++i) r.attention_page_s[i] = opt(hw.cal.attention_page_ns[i], 1e-9, 0.0);
     r.topk_out_ids_per_s_per_sm = opt(hw.cal.topk_out_ids_per_ns_per_sm, 1e9, INFINITY);
+    r.scoring_tile_s = opt(hw.cal.scoring_tile_us, 1e-6, 0.0);
     r.source = "calibration: " + hw.cal.basis;
   } else {
     // Datasheet peaks; no launch cost; top-k limited only by shared-memory bandwidth
@@ -73,6 +74,7 @@ Rates resolve_rates(const Hardware& hw, Basis basis) {
     r.topk_l2_elem_passes_per_s_per_sm = r.topk_elem_passes_per_s_per_sm;
     for (double& x : r.attention_page_s) x = 0.0;
     r.topk_out_ids_per_s_per_sm = INFINITY;
+    r.scoring_tile_s = 0.0;
     r.source = "speed of light: datasheet bandwidth and BF16 rate of " + hw.display_name;
   }
   return r;

@@ -40,7 +40,8 @@ struct Calibration {
       kNotMeasured;  // one isolated kernel between two CUDA events (empty work)
   Figure attention_floor_us =
       kNotMeasured;  // fixed cost per launch of each kernel class (tiny shape)
-  Figure scoring_floor_us = kNotMeasured;
+  Figure scoring_floor_us = kNotMeasured;  // scoring: fixed cost less its CTAs' load steps ...
+  Figure scoring_tile_us = kNotMeasured;   // ... each step (one tile of representatives)
   Figure topk_floor_us = kNotMeasured;
   Figure h2d_latency_us = kNotMeasured;  // pinned host-to-device copy: fixed cost ...
   Figure h2d_bw_gbs = kNotMeasured;      // ... and bandwidth (setup uploads the step's descriptors)
@@ -59,10 +60,12 @@ struct Hardware {
   Figure sms;
   Figure l2_mb;
   Figure smem_per_sm_kb;
-  Figure nvlink_gbs;             // per GPU, bidirectional
-  int attention_tile_rows = 64;  // MMA M tile of the attention kernel (one Hopper warpgroup)
-  int score_tile_rows = 64;      // index queries stacked per scoring tile
-  int topk_radix_passes = 4;     // 8-bit digits over fp32 keys
+  Figure nvlink_gbs;              // per GPU, bidirectional
+  int attention_tile_rows = 64;   // MMA M tile of the attention kernel (one Hopper warpgroup)
+  int score_tile_rows = 64;       // index queries stacked per scoring tile
+  int score_pages_per_tile = 64;  // the scoring kernel's representative tile ...
+  int score_tiles_per_cta = 4;    // ... and tiles one CTA walks
+  int topk_radix_passes = 4;      // 8-bit digits over fp32 keys
   bool has_calibration = false;
   Calibration cal;
   std::string yaml;  // the preset text as loaded (provenance)
@@ -91,6 +94,7 @@ struct Rates {
   double attention_page_s[4];        // SM-seconds per page visit for 16/32/64/128-row tiles (0: not
                                      // modelled)
   double topk_out_ids_per_s_per_sm;  // INFINITY: no per-output term
+  double scoring_tile_s;             // one scoring CTA load step (0: no fill/drain term)
   double l2_bytes;
   double topk_elem_passes_per_s_per_sm;
   double l2_reuse;

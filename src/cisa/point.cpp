@@ -57,6 +57,8 @@ KernelShape kernel_shape(const Hardware& hw, const Rates& rates) {
   KernelShape s;
   s.attention_tile_rows = hw.attention_tile_rows;
   s.score_tile_rows = hw.score_tile_rows;
+  s.score_pages_per_tile = hw.score_pages_per_tile;
+  s.score_tiles_per_cta = hw.score_tiles_per_cta;
   s.topk_radix_passes = hw.topk_radix_passes;
   s.sms = rates.sms;
   s.l2_reuse = rates.l2_reuse;

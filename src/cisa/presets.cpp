@@ -146,7 +146,13 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
     if (!(f->value > 0)) throw InputError(locate(doc, node, prefix), "capacity, bandwidth and BF16 rate must be > 0");
   if (const YAML::Node k = node["kernel"]) {
     const std::string kp = field("kernel");
-    require_keys_known(doc, k, kp, {"attention_tile_rows", "score_tile_rows", "topk_radix_passes"});
+    require_keys_known(doc, k, kp,
+                       {"attention_tile_rows", "score_tile_rows", "topk_radix_passes",
+                        "score_pages_per_tile", "score_tiles_per_cta"});
+    if (k["score_pages_per_tile"])
+      h.score_pages_per_tile = positive_int(doc, k, "score_pages_per_tile", kp);
+    if (k["score_tiles_per_cta"])
+      h.score_tiles_per_cta = positive_int(doc, k, "score_tiles_per_cta", kp);
     if (k["attention_tile_rows"]) h.attention_tile_rows = positive_int(doc, k, "attention_tile_rows", kp);
     if (k["score_tile_rows"]) h.score_tile_rows = positive_int(doc, k, "score_tile_rows", kp);
     if (k["topk_radix_passes"]) h.topk_radix_passes = positive_int(doc, k, "topk_radix_passes", kp);
@@ -180,7 +186,7 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
                         "scoring_read_bw_tbs", "scoring_write_bw_tbs", "topk_l2_elem_passes_per_ns_per_sm",
                         "kernel_floor_us", "attention_floor_us", "scoring_floor_us", "topk_floor_us",
                         "h2d_latency_us", "h2d_bw_gbs", "attention_page_ns_m16", "attention_page_ns_m32",
-                        "attention_page_ns_m64", "attention_page_ns_m128", "topk_out_ids_per_ns_per_sm"});
+                        "attention_page_ns_m64", "attention_page_ns_m128", "topk_out_ids_per_ns_per_sm", "scoring_tile_us"});
     h.has_calibration = true;
     h.cal.basis = c["basis"] ? get_string(doc_c, c["basis"], cp + ".basis") : "unspecified";
     h.cal.read_bw_tbs = get_figure(doc_c, c, "read_bw_tbs", cp);
@@ -203,7 +209,8 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
                          Opt{&h.cal.attention_page_ns[1], "attention_page_ns_m32"},
                          Opt{&h.cal.attention_page_ns[2], "attention_page_ns_m64"},
                          Opt{&h.cal.attention_page_ns[3], "attention_page_ns_m128"},
-                         Opt{&h.cal.topk_out_ids_per_ns_per_sm, "topk_out_ids_per_ns_per_sm"}}) {
+                         Opt{&h.cal.topk_out_ids_per_ns_per_sm, "topk_out_ids_per_ns_per_sm"},
+                         Opt{&h.cal.scoring_tile_us, "scoring_tile_us"}}) {
       *o.f = get_figure(doc_c, c, o.key, cp, false);
       if (!std::isnan(o.f->value) && !(o.f->value > 0))
         throw InputError(locate(doc_c, c[o.key], cp + "." + o.key), "must be > 0 (leave it out when not measured)");

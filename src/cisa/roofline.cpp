@@ -33,7 +33,10 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
   const double t_mma = k.flops_issued / (flop_rate * fill);
   // Page visits served from L2 at the kernel's measured per-visit SM time for its tile class.
   const double t_visit = k.page_visits * cls.page_s / (sms * fill);
-  return std::max({t_mem, t_mma, t_visit}) + k.launches * cls.floor_s;
+  // Pipeline fill and drain: the stream of CTAs cannot finish sooner than one CTA's chain of
+  // dependent load steps after it starts; that latency adds to the streaming time.
+  const double t_fill = k.serial_steps * cls.step_s;
+  return std::max({t_mem, t_mma, t_visit}) + t_fill + k.launches * cls.floor_s;
 }
 
 double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates) {
@@ -86,7 +89,7 @@ ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& 
   t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates, peer);
   // The scoring kernel class streams representatives in and fp32 scores out at its own rates.
   const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps,
-                           rates.scoring_floor_s};
+                           rates.scoring_floor_s, 0.0, rates.scoring_tile_s};
   t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
   t.cisa.topk = topk_time(f, radix_passes, rates);
   t.cisa.setup = setup_time(f, rates);

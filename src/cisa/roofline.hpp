@@ -21,6 +21,7 @@ double achieved_bandwidth(double ctas, const Rates& rates);
 struct ClassRates {
   double read_Bps, write_Bps, floor_s;
   double page_s = 0;  // SM-seconds per page visit (attention; 0 = no such term)
+  double step_s = 0;  // one dependent load step of a CTA (scoring; 0 = no such term)
 };
 
 // Time of one kernel class. A kernel with fewer CTAs than SMs reaches that share of the

@@ -14,6 +14,7 @@ void KernelCost::add(const KernelCost& o) {
   launches += o.launches;
   ctas += o.ctas;
   page_visits += o.page_visits;
+  serial_steps = std::max(serial_steps, o.serial_steps);
   tile_rows = std::max(tile_rows, o.tile_rows);
 }
 
@@ -403,6 +404,9 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     sc.flops_issued = seqs * 2.0 * d_r * rep_vectors * agg_dots * rows_x_ne;
     sc.launches = 1;
     sc.ctas = static_cast<double>(sh.sms);  // the eligible range is split to fill the GPU
+    // A CTA walks up to score_tiles_per_cta tiles of representatives one after another.
+    sc.serial_steps = std::min(static_cast<double>(sh.score_tiles_per_cta),
+                               std::ceil(ne_final / std::max(1, sh.score_pages_per_tile)));
     f.l2_rep = seqs * rep_req;
     f.bytes_cisa.rep = seqs * rep_dram;
     f.bytes_cisa.meta += seqs * (iq + scores_w);

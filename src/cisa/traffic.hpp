@@ -13,7 +13,9 @@ namespace cisa {
 struct KernelShape {
   int attention_tile_rows = 128;     // most rows per attention work item (G*r pack into it)
   int attention_min_tile_rows = 16;  // smallest tile; the kernel picks the power of two >= rows
-  int score_tile_rows = 64;  // selections stacked per scoring tile (reps read once per tile)
+  int score_tile_rows = 64;       // selections stacked per scoring tile (reps read once per tile)
+  int score_pages_per_tile = 64;  // representatives a scoring CTA loads per step ...
+  int score_tiles_per_cta = 4;    // ... and the steps it takes one after another
   int topk_radix_passes = 4;
   int sms = 132;          // for split-KV sizing
   double l2_reuse = 1.0;  // h: share of re-reads of the same pages by co-resident CTAs hit in L2
@@ -36,7 +38,9 @@ struct KernelCost {
   double launches = 0;
   double ctas = 0;         // independent work units (after split-KV)
   double page_visits = 0;  // (work item, page) pairs: a work item streams its page list once
-  int tile_rows = 0;       // attention tile of the kernel (max over its work items)
+  double serial_steps =
+      0;              // dependent load steps of the longest CTA (scoring representative tiles)
+  int tile_rows = 0;  // attention tile of the kernel (max over its work items)
   void add(const KernelCost& o);
 };
 

@@ -106,7 +106,10 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
     << meas("scoring_write_bw_tbs", kr.scoring_write_bw_tbs, kr.scoring_method)
     << meas("attention_floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch")
     << meas("scoring_floor_us", kr.scoring_floor_us,
-            kr.floor_method + ", scoring component (2 launches)")
+            kr.floor_method + ", scoring component (2 launches) less its CTA's 2 load steps")
+    << meas("scoring_tile_us", kr.scoring_tile_us,
+            "cisa_kernels step of one selection with N_e = 257 (a CTA walks 4 tiles of 64 "
+            "representatives) vs N_e = 112 (2 tiles): time difference / 2, median of 31")
     << meas("topk_floor_us", kr.topk_floor_us, kr.floor_method)
 #else
     << fig("h2d_bw_gbs", hb) << fig("h2d_latency_us", hl)

@@ -92,6 +92,8 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   shape.attention_tile_rows = hw.attention_tile_rows;
   shape.score_tile_rows = hw.score_tile_rows;
   shape.topk_radix_passes = hw.topk_radix_passes;
+  shape.score_pages_per_tile = hw.score_pages_per_tile;
+  shape.score_tiles_per_cta = hw.score_tiles_per_cta;
   shape.sms = sms;
   shape.l2_reuse = hw.has_calibration ? hw.cal.l2_reuse.value : 1.0;
   t.model = forward_cost(geo, cfg, ps.G, ps.hist, ps.P, ps.B, shape);
@@ -145,6 +147,15 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     out.topk_floor_us = t.topk_ms * 1e3;
     out.setup_floor_us = t.setup_ms * 1e3;
     floor_setup_bytes = t.model.setup_h2d_bytes;
+    // Scoring: the floor shape (N_e = 112) has one CTA walking 2 tiles of 64 representatives; a
+    // selection with N_e = 257 has a CTA walking 4. t = base + steps x step solves for both.
+    World w4(1, 4368 + 1, 1, 63);
+    const PipelineTimes t4 = time_pipeline({1, 1, 1, 64, 16, 4368}, w4, timer, sms, hw, 31);
+    const double step_us = (t4.scoring_ms - t.scoring_ms) * 1e3 / 2.0;
+    if (step_us > 0 && t.scoring_ms * 1e3 > 2.0 * step_us) {
+      out.scoring_tile_us = step_us;
+      out.scoring_floor_us = t.scoring_ms * 1e3 - 2.0 * step_us;
+    }
 
     out.floor_method =
         "cisa_kernels step of one selection (K=64, W=16, 2,048 cached tokens, decode): CUDA-event "
@@ -246,8 +257,12 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
                  w1 = dec.model.scoring.dram_write_bytes;
     const double r2 = pre.model.scoring.dram_bytes - pre.model.scoring.dram_write_bytes,
                  w2 = pre.model.scoring.dram_write_bytes;
-    const double t1 = dec.scoring_ms * 1e-3 - scoring_floor_s,
-                 t2 = pre.scoring_ms * 1e-3 - scoring_floor_s;
+    // Less the fixed cost and one CTA's chain of load steps (fill and drain), as the model adds.
+    const double step_s = out.scoring_tile_us * 1e-6;
+    const double t1 = dec.scoring_ms * 1e-3 - scoring_floor_s -
+                      dec.model.scoring.serial_steps * step_s,
+                 t2 = pre.scoring_ms * 1e-3 - scoring_floor_s -
+                      pre.model.scoring.serial_steps * step_s;
     const double det = r1 * w2 - r2 * w1;
     const double inv_r = (t1 * w2 - t2 * w1) / det, inv_w = (r1 * t2 - r2 * t1) / det;
     if (det != 0 && inv_r > 0 && inv_w > 0) {
