@@ -287,6 +287,13 @@ TEST_CASE("roofline: reads and writes at their own rates, a floor per launch, pa
   ClassRates with_pages = cls;
   with_pages.page_s = 100e-9;
   CHECK(kernel_time(pv, r.attention_flops, r, with_pages) == Approx(0.1 + 2 * 10e-6));
+  // A CTA's chain of 4 dependent load steps (2 us each) adds to the streaming time: fill/drain.
+  KernelCost chain = k;
+  chain.serial_steps = 4;
+  ClassRates with_steps = cls;
+  with_steps.step_s = 2e-6;
+  CHECK(kernel_time(chain, r.attention_flops, r, with_steps) ==
+        Approx(4e9 / 4e12 + 2e9 / 2e12 + 4 * 2e-6 + 2 * 10e-6));
 }
 
 TEST_CASE("roofline: setup is one host-to-device copy; top-k adds its output pass and reads scores from L2 when they fit", "[roofline]") {
