@@ -79,15 +79,6 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   t.topk_ms = c["topk"];
   t.attention_ms = c["attention"];
   t.setup_ms = c["setup"];
-  Geometry geo;
-  geo.q_heads = r;
-  geo.kv_heads = 1;
-  geo.head_dim = 128;
-  geo.hidden = 4096;
-  CisaConfig cfg;
-  cfg.window_pages = ps.W;
-  cfg.budget_chunks = ps.K;
-  cfg.qshare_g = ps.G;
   KernelShape shape;
   shape.attention_tile_rows = hw.attention_tile_rows;
   shape.score_tile_rows = hw.score_tile_rows;
@@ -96,7 +87,7 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   shape.score_tiles_per_cta = hw.score_tiles_per_cta;
   shape.sms = sms;
   shape.l2_reuse = hw.has_calibration ? hw.cal.l2_reuse.value : 1.0;
-  t.model = forward_cost(geo, cfg, ps.G, ps.hist, ps.P, ps.B, shape);
+  t.model = forward_cost(pt.geo, pt.cisa, ps.G, ps.hist, ps.P, ps.B, shape);
   return t;
 }
 

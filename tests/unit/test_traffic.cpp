@@ -216,20 +216,32 @@ TEST_CASE("the kernel's tile rule: smallest power of two >= rows between 16 and 
   CHECK(attention_tile_for(1000, sh) == 128);
 }
 
-TEST_CASE("random selections shared in L2 only when the cache can hold them", "[traffic]") {
+namespace {
+// One KV head of 4 query heads, d = 128, W = 128 (the Inkling per-rank shape) with budget K.
+Geometry inkling_geo() {
   Geometry g;
   g.q_heads = 4;
   g.kv_heads = 1;
   g.head_dim = 128;
+  return g;
+}
+CisaConfig budget_cfg(std::int64_t k) {
   CisaConfig c;
-  c.budget_chunks = 2048;
+  c.budget_chunks = k;
   c.window_pages = 128;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("random selections shared in L2 only when the cache can hold them", "[traffic]") {
+  const Geometry g = inkling_geo();
+  const CisaConfig c = budget_cfg(2048);
   KernelShape sh;
   sh.l2_bytes = 0;  // no L2: every selection reads its pages
   const ForwardCost none = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
   sh.l2_bytes = 60e6;
   const ForwardCost some = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
-  sh.l2_bytes = 1e12;  // a cache holding everything: bounded by the co-resident selections
+  sh.l2_bytes = 1e12;  // a cache holding everything: each page read once per sequence
   const ForwardCost lots = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
   CHECK(some.bytes_cisa.kv < none.bytes_cisa.kv);
   CHECK(lots.bytes_cisa.kv < some.bytes_cisa.kv);
@@ -315,13 +327,8 @@ TEST_CASE("roofline: setup is one host-to-device copy; top-k adds its output pas
 }
 
 TEST_CASE("a sequence's selections read at least the union of their picks once per wave of CTAs", "[traffic]") {
-  Geometry g;
-  g.q_heads = 4;
-  g.kv_heads = 1;
-  g.head_dim = 128;
-  CisaConfig c;
-  c.budget_chunks = 4096;
-  c.window_pages = 128;
+  const Geometry g = inkling_geo();
+  const CisaConfig c = budget_cfg(4096);
   KernelShape sh;
   sh.sms = 132;
   sh.l2_bytes = 60e6;  // the H200's L2: a 128K sequence's pages (66 MB) just do not fit
