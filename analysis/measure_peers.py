@@ -64,6 +64,13 @@ NOT_TIMED = {
 }
 # kernel-name fragments of the FlashAttention and memory-efficient SDPA backends
 OTHER_BACKEND_KERNELS = ("flash_fwd", "fmha_cutlass", "efficient_attention", "mem_eff")
+# SDPA backends a timer can pin: name -> (SDPBackend member, label, fragments of its kernel names,
+# fragments of the kernels of the backends it must not fall back to)
+SDPA_BACKENDS = {
+    "cudnn": ("CUDNN_ATTENTION", "cuDNN", ("cudnn",), OTHER_BACKEND_KERNELS),
+    "flash": ("FLASH_ATTENTION", "FlashAttention-2", ("flash",),
+              ("cudnn", "fmha_cutlass", "efficient_attention", "mem_eff")),
+}
 FLUSH_BYTES = 256 << 20
 WARMUP = 3
 
@@ -175,9 +182,10 @@ class DryRunTimer:
 
 
 class CudnnTimer:
-    """cuDNN SDPA through PyTorch on the first CUDA device."""
+    """cuDNN SDPA (or, with backend="flash", FlashAttention-2 SDPA) through PyTorch on the first
+    CUDA device."""
 
-    def __init__(self, reps, kernel_check=True):
+    def __init__(self, reps, kernel_check=True, backend="cudnn"):
         try:
             import torch
         except ImportError as e:
@@ -193,7 +201,8 @@ class CudnnTimer:
                              "(needs torch >= 2.3)") from e
         import torch.nn.functional as F
         self.torch, self.F = torch, F
-        self.cudnn_only = lambda: sdpa_kernel(SDPBackend.CUDNN_ATTENTION)
+        member, self.label, self.own_kernels, self.other_kernels = SDPA_BACKENDS[backend]
+        self.cudnn_only = lambda: sdpa_kernel(getattr(SDPBackend, member))
         self.reps, self.kernel_check = reps, kernel_check
         self.dev = torch.device("cuda")
         self.device = torch.cuda.get_device_name(self.dev)
@@ -201,7 +210,7 @@ class CudnnTimer:
         self.kv_key, self.k, self.v = None, None, None
         self.provenance = (
             f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {self.device}; "
-            f"cuDNN SDPA backend only (sdpa_kernel(SDPBackend.CUDNN_ATTENTION)); median of "
+            f"{self.label} SDPA backend only (sdpa_kernel(SDPBackend.{member})); median of "
             f"{reps} reps after {WARMUP} warm-up calls, L2 flushed ({FLUSH_BYTES >> 20} MB write) "
             f"before each rep, CUDA events; contiguous BF16 K/V; {utc_now()}")
 
@@ -269,7 +278,7 @@ class CudnnTimer:
             del q
             torch.cuda.empty_cache()
         if best is None:
-            raise Skip("no cuDNN SDPA form ran: " + "; ".join(notes))
+            raise Skip(f"no {self.label} SDPA form ran: " + "; ".join(notes))
         return best[0], best[1], notes
 
     def _best_form(self, shape, q, k, v):
@@ -302,15 +311,16 @@ class CudnnTimer:
                         log(f"  {name}: kernels {', '.join(names)[:300]}")
                     # the exact-mask form may bypass the backend choice (CausalBias dispatches to
                     # FlashAttention or memory-efficient attention itself): reject those kernels
-                    if names is not None and not any("cudnn" in n.lower() for n in names) and \
-                            any(o in n.lower() for n in names for o in OTHER_BACKEND_KERNELS):
+                    mine = [n for n in names or [] if any(t in n.lower() for t in self.own_kernels)]
+                    if names is not None and not mine and \
+                            any(o in n.lower() for n in names for o in self.other_kernels):
                         notes.append(f"{name}: ran another backend ({', '.join(names)[:120]}), rejected")
                         continue
                     ms = self._time(fn)
                     if names is None:
                         kern = " [kernels not checked]" if self.kernel_check else ""
                     else:
-                        kern = f" [{max(names, key=lambda n: 'cudnn' in n.lower())[:80]}]"
+                        kern = f" [{(mine or names)[0][:80]}]"
                     notes.append(f"{name} {ms:.4f} ms{kern}")
                     if best is None or ms < best[1]:
                         best = (name, ms)

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (device tool), issue 11: the measurements the implementation profiles are
+# fitted on and validated against, in one call. Builds cisa-measure (or cisa-sim), runs this
+# project's kernels (--measure) on the fit shapes, the held-out set and the Flex sweep, then times
+# cuDNN SDPA, FlashAttention-2 SDPA and FlexAttention block-sparse on the same rows
+# (analysis/measure_impls.py). Progress on stdout; result files land in $OUT/res/ as each step
+# ends, logs in $OUT/logs.tar.gz (updated after every step), so a call cut short still returns what
+# it finished.
+#   SNAPSHOT=FILE.tar   a `git archive` of the commit to run: unpacked to /tmp/src and built there
+#                       (the working-tree copy may hold other agents' unfinished edits)
+#   CISA_GIT_HASH=...   the commit, for the provenance of the result files
+#   FIT="impl_fit"  HELDOUT="heldout_llama70b_tp4 ..."  FLEX="flex_sweep"   scenario names
+#   STEPS="build fit heldout flex impls_heldout impls_flex committed calibrate"  (default: all)
+#   COMMITTED="inkling_tp8_sweep ..."  committed runs (results/h200/measured/<s>_device_run.h5) that
+#                       get FlashAttention-2 dense columns (copies, packed in $OUT/committed.tar.gz)
+#   DEADLINE=420        seconds after the start; a step that would start later is skipped and each
+#                       step's timeout is capped by the time left
+#   REPS_FIT=5 REPS=3   timed repetitions per form (fit shapes / the rest)
+#   For a CPU dry run of this script: STEPS without build, BIN=path/to/cisa-sim MEAS="--measure auto",
+#   IMPL_ARGS="--dry-run-timer 1" (measure_impls.py then never imports torch).
+set -uo pipefail
+START=$(date +%s)
+OUT=${OUT:-/tmp/out}
+DEADLINE=${DEADLINE:-420}
+STEPS=${STEPS:-"build fit heldout flex impls_heldout impls_flex committed calibrate"}
+FIT=${FIT:-impl_fit}
+HELDOUT=${HELDOUT:-"heldout_llama70b_tp4 heldout_r2_kv4 heldout_mixtral_tp2"}
+FLEX=${FLEX:-flex_sweep}
+COMMITTED=${COMMITTED:-"inkling_tp8_sweep nano_tp1_sweep ultra_tp2_sweep"}
+REPS_FIT=${REPS_FIT:-5}
+REPS=${REPS:-3}
+RES=/tmp/impl_res
+LOGS=/tmp/impl_logs
+COMM=/tmp/impl_committed
+mkdir -p "$OUT/res" "$RES" "$LOGS" "$COMM"
+export PYTHONUNBUFFERED=1
+
+log() { echo "== $(date -u +%T) +$(($(date +%s) - START))s $*" | tee -a "$LOGS/device.log"; }
+left() { echo $((DEADLINE - ($(date +%s) - START))); }
+pack() { tar -C /tmp -czf "$OUT/logs.tar.gz" impl_logs 2>/dev/null; }
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+# run_for LIMIT CMD...: runs CMD with a timeout of min(LIMIT, time left); skipped when < 10 s left
+run_for() {
+  local lim=$1 l; shift
+  l=$(left)
+  if [ "$l" -lt 10 ]; then log "SKIPPED (deadline): $*"; return 124; fi
+  [ "$l" -lt "$lim" ] && lim=$l
+  timeout "$lim" "$@"
+}
+publish() {  # result files to $OUT/res (committed_* copies go to $OUT/committed.tar.gz instead)
+  for f in "$@"; do
+    [ -f "$RES/$f.h5" ] || continue
+    if [[ $f == committed_* ]]; then cp "$RES/$f.h5" "$COMM/"; tar -C /tmp -czf "$OUT/committed.tar.gz" impl_committed
+    else cp "$RES/$f.h5" "$OUT/res/$f.h5"; fi
+  done
+  pack
+}
+
+if [ -n "${SNAPSHOT:-}" ]; then
+  rm -rf /tmp/src && mkdir -p /tmp/src && tar -C /tmp/src -xf "$SNAPSHOT" || { echo "cannot unpack $SNAPSHOT"; exit 1; }
+  cd /tmp/src
+fi
+log "start in $(pwd), commit ${CISA_GIT_HASH:-unknown}, deadline ${DEADLINE}s, steps: $STEPS"
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem,temperature.gpu \
+  --format=csv | tee -a "$LOGS/device.log"
+python3 -c "import torch, triton; print('torch', torch.__version__, 'cuDNN', torch.backends.cudnn.version(), 'triton', triton.__version__, torch.cuda.get_device_name())" 2>&1 | tee -a "$LOGS/device.log"
+
+BIN=${BIN:-}
+if want build; then
+  log configure
+  cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_TEST_DIRS=unit >"$LOGS/configure.log" 2>&1 \
+    || { tail -30 "$LOGS/configure.log"; pack; exit 1; }
+  log build
+  if ! cmake --build /tmp/b -j16 --target cisa-measure >"$LOGS/build.log" 2>&1; then
+    cmake --build /tmp/b -j16 --target cisa-sim >>"$LOGS/build.log" 2>&1 \
+      || { grep -E "error|FAILED" -A5 "$LOGS/build.log" | head -40; pack; exit 1; }
+  fi
+fi
+[ -z "$BIN" ] && [ -x /tmp/b/cisa-measure ] && BIN=/tmp/b/cisa-measure
+[ -z "$BIN" ] && [ -x /tmp/b/cisa-sim ] && BIN=/tmp/b/cisa-sim
+if [ -z "${MEAS+x}" ]; then MEAS=""; [[ $BIN == */cisa-sim ]] && MEAS="--measure on"; fi
+log "binary: ${BIN:-none}"
+
+measure() {  # this project's kernels on every point of scenario $1
+  local s=$1
+  [ -n "$BIN" ] || { log "no binary: $s not measured"; return 1; }
+  log "measure $s"
+  run_for 240 "$BIN" --scenario "scenarios/$s.yaml" $MEAS --out "$RES/$s.h5" >"$LOGS/${s}_measure.log" 2>&1
+  echo "rc=$?"; grep -v "points, .* s, ETA" "$LOGS/${s}_measure.log" | tail -4
+  publish "$s"
+}
+impls() {  # measure_impls.py on result $1 for implementations $2 with $3 reps
+  local s=$1 which=$2 reps=$3 lim=${4:-300}
+  [ -f "$RES/$s.h5" ] || { log "no result file for $s: impls skipped"; return 1; }
+  log "impls $which on $s"
+  run_for "$lim" python3 analysis/measure_impls.py "$RES/$s.h5" --impls "$which" --reps "$reps" ${IMPL_ARGS:-} \
+    >"$LOGS/${s}_impls_${which//,/_}.out" 2>"$LOGS/${s}_impls_${which//,/_}.log"
+  echo "rc=$?"; grep -E "^\[|skipped|error|failed" "$LOGS/${s}_impls_${which//,/_}.log" | tail -12
+  grep -E "shapes timed" "$LOGS/${s}_impls_${which//,/_}.out"
+  rm -f "$RES"/.tmp-*
+  publish "$s"
+}
+
+if want fit; then measure "$FIT"; impls "$FIT" cudnn,fa2,flex "$REPS_FIT" 150; fi
+if want heldout; then for s in $HELDOUT; do measure "$s"; done; fi
+if want flex; then measure "$FLEX"; fi
+if want impls_heldout; then for s in $HELDOUT; do impls "$s" cudnn,fa2 "$REPS" 120; done; fi
+if want impls_flex; then impls "$FLEX" flex,cudnn,fa2 "$REPS" 240; fi
+if want committed; then
+  for s in $COMMITTED; do
+    src=results/h200/measured/${s}_device_run.h5
+    [ -f "$src" ] || { log "no $src"; continue; }
+    cp "$src" "$RES/committed_$s.h5"
+    impls "committed_$s" fa2 "$REPS" 150
+  done
+fi
+if want calibrate && [ -n "$BIN" ]; then
+  log "calibrate (card state at this run)"
+  if [[ $BIN == */cisa-sim ]]; then
+    run_for 120 "$BIN" calibrate --out "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
+  else
+    run_for 120 "$BIN" --calibrate "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
+  fi
+  echo "rc=$?"; tail -3 "$LOGS/calibrate.log"
+fi
+log done
+pack
+ls -la "$OUT" "$OUT/res"
