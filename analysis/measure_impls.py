@@ -190,6 +190,7 @@ class FlexTimer(mp.CudnnTimer):
             if hasattr(dynamo.config, name):
                 setattr(dynamo.config, name, 4096)
         self.BlockMask = BlockMask
+        self.masks = {}
         self.flex = torch.compile(flex_attention, dynamic=False)
         self.no_q_blocks = "compute_q_blocks" in inspect.signature(BlockMask.from_kv_blocks).parameters
         self.provenance = (
@@ -268,14 +269,22 @@ class FlexTimer(mp.CudnnTimer):
         q_len = shape.P * rows_per_pos
         q_block = G * rows_per_pos if shape.phase != "decode" else 16
 
-        def causal(b, h, q_idx, kv_idx):
-            return kv_idx <= s + q_idx // rows_per_pos
-
         kw = {"compute_q_blocks": False} if self.no_q_blocks else {}
         bm = self.BlockMask.from_kv_blocks(part_num, part_idx, full_num[:, None], full_idx,
-                                           BLOCK_SIZE=(q_block, c), mask_mod=causal,
+                                           BLOCK_SIZE=(q_block, c),
+                                           mask_mod=self._causal(s, rows_per_pos),
                                            seq_lengths=(q_len, shape.L), **kw)
         return bm, q_block, (full_idx, full_num, part_idx, part_num)
+
+    def _causal(self, s, rows_per_pos):
+        """The causal mask_mod for new positions s.. (one function object per (s, rows), so shapes
+        that differ only in K reuse the compiled graph)."""
+        key = (s, rows_per_pos)
+        if key not in self.masks:
+            def causal(b, h, q_idx, kv_idx):
+                return kv_idx <= s + q_idx // rows_per_pos
+            self.masks[key] = causal
+        return self.masks[key]
 
     def _kernel_options(self, shape, q_block):
         if shape.phase == "decode":
