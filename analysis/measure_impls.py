@@ -184,6 +184,7 @@ class FlexTimer(mp.CudnnTimer):
             raise InputError(f"torch {torch.__version__} has no FlexAttention "
                              "(torch.nn.attention.flex_attention; needs torch >= 2.5)") from e
         import torch._dynamo as dynamo
+        torch.set_grad_enabled(False)  # inference: no logsumexp output, no autograd graph
         # one compiled graph per shape: lift the recompile limits so no shape falls back to eager
         for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
                      "accumulated_recompile_limit"):
