@@ -30,7 +30,7 @@ def check_modules() -> list:
 
 def default_out(path: str) -> str:
     stem = os.path.splitext(os.path.basename(path))[0]
-    return os.path.join("results", f"report_{stem}")
+    return os.path.join("out", f"report_{stem}")
 
 
 def write_index(result, cat, out_dir: str) -> None:
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
         prog="report.py",
         description="Render figures, tables and index.md for a cisa-sim HDF5 result file.")
     ap.add_argument("file", metavar="FILE.h5", help="cisa-sim result file")
-    ap.add_argument("--out", metavar="DIR", help="output folder (default results/report_<stem>/)")
+    ap.add_argument("--out", metavar="DIR", help="output folder (default out/report_<stem>/)")
     ap.add_argument("--formats", default="png,svg",
                     help="comma-separated figure formats (default png,svg)")
     ap.add_argument("--compact-png", action="store_true",

@@ -21,20 +21,18 @@ std::vector<double>& f64(Table& t, const std::string& name) {
 }  // namespace
 
 void import_measurements(const std::string& file, Table& t, Attributes& attrs) {
-  Table m;
-  Attributes ma;
-  try {
-    m = read_hdf5_group(file, "points");
-    ma = read_hdf5_attributes(file);
-  } catch (const std::exception& e) {
-    throw InputError({file, 0, "/points"}, std::string("cannot read measurements: ") + e.what());
-  }
+  const Table m = read_hdf5_group(file, "points");  // InputError naming file and dataset when corrupt
+  Attributes ma = read_hdf5_attributes(file);
   const Column* mi = m.find("point_index");
   if (!mi) throw InputError({file, 0, "/points/point_index"}, "missing; not a cisa-sim result file");
+  if (!std::holds_alternative<std::vector<std::int64_t>>(mi->data))
+    throw InputError({file, 0, "/points/point_index"}, "must be an integer column");
   const auto& midx = std::get<std::vector<std::int64_t>>(mi->data);
   const auto& idx = std::get<std::vector<std::int64_t>>(t.find("point_index")->data);
   std::map<std::int64_t, std::size_t> row_of;
-  for (std::size_t r = 0; r < midx.size(); ++r) row_of[midx[r]] = r;
+  for (std::size_t r = 0; r < midx.size(); ++r)
+    if (!row_of.emplace(midx[r], r).second)
+      throw InputError({file, 0, "/points/point_index"}, "point " + std::to_string(midx[r]) + " appears twice");
   const std::vector<std::string> axes = {"phase", "context_tokens", "budget_chunks", "qshare_g", "batch", "q_heads",
                                          "kv_heads", "head_dim", "chunk_tokens", "window_pages", "prefill_tokens"};
   std::size_t matched = 0;
@@ -55,6 +53,8 @@ void import_measurements(const std::string& file, Table& t, Attributes& attrs) {
       if (name.find("speedup") != std::string::npos) continue;
       const Column* src = m.find(name);
       if (!src) continue;
+      if (!std::holds_alternative<std::vector<double>>(src->data))
+        throw InputError({file, 0, "/points/" + name}, "must be a float column");
       f64(t, name)[r] = std::get<std::vector<double>>(src->data)[it->second];
     }
     ++matched;

@@ -7,6 +7,7 @@
 
 #include "cisa/embedded.hpp"
 #include "cisa/presets.hpp"
+#include "cisa/scenario_source.hpp"
 #include "cisa/yaml_util.hpp"
 
 namespace cisa {
@@ -93,7 +94,7 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
     if (!text) throw std::logic_error("default scenario not embedded");
     doc = parse_yaml(*text, "<embedded>/" + default_scenario_path());
   } else {
-    doc = load_yaml_file(source);
+    doc = resolve_scenario(source, "run");  // a path, else a shipped name
   }
   Scenario sc;
   sc.file = doc.file;

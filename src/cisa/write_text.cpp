@@ -1,5 +1,7 @@
 #include "cisa/write_text.hpp"
 
+#include "cisa/output_file.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -147,17 +149,6 @@ void write_markdown(std::ostream& os, const Table& t, const std::vector<ShownCol
   }
 }
 
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::filesystem::path p(path);
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, p);
-}
+void write_file_atomic(const std::string& path, const std::string& text) { write_text_output(path, text); }
 
 }  // namespace cisa

@@ -21,6 +21,10 @@ std::vector<std::int64_t> parse_int_list(const std::string& option, const std::s
 
 std::string join_args(int argc, char** argv);
 
+// Where a run writes when --out is not given: out/<scenario name>.h5 under the current folder
+// (git-ignored in the repository), so a user's run never rewrites a committed result.
+std::string default_output(const std::string& scenario_name);
+
 // Progress on stderr when it is a terminal and the work takes longer than a second.
 class Progress {
  public:

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cisa/errors.hpp"
+#include "cisa/output_file.hpp"
 #include "cisa/write_hdf5.hpp"
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
@@ -33,6 +34,16 @@ void append_rows(Table& dst, const Table& src, const std::string& file) {
         },
         d.data);
   }
+}
+
+// The file attribute points_total ("" or absent: unknown, 0).
+std::size_t points_total(const Attributes& a, const std::string& file) {
+  const auto it = a.find("points_total");
+  if (it == a.end() || it->second.empty()) return 0;
+  const std::string& s = it->second;
+  if (s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
+    throw InputError({file, 0, "attribute points_total"}, "expected a non-negative integer, got '" + s.substr(0, 40) + "'");
+  return static_cast<std::size_t>(std::stoull(s));
 }
 
 // Reorders every column by point_index.
@@ -80,6 +91,7 @@ int cmd_merge(int argc, char** argv) {
     po::notify(vm);
     if (out.empty()) throw InputError({"command line", 0, "--out"}, "give the merged file with -o ALL.h5");
     if (inputs.empty()) throw InputError({"command line", 0, "inputs"}, "give at least one shard file");
+    check_output(out, "--out", false);  // a bad target is refused before any reading
     Attributes first;
     Table all;
     std::set<std::string> shards;
@@ -87,15 +99,12 @@ int cmd_merge(int argc, char** argv) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const std::string& f = inputs[i];
       if (!std::filesystem::exists(f)) throw InputError({f, 0, ""}, "no such file");
-      Attributes a;
-      Table t;
-      try {
-        a = read_hdf5_attributes(f);
-        t = read_hdf5_group(f, "points");
-      } catch (const std::exception& e) {
-        throw InputError({f, 0, "/points"}, std::string("not a cisa-sim result file: ") + e.what());
-      }
-      if (!t.find("point_index")) throw InputError({f, 0, "/points/point_index"}, "missing; was it written by cisa-sim?");
+      Attributes a = read_hdf5_attributes(f);  // InputError naming the file and dataset when corrupt
+      Table t = read_hdf5_group(f, "points");
+      const Column* pi = t.find("point_index");
+      if (!pi) throw InputError({f, 0, "/points/point_index"}, "missing; was it written by cisa-sim?");
+      if (!std::holds_alternative<std::vector<std::int64_t>>(pi->data))
+        throw InputError({f, 0, "/points/point_index"}, "must be an integer column");
       if (i == 0) {
         first = a;
         all = std::move(t);
@@ -117,7 +126,7 @@ int cmd_merge(int argc, char** argv) {
     for (const auto& f : inputs) from += (from.empty() ? "" : "\n") + f;
     attrs["merged_from"] = from;
     attrs["command_line"] = join_args(argc, argv);
-    const std::size_t total = std::stoul(first.count("points_total") ? first["points_total"] : "0");
+    const std::size_t total = points_total(first, inputs[0]);
     if (total && merged.rows() != total)
       std::cerr << "cisa-sim merge: warning: " << merged.rows() << " of " << total << " points present (missing shards?)\n";
     write_hdf5(out, {{"points", &merged}}, attrs);

@@ -271,8 +271,8 @@ int cmd_plan(int argc, char** argv) {
     if (!base.fits_dense && !base.fits_cisa && rows.size() == 1)
       throw InputError({sc.file, 0, "parallel"}, "the configuration " + base.reason_dense);
     const Table t = plan::plan_table(sc, rows);
-    const Attributes attrs = plan::plan_attributes(sc, "cisa-sim plan " + join_args(argc, argv));
-    if (out.empty()) out = "results/plan/" + sc.name + ".h5";
+    const Attributes attrs = plan::plan_attributes(sc, "cisa-sim " + join_args(argc, argv));
+    if (out.empty()) out = default_output(sc.name);
     if (!no_hdf5) write_hdf5(out, {{"plan", &t}}, attrs);
 
     if (format == "csv") write_csv(std::cout, t);

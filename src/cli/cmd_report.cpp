@@ -281,7 +281,7 @@ int cmd_report(int argc, char** argv) {
     return 2;
   }
   if (out.empty()) {
-    out = (fs::path("results") / ("report_" + fs::path(file).stem().string())).string();
+    out = (fs::path("out") / ("report_" + fs::path(file).stem().string())).string();
   }
 
   std::string error;

@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "cisa/errors.hpp"
+#include "cisa/hdf5_handle.hpp"
+#include "cisa/output_file.hpp"
 #include "cisa/version.hpp"
 #include "cisa/write_hdf5.hpp"
 #include "cli/cli_util.hpp"
@@ -52,11 +54,11 @@ std::vector<std::string> split(const std::string& s) {
 // /layers/<i>/chosen_candidate [kv_heads] int64 (0..r-1 head within the group, r = mean) always.
 void export_index(const std::string& path, const std::vector<route::LayerActivations>& acts,
                   const std::vector<route::LayerReport>& reps, const Attributes& attrs) {
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+  OutputFile out(path, "--export-index");
   try {
     H5::Exception::dontPrint();
+    H5::H5File f(out.temp().string(), H5F_ACC_EXCL);
     {
-      H5::H5File f(tmp, H5F_ACC_TRUNC);
       for (const auto& [k, v] : attrs) {
         H5::StrType st(H5::PredType::C_S1, std::max<std::size_t>(1, v.size()));
         H5::Attribute at = f.createAttribute(k, st, H5::DataSpace(H5S_SCALAR));
@@ -78,12 +80,11 @@ void export_index(const std::string& path, const std::vector<route::LayerActivat
         }
       }
     }
-    std::filesystem::rename(tmp, path);
+    f.close();  // throws when the final flush fails (every object above is closed by now)
   } catch (const H5::Exception& e) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("writing " + path + ": " + e.getDetailMsg());
+    h5::write_failed(path, e.getDetailMsg());
   }
+  out.commit();
 }
 
 }  // namespace
@@ -142,6 +143,9 @@ int cmd_route(int argc, char** argv) {
     }
     if (synthetic == !activations.empty())
       bad("--activations", "give exactly one of --activations FILE.h5 or --synthetic");
+    check_output(out, "--out", false);  // bad targets are refused before the work
+    if (!export_path.empty()) check_output(export_path, "--export-index", false);
+    if (!summary_path.empty()) check_output(summary_path, "--summary", true);
 
     route::RouteConfig cfg;
     cfg.budgets = parse_int_list("budget", budget_s);
@@ -243,12 +247,8 @@ int cmd_route(int argc, char** argv) {
     if (!export_path.empty()) export_index(export_path, acts, reports, attrs);
 
     const std::string text = route::summary_text(reports, cfg);
+    if (!summary_path.empty()) write_text_output(summary_path, text, "--summary");
     std::cout << text << "wrote " << out << "\n";
-    if (!summary_path.empty()) {
-      std::ofstream f(summary_path);
-      if (!f) bad("--summary", "cannot write " + summary_path);
-      f << text;
-    }
     return kExitOk;
   });
 }

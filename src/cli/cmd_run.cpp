@@ -93,7 +93,7 @@ int cmd_run(int argc, char** argv) {
     if (measure != "off") measure_points(sc, t, attrs, measure == "on");
     if (!measurements.empty()) import_measurements(measurements, t, attrs);
     const bool measured = attrs.count("measurement") && attrs.at("measurement").rfind("measured", 0) == 0;
-    if (out.empty()) out = "results/" + sc.name + ".h5";
+    if (out.empty()) out = default_output(sc.name);
     if (!no_hdf5) write_hdf5(out, {{"points", &t}}, attrs);
 
     if (format == "csv") write_csv(std::cout, t);

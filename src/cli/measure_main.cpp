@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     cisa::Table t = cisa::evaluate_scenario(sc);
     cisa::Attributes attrs = cisa::provenance(sc, "cisa-measure " + scenario);
     cisa::measure_points(sc, t, attrs, true);
-    if (out.empty()) out = "results/" + sc.name + ".h5";
+    if (out.empty()) out = "out/" + sc.name + ".h5";
     cisa::write_hdf5(out, {{"points", &t}}, attrs);
     cisa::write_error_report(std::cout, t);
     std::cout << "wrote " << out << "\n";

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "cisa/embedded.hpp"
+#include "cisa/scenario_source.hpp"
 #include "cisa/errors.hpp"
 #include "cisa/evaluate.hpp"
 #include "cisa/point.hpp"
@@ -331,7 +332,7 @@ PlanScenario load_plan_scenario(const std::string& source, const std::vector<std
     if (!text) throw InputError({source, 0, ""}, "no embedded file " + path);
     return parse_plan_scenario(parse_yaml(*text, "<embedded>/" + path), sets);
   }
-  return parse_plan_scenario(load_yaml_file(source), sets);
+  return parse_plan_scenario(resolve_scenario(source, "plan"), sets);  // a path, else a shipped name
 }
 
 // ---------------------------------------------------------------- evaluation

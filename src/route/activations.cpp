@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "cisa/errors.hpp"
+#include "cisa/hdf5_handle.hpp"
+#include "cisa/output_file.hpp"
 #include "route/route.hpp"
 
 namespace cisa::route {
@@ -93,10 +95,22 @@ Dataset read_float_dataset(const H5::Group& g, const std::string& name, const st
   const int rank = space.getSimpleExtentNdims();
   out.dims.resize(static_cast<std::size_t>(rank));
   space.getSimpleExtentDims(out.dims.data());
+  if (rank < 1 || rank > 3) fail(file, field, "rank " + std::to_string(rank) + " (expected 2-D or 3-D)");
   hsize_t n = 1;
-  for (auto d : out.dims) n *= d;
-  out.data.resize(n);
+  for (auto d : out.dims) {
+    if (d > (hsize_t{1} << 34) || (d && n > (hsize_t{1} << 34) / d)) fail(file, field, "implausibly large dimensions");
+    n *= d;
+  }
   const H5T_class_t cls = ds.getTypeClass();
+  // Contiguous data must be present in full (a corrupt header can claim any size).
+  {
+    const hid_t dcpl = H5Dget_create_plist(ds.getId());
+    const bool contiguous = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS;
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (contiguous && n > 0 && ds.getStorageSize() < n * ds.getDataType().getSize())
+      fail(file, field, "holds fewer bytes than its dimensions need (truncated or corrupt)");
+  }
+  out.data.resize(n);
   if (cls == H5T_FLOAT) {
     ds.read(out.data.data(), H5::PredType::NATIVE_FLOAT);
   } else if (cls == H5T_INTEGER && ds.getIntType().getSize() == 2 &&
@@ -121,6 +135,8 @@ ActivationsInfo read_activations_info(const std::filesystem::path& path) {
     H5::H5File f(file, H5F_ACC_RDONLY);
     if (f.attrExists("chunk_tokens")) {
       H5::Attribute at = f.openAttribute("chunk_tokens");
+      if (at.getTypeClass() != H5T_INTEGER || at.getSpace().getSimpleExtentNpoints() != 1)
+        fail(file, "chunk_tokens", "attribute must be one integer");
       long long c = 0;
       at.read(H5::PredType::NATIVE_LLONG, &c);
       if (c <= 0) fail(file, "chunk_tokens", "must be positive");
@@ -163,6 +179,8 @@ LayerActivations read_layer(const std::filesystem::path& path, int layer) {
     if (q.dims.size() != 3) fail(file, base + "/q", "must be 3-D [positions, q_heads, head_dim]");
     if (k.dims.size() != 3) fail(file, base + "/k", "must be 3-D [tokens, kv_heads, head_dim]");
     if (q.dims[2] != k.dims[2]) fail(file, base + "/k", "head_dim differs from q's");
+    for (hsize_t d : {q.dims[1], q.dims[2], k.dims[1]})
+      if (d > (1u << 20)) fail(file, base + "/q", "implausible head count or head_dim " + std::to_string(d));
     const auto P = static_cast<std::int64_t>(q.dims[0]);
     a.q_heads = static_cast<int>(q.dims[1]);
     a.head_dim = static_cast<int>(q.dims[2]);
@@ -178,6 +196,7 @@ LayerActivations read_layer(const std::filesystem::path& path, int layer) {
       sp.getSimpleExtentDims(&n);
       if (static_cast<std::int64_t>(n) != P)
         fail(file, base + "/positions", "length differs from q's first dimension");
+      if (ds.getTypeClass() != H5T_INTEGER) fail(file, base + "/positions", "must be an integer dataset");
       std::vector<long long> pos(n);
       ds.read(pos.data(), H5::PredType::NATIVE_LLONG);
       a.positions.assign(pos.begin(), pos.end());
@@ -217,12 +236,11 @@ void write_ds(H5::Group& g, const std::string& name, const std::vector<hsize_t>&
 void write_activations(const std::filesystem::path& path,
                        const std::vector<const LayerActivations*>& layers,
                        std::int64_t chunk_tokens) {
-  const std::filesystem::path tmp =
-      path.string() + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+  cisa::OutputFile out(path.string(), "--write-activations");
   try {
     H5::Exception::dontPrint();
+    H5::H5File f(out.temp().string(), H5F_ACC_EXCL);
     {
-      H5::H5File f(tmp.string(), H5F_ACC_TRUNC);
       {
         H5::DataSpace scalar(H5S_SCALAR);
         H5::Attribute at = f.createAttribute("chunk_tokens", H5::PredType::STD_I64LE, scalar);
@@ -248,16 +266,11 @@ void write_activations(const std::filesystem::path& path,
         }
       }
     }
-    std::filesystem::rename(tmp, path);
+    f.close();  // throws when the final flush fails (every object above is closed by now)
   } catch (const H5::Exception& e) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("writing " + path.string() + ": " + e.getDetailMsg());
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
+    cisa::h5::write_failed(path.string(), e.getDetailMsg());
   }
+  out.commit();
 }
 
 }  // namespace cisa::route

@@ -1,0 +1,213 @@
+// The validating readers of write_hdf5.hpp. Nothing read is trusted: every dataset's kind, rank,
+// length and type and every attribute's type is checked before memory is sized from it.
+#include <sys/stat.h>
+
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cisa/errors.hpp"
+#include "cisa/hdf5_handle.hpp"
+#include "cisa/write_hdf5.hpp"
+
+namespace cisa {
+
+namespace {
+
+namespace fs = std::filesystem;
+using h5::Handle;
+
+constexpr hsize_t kMaxStringWidth = 1 << 20;
+constexpr hsize_t kMaxRows = hsize_t{1} << 32;
+
+class Reader {
+ public:
+  explicit Reader(const fs::path& path) : file_(path.string()) {
+    h5::quiet();
+    struct stat st {};
+    if (::stat(file_.c_str(), &st) != 0) bad("", std::string("cannot open: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) bad("", "not a regular file");
+    const htri_t is = H5Fis_hdf5(file_.c_str());
+    if (is <= 0) bad("", "not an HDF5 file (or a truncated or corrupt one): " + h5::take_error_text());
+    f_ = h5::file(H5Fopen(file_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    if (!f_.valid()) bad("", "cannot open as HDF5 (truncated or corrupt?): " + h5::take_error_text());
+  }
+
+  [[noreturn]] void bad(const std::string& field, const std::string& what) const {
+    throw InputError({file_, 0, field}, what);
+  }
+  hid_t check(hid_t v, const std::string& field, const char* what) const {
+    if (v < 0) bad(field, std::string(what) + ": " + h5::take_error_text());
+    return v;
+  }
+
+  hid_t file() const { return f_.get(); }
+
+  // A string attribute (scalar or one element, fixed or variable length).
+  std::string string_attribute(hid_t obj, const std::string& name, const std::string& field) const {
+    Handle a = h5::attribute(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), field, "cannot open attribute"));
+    Handle t = h5::type(check(H5Aget_type(a.get()), field, "cannot read attribute type"));
+    if (H5Tget_class(t.get()) != H5T_STRING) bad(field, "attribute is not a string");
+    Handle sp = h5::space(check(H5Aget_space(a.get()), field, "cannot read attribute space"));
+    if (H5Sget_simple_extent_npoints(sp.get()) != 1) bad(field, "attribute must hold one string");
+    const htri_t vlen = H5Tis_variable_str(t.get());
+    if (vlen < 0) bad(field, "cannot read attribute type: " + h5::take_error_text());
+    if (vlen) {
+      Handle mt = h5::type(check(H5Tcopy(H5T_C_S1), field, "H5Tcopy"));
+      check(H5Tset_size(mt.get(), H5T_VARIABLE), field, "H5Tset_size");
+      check(H5Tset_cset(mt.get(), H5Tget_cset(t.get())), field, "H5Tset_cset");  // HDF5 converts no charsets
+      char* p = nullptr;
+      check(H5Aread(a.get(), mt.get(), &p), field, "cannot read attribute");
+      std::string out = p ? p : "";
+      H5free_memory(p);
+      return out;
+    }
+    const std::size_t width = H5Tget_size(t.get());
+    if (width == 0 || width > kMaxStringWidth) bad(field, "attribute string width out of range");
+    std::vector<char> buf(width + 1, '\0');
+    check(H5Aread(a.get(), t.get(), buf.data()), field, "cannot read attribute");
+    return std::string(buf.data(), strnlen(buf.data(), width));
+  }
+
+ private:
+  std::string file_;
+  Handle f_;
+};
+
+std::string link_name(const Reader& r, hid_t g, hsize_t i, const std::string& field) {
+  for (H5_index_t order : {H5_INDEX_CRT_ORDER, H5_INDEX_NAME}) {
+    const ssize_t n = H5Lget_name_by_idx(g, ".", order, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (n <= 0) {
+      h5::take_error_text();  // files that do not track creation order: name order
+      continue;
+    }
+    std::string name(static_cast<std::size_t>(n) + 1, '\0');
+    if (H5Lget_name_by_idx(g, ".", order, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0) break;
+    name.resize(static_cast<std::size_t>(n));
+    return name;
+  }
+  r.bad(field, "cannot list the group: " + h5::take_error_text());
+}
+
+// Reads one column, checking it against the expected row count (or setting it).
+void read_column(const Reader& r, Table& t, hid_t g, const std::string& name, const std::string& field,
+                 std::optional<hsize_t>& rows) {
+  H5O_info_t info{};
+#if H5_VERSION_GE(1, 12, 0)
+  r.check(H5Oget_info_by_name3(g, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), field, "cannot inspect");
+#else
+  r.check(H5Oget_info_by_name2(g, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), field, "cannot inspect");
+#endif
+  if (info.type != H5O_TYPE_DATASET) r.bad(field, "is not a dataset (every member of the group must be a column)");
+  Handle ds = h5::dataset(r.check(H5Dopen2(g, name.c_str(), H5P_DEFAULT), field, "cannot open dataset"));
+  Handle sp = h5::space(r.check(H5Dget_space(ds.get()), field, "cannot read dataspace"));
+  if (H5Sget_simple_extent_type(sp.get()) != H5S_SIMPLE || H5Sget_simple_extent_ndims(sp.get()) != 1)
+    r.bad(field, "must be a 1-D dataset (a column), has rank " + std::to_string(H5Sget_simple_extent_ndims(sp.get())));
+  hsize_t len = 0;
+  r.check(H5Sget_simple_extent_dims(sp.get(), &len, nullptr), field, "cannot read dimensions");
+  if (len > kMaxRows) r.bad(field, "implausible length " + std::to_string(len));
+  if (rows && *rows != len)
+    r.bad(field, "has " + std::to_string(len) + " rows, the group's first column has " + std::to_string(*rows) +
+                     " (columns must have equal lengths)");
+  rows = len;
+  Handle ft = h5::type(r.check(H5Dget_type(ds.get()), field, "cannot read datatype"));
+  const H5T_class_t cls = H5Tget_class(ft.get());
+  const std::size_t size = H5Tget_size(ft.get());
+  // Contiguous data must be present in full: a header claiming more rows than the file holds is corrupt.
+  if (cls != H5T_STRING || H5Tis_variable_str(ft.get()) == 0) {
+    Handle dcpl = h5::plist(r.check(H5Dget_create_plist(ds.get()), field, "cannot read layout"));
+    if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS && len > 0 &&
+        (size == 0 || len > std::numeric_limits<hsize_t>::max() / size || H5Dget_storage_size(ds.get()) < len * size))
+      r.bad(field, "holds fewer bytes than its " + std::to_string(len) + " rows need (truncated or corrupt)");
+  }
+  const std::string unit = H5Aexists(ds.get(), "unit") > 0 ? r.string_attribute(ds.get(), "unit", field + " (attribute unit)") : "";
+  const std::string desc =
+      H5Aexists(ds.get(), "description") > 0 ? r.string_attribute(ds.get(), "description", field + " (attribute description)") : "";
+  const std::size_t n = static_cast<std::size_t>(len);
+  auto read = [&](hid_t mem_type, void* buf) {
+    if (n) r.check(H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), field, "cannot read data");
+  };
+  if (cls == H5T_FLOAT) {
+    if (size != 4 && size != 8) r.bad(field, "float of " + std::to_string(size) + " bytes; expected float32 or float64");
+    auto& v = t.add_f64(name, unit, desc);
+    v.resize(n);
+    read(H5T_NATIVE_DOUBLE, v.data());
+  } else if (cls == H5T_INTEGER) {
+    if (size < 1 || size > 8) r.bad(field, "integer of " + std::to_string(size) + " bytes");
+    auto& v = t.add_i64(name, unit, desc);
+    v.resize(n);
+    read(H5T_NATIVE_INT64, v.data());
+  } else if (cls == H5T_STRING) {
+    auto& v = t.add_text(name, desc);
+    v.reserve(n);
+    if (H5Tis_variable_str(ft.get()) > 0) {
+      Handle mt = h5::type(r.check(H5Tcopy(H5T_C_S1), field, "H5Tcopy"));
+      r.check(H5Tset_size(mt.get(), H5T_VARIABLE), field, "H5Tset_size");
+      r.check(H5Tset_cset(mt.get(), H5Tget_cset(ft.get())), field, "H5Tset_cset");
+      std::vector<char*> ptrs(n, nullptr);
+      read(mt.get(), ptrs.data());
+      for (char* p : ptrs) v.emplace_back(p ? p : "");
+#if H5_VERSION_GE(1, 12, 0)
+      if (n) H5Treclaim(mt.get(), sp.get(), H5P_DEFAULT, ptrs.data());
+#else
+      if (n) H5Dvlen_reclaim(mt.get(), sp.get(), H5P_DEFAULT, ptrs.data());
+#endif
+    } else {
+      if (size == 0 || size > kMaxStringWidth) r.bad(field, "string width " + std::to_string(size) + " out of range");
+      std::vector<char> cells(n * size);
+      read(ft.get(), cells.data());
+      for (std::size_t k = 0; k < n; ++k) {
+        const char* p = cells.data() + k * size;
+        v.emplace_back(p, strnlen(p, size));
+      }
+    }
+  } else {
+    r.bad(field, "unsupported datatype (class " + std::to_string(static_cast<int>(cls)) +
+                     "); columns are float64, int64 or strings");
+  }
+}
+
+}  // namespace
+
+Attributes read_hdf5_attributes(const fs::path& path) {
+  const Reader r(path);
+  Attributes out;
+  H5O_info_t info{};
+#if H5_VERSION_GE(1, 12, 0)
+  r.check(H5Oget_info3(r.file(), &info, H5O_INFO_NUM_ATTRS), "/", "cannot inspect the root group");
+#else
+  r.check(H5Oget_info2(r.file(), &info, H5O_INFO_NUM_ATTRS), "/", "cannot inspect the root group");
+#endif
+  for (hsize_t i = 0; i < info.num_attrs; ++i) {
+    const ssize_t len = H5Aget_name_by_idx(r.file(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (len < 0) r.bad("/", "cannot list attributes: " + h5::take_error_text());
+    std::string name(static_cast<std::size_t>(len) + 1, '\0');
+    r.check(H5Aget_name_by_idx(r.file(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT), "/",
+            "cannot list attributes");
+    name.resize(static_cast<std::size_t>(len));
+    out[name] = r.string_attribute(r.file(), name, "attribute " + name);
+  }
+  return out;
+}
+
+Table read_hdf5_group(const fs::path& path, const std::string& group) {
+  const Reader r(path);
+  const std::string gfield = "/" + group;
+  if (H5Lexists(r.file(), group.c_str(), H5P_DEFAULT) <= 0) r.bad(gfield, "no such group; is this a cisa-sim result file?");
+  Handle g = h5::group(r.check(H5Gopen2(r.file(), group.c_str(), H5P_DEFAULT), gfield, "cannot open group"));
+  H5G_info_t gi{};
+  r.check(H5Gget_info(g.get(), &gi), gfield, "cannot read group");
+  Table t;
+  std::optional<hsize_t> rows;
+  for (hsize_t i = 0; i < gi.nlinks; ++i) {
+    const std::string name = link_name(r, g.get(), i, gfield);
+    const std::string field = gfield + "/" + name;
+    if (t.find(name)) r.bad(field, "column appears twice");
+    read_column(r, t, g.get(), name, field, rows);
+  }
+  return t;
+}
+
+}  // namespace cisa
