@@ -48,6 +48,8 @@ void write_failed(const std::string& target, const std::string& detail) {
                     " (nothing replaced: an older file of that name is unchanged)");
 }
 
-void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+void quiet() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
 
 }  // namespace cisa::h5

@@ -52,19 +52,34 @@ class Handle {
 
  private:
   void reset() {
-    if (id_ >= 0 && closer_ && closer_(id_) < 0) H5Eclear2(H5E_DEFAULT);  // error path: already reported
+    if (id_ >= 0 && closer_ && closer_(id_) < 0)
+      H5Eclear2(H5E_DEFAULT);  // error path: already reported
     id_ = H5I_INVALID_HID;
   }
   hid_t id_ = H5I_INVALID_HID;
   Closer closer_ = nullptr;
 };
 
-inline Handle file(hid_t id) { return {id, H5Fclose}; }
-inline Handle group(hid_t id) { return {id, H5Gclose}; }
-inline Handle dataset(hid_t id) { return {id, H5Dclose}; }
-inline Handle space(hid_t id) { return {id, H5Sclose}; }
-inline Handle type(hid_t id) { return {id, H5Tclose}; }
-inline Handle attribute(hid_t id) { return {id, H5Aclose}; }
-inline Handle plist(hid_t id) { return {id, H5Pclose}; }
+inline Handle file(hid_t id) {
+  return {id, H5Fclose};
+}
+inline Handle group(hid_t id) {
+  return {id, H5Gclose};
+}
+inline Handle dataset(hid_t id) {
+  return {id, H5Dclose};
+}
+inline Handle space(hid_t id) {
+  return {id, H5Sclose};
+}
+inline Handle type(hid_t id) {
+  return {id, H5Tclose};
+}
+inline Handle attribute(hid_t id) {
+  return {id, H5Aclose};
+}
+inline Handle plist(hid_t id) {
+  return {id, H5Pclose};
+}
 
 }  // namespace cisa::h5

@@ -48,7 +48,8 @@ void install_handlers_once() {
   std::call_once(once, [] {
     for (int sig : kSignals) {
       struct sigaction old {};
-      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;  // keep nohup etc.
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN)
+        continue;  // keep nohup etc.
       struct sigaction sa {};
       sa.sa_handler = remove_temps_and_die;
       sigemptyset(&sa.sa_mask);
@@ -94,7 +95,9 @@ void unregister_temp(int slot) {
   g_used[slot] = 0;
 }
 
-std::string temp_marker(const fs::path& target) { return target.filename().string() + ".tmp-cisa."; }
+std::string temp_marker(const fs::path& target) {
+  return target.filename().string() + ".tmp-cisa.";
+}
 
 // Removes temps of `target` whose writer process is gone (killed with -9, machine crash).
 // Also the names of earlier versions ("<name>.tmp.<pid>").
@@ -108,7 +111,9 @@ void remove_stale_temps(const fs::path& target) {
       if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
       const std::string rest = name.substr(prefix.size());
       const std::string digits = rest.substr(0, rest.find('.'));
-      if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (digits.empty() || digits.size() > 9 ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        continue;
       const pid_t pid = static_cast<pid_t>(std::stol(digits));
       if (pid == ::getpid()) continue;
       if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its writer may still be running
@@ -130,7 +135,8 @@ fs::path follow_links(const fs::path& name, const std::string& option) {
     if (ec) return p;
     p = link.is_absolute() ? link : p.parent_path() / link;
   }
-  throw InputError({"command line", 0, option}, "'" + name.string() + "': too many levels of symbolic links");
+  throw InputError({"command line", 0, option},
+                   "'" + name.string() + "': too many levels of symbolic links");
 }
 
 void fsync_path(const fs::path& p, int flags, bool is_folder) {
@@ -153,8 +159,8 @@ std::atomic<unsigned> g_sequence{0};
 std::string sanitize_file_name(const std::string& text) {
   std::string out;
   for (char ch : text) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                    ch == '_' || ch == '-';
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
     out += ok ? ch : '_';
   }
   const auto first = out.find_first_not_of('.');
@@ -167,27 +173,33 @@ OutputTarget check_output(const std::string& name, const std::string& option, bo
   const SourceLocation where{"command line", 0, option};
   if (name == "-") {
     if (stdout_ok) return {name, {}, true};
-    throw InputError(where, "this output is HDF5, which needs a seekable file: give a file name, not '-'");
+    throw InputError(where,
+                     "this output is HDF5, which needs a seekable file: give a file name, not '-'");
   }
   if (name.empty()) throw InputError(where, "empty file name");
-  if (name.back() == '/') throw InputError(where, "'" + name + "' names a folder; give a file name");
+  if (name.back() == '/')
+    throw InputError(where, "'" + name + "' names a folder; give a file name");
   const fs::path p = follow_links(name, option);
   struct stat st {};
   if (::stat(p.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw InputError(where, "'" + name + "' is a folder; give a file name inside it");
+    if (S_ISDIR(st.st_mode))
+      throw InputError(where, "'" + name + "' is a folder; give a file name inside it");
     if (!S_ISREG(st.st_mode))
-      throw InputError(where, "'" + name + "' is not a regular file (a FIFO, device or socket); cisa-sim only replaces regular files" +
+      throw InputError(where, "'" + name +
+                                  "' is not a regular file (a FIFO, device or socket); cisa-sim "
+                                  "only replaces regular files" +
                                   std::string(stdout_ok ? " (use '-' for stdout)" : ""));
   }
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    throw InputError(where, "cannot create the folder of '" + name + "' (" + dir.string() + "): " +
-                                (ec ? ec.message() : std::string("not a folder")));
+    throw InputError(where, "cannot create the folder of '" + name + "' (" + dir.string() +
+                                "): " + (ec ? ec.message() : std::string("not a folder")));
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw InputError(where, "cannot write into the folder of '" + name + "' (" + dir.string() + "): " + std::strerror(errno));
+    throw InputError(where, "cannot write into the folder of '" + name + "' (" + dir.string() +
+                                "): " + std::strerror(errno));
   return {name, p, false};
 }
 
@@ -195,7 +207,8 @@ OutputFile::OutputFile(const std::string& target, const std::string& option) {
   target_ = check_output(target, option, false).path;
   remove_stale_temps(target_);
   temp_ = target_;
-  temp_.replace_filename(temp_marker(target_) + std::to_string(::getpid()) + "." + std::to_string(g_sequence++));
+  temp_.replace_filename(temp_marker(target_) + std::to_string(::getpid()) + "." +
+                         std::to_string(g_sequence++));
   slot_ = register_temp(temp_);
 }
 
@@ -207,15 +220,19 @@ OutputFile::~OutputFile() {
 
 void OutputFile::commit() {
   struct stat old {};
-  if (::stat(target_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) ::chmod(temp_.c_str(), old.st_mode & 07777);
+  if (::stat(target_.c_str(), &old) == 0 && S_ISREG(old.st_mode))
+    ::chmod(temp_.c_str(), old.st_mode & 07777);
   fsync_path(temp_, O_RDONLY, false);
-  if (::rename(temp_.c_str(), target_.c_str()) != 0) throw_os_error("cannot rename the finished file to", target_, errno);
+  if (::rename(temp_.c_str(), target_.c_str()) != 0)
+    throw_os_error("cannot rename the finished file to", target_, errno);
   committed_ = true;
   unregister_temp(slot_);
-  fsync_path(target_.has_parent_path() ? target_.parent_path() : fs::path("."), O_RDONLY | O_DIRECTORY, true);
+  fsync_path(target_.has_parent_path() ? target_.parent_path() : fs::path("."),
+             O_RDONLY | O_DIRECTORY, true);
 }
 
-void write_text_output(const std::string& target, const std::string& text, const std::string& option) {
+void write_text_output(const std::string& target, const std::string& text,
+                       const std::string& option) {
   if (target == "-") {
     std::cout << text << std::flush;
     if (!std::cout) throw OutputError("cannot write to stdout");

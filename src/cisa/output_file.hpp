@@ -26,8 +26,8 @@ class OutputError : public std::runtime_error {
 };
 
 struct OutputTarget {
-  std::string shown;             // as the user named it
-  std::filesystem::path path;    // the file replaced (symlinks followed); empty for stdout
+  std::string shown;           // as the user named it
+  std::filesystem::path path;  // the file replaced (symlinks followed); empty for stdout
   bool to_stdout = false;
 };
 
@@ -47,7 +47,7 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
   ~OutputFile();
 
-  const std::filesystem::path& temp() const { return temp_; }     // write here
+  const std::filesystem::path& temp() const { return temp_; }      // write here
   const std::filesystem::path& target() const { return target_; }  // replaced by commit()
   // fsync(temp), rename(temp, target), fsync(folder). Throws OutputError.
   void commit();
@@ -59,9 +59,11 @@ class OutputFile {
 };
 
 // Writes `text` to `target` through an OutputFile, or to stdout when target is "-".
-void write_text_output(const std::string& target, const std::string& text, const std::string& option = "--out");
+void write_text_output(const std::string& target, const std::string& text,
+                       const std::string& option = "--out");
 
 // "cannot write <file>: <strerror(err)>" as an OutputError.
-[[noreturn]] void throw_os_error(const std::string& what, const std::filesystem::path& file, int err);
+[[noreturn]] void throw_os_error(const std::string& what, const std::filesystem::path& file,
+                                 int err);
 
 }  // namespace cisa

@@ -27,12 +27,15 @@ class Reader {
   explicit Reader(const fs::path& path) : file_(path.string()) {
     h5::quiet();
     struct stat st {};
-    if (::stat(file_.c_str(), &st) != 0) bad("", std::string("cannot open: ") + std::strerror(errno));
+    if (::stat(file_.c_str(), &st) != 0)
+      bad("", std::string("cannot open: ") + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) bad("", "not a regular file");
     const htri_t is = H5Fis_hdf5(file_.c_str());
-    if (is <= 0) bad("", "not an HDF5 file (or a truncated or corrupt one): " + h5::take_error_text());
+    if (is <= 0)
+      bad("", "not an HDF5 file (or a truncated or corrupt one): " + h5::take_error_text());
     f_ = h5::file(H5Fopen(file_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-    if (!f_.valid()) bad("", "cannot open as HDF5 (truncated or corrupt?): " + h5::take_error_text());
+    if (!f_.valid())
+      bad("", "cannot open as HDF5 (truncated or corrupt?): " + h5::take_error_text());
   }
 
   [[noreturn]] void bad(const std::string& field, const std::string& what) const {
@@ -47,7 +50,8 @@ class Reader {
 
   // A string attribute (scalar or one element, fixed or variable length).
   std::string string_attribute(hid_t obj, const std::string& name, const std::string& field) const {
-    Handle a = h5::attribute(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), field, "cannot open attribute"));
+    Handle a = h5::attribute(
+        check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), field, "cannot open attribute"));
     Handle t = h5::type(check(H5Aget_type(a.get()), field, "cannot read attribute type"));
     if (H5Tget_class(t.get()) != H5T_STRING) bad(field, "attribute is not a string");
     Handle sp = h5::space(check(H5Aget_space(a.get()), field, "cannot read attribute space"));
@@ -57,7 +61,8 @@ class Reader {
     if (vlen) {
       Handle mt = h5::type(check(H5Tcopy(H5T_C_S1), field, "H5Tcopy"));
       check(H5Tset_size(mt.get(), H5T_VARIABLE), field, "H5Tset_size");
-      check(H5Tset_cset(mt.get(), H5Tget_cset(t.get())), field, "H5Tset_cset");  // HDF5 converts no charsets
+      check(H5Tset_cset(mt.get(), H5Tget_cset(t.get())), field,
+            "H5Tset_cset");  // HDF5 converts no charsets
       char* p = nullptr;
       check(H5Aread(a.get(), mt.get(), &p), field, "cannot read attribute");
       std::string out = p ? p : "";
@@ -84,7 +89,9 @@ std::string link_name(const Reader& r, hid_t g, hsize_t i, const std::string& fi
       continue;
     }
     std::string name(static_cast<std::size_t>(n) + 1, '\0');
-    if (H5Lget_name_by_idx(g, ".", order, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) < 0) break;
+    if (H5Lget_name_by_idx(g, ".", order, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT) <
+        0)
+      break;
     name.resize(static_cast<std::size_t>(n));
     return name;
   }
@@ -92,45 +99,61 @@ std::string link_name(const Reader& r, hid_t g, hsize_t i, const std::string& fi
 }
 
 // Reads one column, checking it against the expected row count (or setting it).
-void read_column(const Reader& r, Table& t, hid_t g, const std::string& name, const std::string& field,
-                 std::optional<hsize_t>& rows) {
+void read_column(const Reader& r, Table& t, hid_t g, const std::string& name,
+                 const std::string& field, std::optional<hsize_t>& rows) {
   H5O_info_t info{};
 #if H5_VERSION_GE(1, 12, 0)
-  r.check(H5Oget_info_by_name3(g, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), field, "cannot inspect");
+  r.check(H5Oget_info_by_name3(g, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), field,
+          "cannot inspect");
 #else
-  r.check(H5Oget_info_by_name2(g, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), field, "cannot inspect");
+  r.check(H5Oget_info_by_name2(g, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), field,
+          "cannot inspect");
 #endif
-  if (info.type != H5O_TYPE_DATASET) r.bad(field, "is not a dataset (every member of the group must be a column)");
-  Handle ds = h5::dataset(r.check(H5Dopen2(g, name.c_str(), H5P_DEFAULT), field, "cannot open dataset"));
+  if (info.type != H5O_TYPE_DATASET)
+    r.bad(field, "is not a dataset (every member of the group must be a column)");
+  Handle ds =
+      h5::dataset(r.check(H5Dopen2(g, name.c_str(), H5P_DEFAULT), field, "cannot open dataset"));
   Handle sp = h5::space(r.check(H5Dget_space(ds.get()), field, "cannot read dataspace"));
-  if (H5Sget_simple_extent_type(sp.get()) != H5S_SIMPLE || H5Sget_simple_extent_ndims(sp.get()) != 1)
-    r.bad(field, "must be a 1-D dataset (a column), has rank " + std::to_string(H5Sget_simple_extent_ndims(sp.get())));
+  if (H5Sget_simple_extent_type(sp.get()) != H5S_SIMPLE ||
+      H5Sget_simple_extent_ndims(sp.get()) != 1)
+    r.bad(field, "must be a 1-D dataset (a column), has rank " +
+                     std::to_string(H5Sget_simple_extent_ndims(sp.get())));
   hsize_t len = 0;
   r.check(H5Sget_simple_extent_dims(sp.get(), &len, nullptr), field, "cannot read dimensions");
   if (len > kMaxRows) r.bad(field, "implausible length " + std::to_string(len));
   if (rows && *rows != len)
-    r.bad(field, "has " + std::to_string(len) + " rows, the group's first column has " + std::to_string(*rows) +
-                     " (columns must have equal lengths)");
+    r.bad(field, "has " + std::to_string(len) + " rows, the group's first column has " +
+                     std::to_string(*rows) + " (columns must have equal lengths)");
   rows = len;
   Handle ft = h5::type(r.check(H5Dget_type(ds.get()), field, "cannot read datatype"));
   const H5T_class_t cls = H5Tget_class(ft.get());
   const std::size_t size = H5Tget_size(ft.get());
-  // Contiguous data must be present in full: a header claiming more rows than the file holds is corrupt.
+  // Contiguous data must be present in full: a header claiming more rows than the file holds is
+  // corrupt.
   if (cls != H5T_STRING || H5Tis_variable_str(ft.get()) == 0) {
     Handle dcpl = h5::plist(r.check(H5Dget_create_plist(ds.get()), field, "cannot read layout"));
     if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS && len > 0 &&
-        (size == 0 || len > std::numeric_limits<hsize_t>::max() / size || H5Dget_storage_size(ds.get()) < len * size))
-      r.bad(field, "holds fewer bytes than its " + std::to_string(len) + " rows need (truncated or corrupt)");
+        (size == 0 || len > std::numeric_limits<hsize_t>::max() / size ||
+         H5Dget_storage_size(ds.get()) < len * size))
+      r.bad(field, "holds fewer bytes than its " + std::to_string(len) +
+                       " rows need (truncated or corrupt)");
   }
-  const std::string unit = H5Aexists(ds.get(), "unit") > 0 ? r.string_attribute(ds.get(), "unit", field + " (attribute unit)") : "";
+  const std::string unit = H5Aexists(ds.get(), "unit") > 0
+                               ? r.string_attribute(ds.get(), "unit", field + " (attribute unit)")
+                               : "";
   const std::string desc =
-      H5Aexists(ds.get(), "description") > 0 ? r.string_attribute(ds.get(), "description", field + " (attribute description)") : "";
+      H5Aexists(ds.get(), "description") > 0
+          ? r.string_attribute(ds.get(), "description", field + " (attribute description)")
+          : "";
   const std::size_t n = static_cast<std::size_t>(len);
   auto read = [&](hid_t mem_type, void* buf) {
-    if (n) r.check(H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), field, "cannot read data");
+    if (n)
+      r.check(H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), field,
+              "cannot read data");
   };
   if (cls == H5T_FLOAT) {
-    if (size != 4 && size != 8) r.bad(field, "float of " + std::to_string(size) + " bytes; expected float32 or float64");
+    if (size != 4 && size != 8)
+      r.bad(field, "float of " + std::to_string(size) + " bytes; expected float32 or float64");
     auto& v = t.add_f64(name, unit, desc);
     v.resize(n);
     read(H5T_NATIVE_DOUBLE, v.data());
@@ -155,7 +178,8 @@ void read_column(const Reader& r, Table& t, hid_t g, const std::string& name, co
       if (n) H5Dvlen_reclaim(mt.get(), sp.get(), H5P_DEFAULT, ptrs.data());
 #endif
     } else {
-      if (size == 0 || size > kMaxStringWidth) r.bad(field, "string width " + std::to_string(size) + " out of range");
+      if (size == 0 || size > kMaxStringWidth)
+        r.bad(field, "string width " + std::to_string(size) + " out of range");
       std::vector<char> cells(n * size);
       read(ft.get(), cells.data());
       for (std::size_t k = 0; k < n; ++k) {
@@ -181,11 +205,13 @@ Attributes read_hdf5_attributes(const fs::path& path) {
   r.check(H5Oget_info2(r.file(), &info, H5O_INFO_NUM_ATTRS), "/", "cannot inspect the root group");
 #endif
   for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    const ssize_t len = H5Aget_name_by_idx(r.file(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    const ssize_t len =
+        H5Aget_name_by_idx(r.file(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
     if (len < 0) r.bad("/", "cannot list attributes: " + h5::take_error_text());
     std::string name(static_cast<std::size_t>(len) + 1, '\0');
-    r.check(H5Aget_name_by_idx(r.file(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT), "/",
-            "cannot list attributes");
+    r.check(H5Aget_name_by_idx(r.file(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(),
+                               name.size(), H5P_DEFAULT),
+            "/", "cannot list attributes");
     name.resize(static_cast<std::size_t>(len));
     out[name] = r.string_attribute(r.file(), name, "attribute " + name);
   }
@@ -195,8 +221,10 @@ Attributes read_hdf5_attributes(const fs::path& path) {
 Table read_hdf5_group(const fs::path& path, const std::string& group) {
   const Reader r(path);
   const std::string gfield = "/" + group;
-  if (H5Lexists(r.file(), group.c_str(), H5P_DEFAULT) <= 0) r.bad(gfield, "no such group; is this a cisa-sim result file?");
-  Handle g = h5::group(r.check(H5Gopen2(r.file(), group.c_str(), H5P_DEFAULT), gfield, "cannot open group"));
+  if (H5Lexists(r.file(), group.c_str(), H5P_DEFAULT) <= 0)
+    r.bad(gfield, "no such group; is this a cisa-sim result file?");
+  Handle g = h5::group(
+      r.check(H5Gopen2(r.file(), group.c_str(), H5P_DEFAULT), gfield, "cannot open group"));
   H5G_info_t gi{};
   r.check(H5Gget_info(g.get(), &gi), gfield, "cannot read group");
   Table t;

@@ -26,7 +26,9 @@ class Checked {
     if (s < 0) fail(what);
   }
   void close(Handle& h, const char* what) const { ok(h.close(), what); }
-  [[noreturn]] void fail(const char* what) const { h5::write_failed(target_.string(), std::string("HDF5 ") + what + " failed"); }
+  [[noreturn]] void fail(const char* what) const {
+    h5::write_failed(target_.string(), std::string("HDF5 ") + what + " failed");
+  }
 
  private:
   fs::path target_;
@@ -37,13 +39,15 @@ class Writer {
   Writer(const fs::path& temp, const fs::path& target) : c_(target) {
     Handle fcpl = h5::plist(c_.id(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate"));
     // Creation order, so readers list columns in table order.
-    c_.ok(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED), "link order");
+    c_.ok(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+          "link order");
     Handle fapl = h5::plist(c_.id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
     // The 1.10 format checksums the superblock, object headers and B-trees; readers of 1.10
     // and later read it. STRONG: closing the file also closes anything an error path left open.
     c_.ok(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110), "libver bounds");
     c_.ok(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "fclose degree");
-    file_ = h5::file(c_.id(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), "H5Fcreate"));
+    file_ =
+        h5::file(c_.id(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), "H5Fcreate"));
     str_ = h5::type(c_.id(H5Tcopy(H5T_C_S1), "H5Tcopy"));
     c_.ok(H5Tset_size(str_.get(), H5T_VARIABLE), "H5Tset_size");
     c_.ok(H5Tset_cset(str_.get(), H5T_CSET_UTF8), "H5Tset_cset");
@@ -55,7 +59,8 @@ class Writer {
 
   void attribute(hid_t obj, const std::string& name, const std::string& value) {
     Handle a = h5::attribute(
-        c_.id(H5Acreate2(obj, name.c_str(), str_.get(), scalar_.get(), H5P_DEFAULT, H5P_DEFAULT), "H5Acreate2"));
+        c_.id(H5Acreate2(obj, name.c_str(), str_.get(), scalar_.get(), H5P_DEFAULT, H5P_DEFAULT),
+              "H5Acreate2"));
     const char* p = value.c_str();
     c_.ok(H5Awrite(a.get(), str_.get(), &p), "H5Awrite");
     c_.close(a, "H5Aclose");
@@ -67,8 +72,11 @@ class Writer {
 
   void group(const Hdf5Group& grp) {
     Handle gcpl = h5::plist(c_.id(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate"));
-    c_.ok(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED), "link order");
-    Handle g = h5::group(c_.id(H5Gcreate2(file_.get(), grp.name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), "H5Gcreate2"));
+    c_.ok(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+          "link order");
+    Handle g = h5::group(
+        c_.id(H5Gcreate2(file_.get(), grp.name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT),
+              "H5Gcreate2"));
     for (const auto& col : grp.table->columns()) column(g.get(), col);
     c_.close(g, "H5Gclose");
   }
@@ -91,15 +99,20 @@ class Writer {
     Handle space = h5::space(c_.id(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"));
     Handle ds;
     auto create = [&](hid_t file_type) {
-      ds = h5::dataset(
-          c_.id(H5Dcreate2(g, col.name.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl_.get(), H5P_DEFAULT), "H5Dcreate2"));
+      ds = h5::dataset(c_.id(H5Dcreate2(g, col.name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                        dcpl_.get(), H5P_DEFAULT),
+                             "H5Dcreate2"));
     };
     if (const auto* f = std::get_if<std::vector<double>>(&col.data)) {
       create(H5T_IEEE_F64LE);
-      if (n) c_.ok(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f->data()), "H5Dwrite");
+      if (n)
+        c_.ok(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f->data()),
+              "H5Dwrite");
     } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&col.data)) {
       create(H5T_STD_I64LE);
-      if (n) c_.ok(H5Dwrite(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, i->data()), "H5Dwrite");
+      if (n)
+        c_.ok(H5Dwrite(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, i->data()),
+              "H5Dwrite");
     } else {
       // Fixed-length, null-padded UTF-8: an order of magnitude faster to write than
       // variable-length strings for million-row tables; h5py reads both with .asstr().
@@ -112,8 +125,10 @@ class Writer {
       c_.ok(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
       create(t.get());
       std::vector<char> buf(s.size() * width, '\0');
-      for (std::size_t k = 0; k < s.size(); ++k) std::memcpy(buf.data() + k * width, s[k].data(), s[k].size());
-      if (n) c_.ok(H5Dwrite(ds.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dwrite");
+      for (std::size_t k = 0; k < s.size(); ++k)
+        std::memcpy(buf.data() + k * width, s[k].data(), s[k].size());
+      if (n)
+        c_.ok(H5Dwrite(ds.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dwrite");
       c_.close(t, "H5Tclose");
     }
     attribute(ds.get(), "unit", col.unit);
@@ -128,9 +143,11 @@ class Writer {
 
 }  // namespace
 
-void write_hdf5(const fs::path& path, const std::vector<Hdf5Group>& groups, const Attributes& attributes) {
+void write_hdf5(const fs::path& path, const std::vector<Hdf5Group>& groups,
+                const Attributes& attributes) {
   h5::quiet();
-  for (const auto& grp : groups) grp.table->rows();  // throws on ragged columns before anything is written
+  for (const auto& grp : groups)
+    grp.table->rows();  // throws on ragged columns before anything is written
   OutputFile out(path.string());
   {
     Writer w(out.temp(), out.target());
