@@ -7,6 +7,7 @@
 
 #include "cisa/evaluate.hpp"
 #include "cisa/presets.hpp"
+#include "cisa/pricing.hpp"
 #include "cisa/results.hpp"
 #include "cisa/write_hdf5.hpp"
 
@@ -15,8 +16,8 @@ int main(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
   const std::string out = argc > 2 ? argv[2] : (std::filesystem::temp_directory_path() / "cisa_model_bench.h5").string();
   const cisa::Hardware hw = cisa::gpu_preset("h200_sxm");
-  const cisa::Rates rates = cisa::resolve_rates(hw, cisa::Basis::calibrated);
-  const cisa::KernelShape shape = cisa::kernel_shape(hw, rates);
+  // The default implementations: the best dense baseline known on the H200 and this project's kernels.
+  cisa::Pricer pricer(cisa::shipped_cards(), cisa::shipped_impls(), cisa::Basis::calibrated);
   // A mixed sweep: terminal prefill and decode over context, budget, G, batch and geometry.
   const std::int64_t contexts[] = {131072, 262144, 524288, 1048576};
   const std::int64_t budgets[] = {1024, 2048, 4096, 8192};
@@ -38,9 +39,10 @@ int main(int argc, char** argv) {
     p.work.batch = 1 + static_cast<int>(i % 32);
     p.work.phase = (i / 512) % 2 ? cisa::Phase::decode : cisa::Phase::terminal_prefill;
     if (p.work.phase == cisa::Phase::decode) p.cisa.qshare_g = 1;
-    const cisa::Prediction pr = cisa::predict(p, shape, rates, hw.topk_radix_passes);
+    const cisa::PointPricing& pricing = pricer.for_point(p);
+    const cisa::Prediction pr = cisa::predict(p, pricing);
     checksum += pr.cisa.busy();
-    b.add(static_cast<std::int64_t>(i), p, pr, rates);
+    b.add(static_cast<std::int64_t>(i), p, pr, pricing.cisa[1].rates);
   }
   const auto t1 = clock::now();
   cisa::write_hdf5(out, {{"points", &b.table()}}, {{"tool_version", "bench"}});

@@ -69,6 +69,9 @@ void import_measurements(const std::string& file, Table& t, Attributes& attrs) {
 
 void fill_errors(Table& t) {
   const std::size_t n = t.rows();
+  const Column* impl_col = t.find("cisa_impl");
+  if (!impl_col) throw std::logic_error("no column cisa_impl");
+  const auto* impl = &std::get<std::vector<std::string>>(impl_col->data);
   auto& att_d = f64(t, "meas_ms_attention_dense");
   auto& att_c = f64(t, "meas_ms_attention_cisa");
   auto& busy_d = f64(t, "meas_ms_busy_dense");
@@ -82,11 +85,13 @@ void fill_errors(Table& t) {
   const auto& meas = measured_columns();
   const auto& err = error_columns();
   for (std::size_t k = 0; k < meas.size(); ++k) {
-    const std::string pred_name = "pred_" + meas[k].substr(5);
+    // Like with like: the measurements are of this project's kernels, so only rows priced with
+    // cisa_kernels get an error.
     const auto& m = f64(t, meas[k]);
-    const auto& p = f64(t, pred_name);
+    const auto& p = f64(t, predicted_twin(meas[k]));
     auto& e = f64(t, err[k]);
-    for (std::size_t i = 0; i < n; ++i) e[i] = (p[i] > 0 && std::isfinite(m[i])) ? m[i] / p[i] - 1.0 : NAN;
+    for (std::size_t i = 0; i < n; ++i)
+      e[i] = (p[i] > 0 && std::isfinite(m[i]) && (*impl)[i] == "cisa_kernels") ? m[i] / p[i] - 1.0 : NAN;
   }
 }
 

@@ -5,7 +5,10 @@
 #include <chrono>
 #include <ctime>
 
+#include <set>
+
 #include "cisa/errors.hpp"
+#include "cisa/pricing.hpp"
 #include "cisa/results.hpp"
 #include "cisa/version.hpp"
 
@@ -30,24 +33,15 @@ Shard parse_shard(const std::string& text) {
 
 Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress,
                         Shard shard) {
-  struct Resolved {
-    Rates rates;
-    KernelShape shape;
-    int passes;
-  };
-  std::map<std::string, Resolved> by_gpu;
-  for (const auto& [name, hw] : sc.gpus) {
-    const Rates r = resolve_rates(hw, sc.basis);
-    by_gpu.emplace(name, Resolved{r, kernel_shape(hw, r), hw.topk_radix_passes});
-  }
+  Pricer pricer(sc.cards, sc.impls, sc.basis);
   PointsTableBuilder b;
   b.reserve(sc.points.size());
   const std::size_t n = sc.points.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (!shard.takes(i)) continue;
     const Point& p = sc.points[i];
-    const Resolved& r = by_gpu.at(p.hardware);
-    b.add(static_cast<std::int64_t>(i), p, predict(p, r.shape, r.rates, r.passes), r.rates);
+    const PointPricing& pr = pricer.for_point(p);
+    b.add(static_cast<std::int64_t>(i), p, predict(p, pr), pr.cisa[1].rates);
     if (progress && (i % 4096 == 4095 || i + 1 == n)) progress(i + 1, n);
   }
   return std::move(b.table());
@@ -80,23 +74,42 @@ Attributes base_attributes(const std::string& command_line, const std::string& s
   return a;
 }
 
+std::string implementation_figures(const ResolvedImpl& im) {
+  std::string out = "# implementation " + im.name + "\n";
+  for (const auto& u : im.used)
+    out += fmt::format("{}: {{value: {:.6g}, label: {}, source: \"{}\"}}\n", u.field, u.figure.value,
+                       to_string(u.figure.label()), u.figure.source);
+  return out;
+}
+
 Attributes provenance(const Scenario& sc, const std::string& command_line, Shard shard) {
   Attributes a = base_attributes(command_line, sc.name, sc.file, sc.text, sc.effective_yaml, sc.overrides);
   a["basis"] = to_string(sc.basis);
   a["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
   a["points_total"] = std::to_string(sc.points.size());
+  Pricer pricer(sc.cards, sc.impls, sc.basis);
   std::string hw_yaml, hw_names;
+  std::set<std::string> impl_names;
+  for (const Point& p : sc.points) {
+    const PointPricing& pr = pricer.for_point(p);
+    for (const auto& d : pr.dense) impl_names.insert(p.hardware + "|" + d[1].impl);
+    impl_names.insert(p.hardware + "|" + pr.cisa[1].impl);
+  }
+  for (const auto& key : impl_names) {
+    const auto bar = key.find('|');
+    const std::string card = key.substr(0, bar), impl = key.substr(bar + 1);
+    a["implementation_figures." + card + "." + impl] = implementation_figures(pricer.resolved(card, impl));
+    a["implementation_yaml." + impl] = sc.impls.at(impl).yaml;
+  }
   for (const auto& [name, hw] : sc.gpus) {
     hw_yaml += "# --- " + name + "\n" + hw.yaml;
     hw_names += (hw_names.empty() ? "" : ",") + name;
-    a["rates_source." + name] = resolve_rates(hw, sc.basis).source;
+    const Rates r = card_rates(hw, sc.basis);
+    a["rates_source." + name] = r.source;
     if (sc.gpus.size() == 1) {
-      const Rates r = resolve_rates(hw, sc.basis);
       a["hardware"] = name;
       a["hw_read_bw_tbs"] = fmt::format("{}", r.read_bw_Bps / 1e12);
       a["hw_bf16_tflops"] = fmt::format("{}", r.gemm_flops / 1e12);
-      a["hw_attention_tflops"] = fmt::format("{}", r.attention_flops / 1e12);
-      a["hw_peer_attention_tflops"] = fmt::format("{}", r.peer_attention_flops / 1e12);
       a["hw_launch_us"] = fmt::format("{}", r.launch_s * 1e6);
       a["hw_rates_source"] = r.source;
     }
@@ -104,6 +117,9 @@ Attributes provenance(const Scenario& sc, const std::string& command_line, Shard
   if (sc.gpus.size() != 1) a["hardware"] = hw_names;
   a["hardware_yaml"] = hw_yaml;
   a["byte_convention"] = "per global-attention layer, per forward, whole batch; DRAM bytes after the L2 model";
+  a["uncertainty"] =
+      "_lo/_hi columns: every figure at the fast / slow end of its band (explicit range; MEAS: half the recorded "
+      "spread, 2-15 %; PUB 10 %; XFER 20 %; EST 30 %), unknown L2 sharing shared / none";
   return a;
 }
 

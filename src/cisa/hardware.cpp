@@ -3,11 +3,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 namespace cisa {
 
-std::string to_string(Basis b) {
-  return b == Basis::calibrated ? "calibrated" : "speed_of_light";
-}
+std::string to_string(Basis b) { return b == Basis::calibrated ? "calibrated" : "speed_of_light"; }
 
 Basis parse_basis(const std::string& s) {
   if (s == "calibrated") return Basis::calibrated;
@@ -15,69 +15,133 @@ Basis parse_basis(const std::string& s) {
   throw std::invalid_argument("unknown basis '" + s + "' (expected calibrated or speed_of_light)");
 }
 
-Rates resolve_rates(const Hardware& hw, Basis basis) {
-  Rates r{};
+namespace {
+
+Figure scaled(const Figure& f, double factor, const std::string& rule, const std::string& from) {
+  Figure out;
+  out.value = f.value * factor;
+  out.source = fmt::format("XFER: {:.4g} on {} x {:.4g} ({}); was {}", f.value, from, factor, rule, f.source);
+  return out;
+}
+
+// Value at one end of the band. `rate`: larger is faster (lo time takes the high end).
+double at(const Figure& f, Bound b, bool rate) {
+  if (b == Bound::point) return f.value;
+  const Band band = band_of(f);
+  const bool fast = b == Bound::lo;
+  return f.value * ((fast == rate) ? band.hi : band.lo);
+}
+
+void need(const Figure& f, const std::string& what, const std::string& who) {
+  if (!(f.value > 0) || !std::isfinite(f.value))
+    throw std::invalid_argument(who + ": " + what + " must be a finite number > 0, got " + fmt::format("{}", f.value));
+}
+
+}  // namespace
+
+CardBench transfer_card(const Hardware& from, const Hardware& to) {
+  if (!from.has_card) throw std::invalid_argument("card '" + from.name + "' has no measured bench to transfer");
+  const CardBench& s = from.card;
+  CardBench c;
+  c.basis = "transferred from " + from.name + " (" + s.basis + ") by fraction of the datasheet";
+  const double bw = to.hbm_bw_tbs.value / from.hbm_bw_tbs.value;
+  const double mma = to.bf16_tflops.value / from.bf16_tflops.value;
+  const std::string bw_rule = "same fraction of the datasheet HBM bandwidth";
+  c.read_bw_tbs = scaled(s.read_bw_tbs, bw, bw_rule, from.name);
+  c.write_bw_tbs = scaled(s.write_bw_tbs, bw, bw_rule, from.name);
+  c.copy_bw_tbs = scaled(s.copy_bw_tbs, bw, bw_rule, from.name);
+  c.gemm_bf16_tflops = scaled(s.gemm_bf16_tflops, mma, "same fraction of the datasheet dense BF16 peak", from.name);
+  const std::string same = "same time (EST: launch path and host copy alike across these cards)";
+  c.launch_overhead_us = scaled(s.launch_overhead_us, 1.0, same, from.name);
+  c.kernel_floor_us = scaled(s.kernel_floor_us, 1.0, same, from.name);
+  c.h2d_bw_gbs = scaled(s.h2d_bw_gbs, 1.0, same, from.name);
+  c.h2d_latency_us = scaled(s.h2d_latency_us, 1.0, same, from.name);
+  return c;
+}
+
+Rates card_rates(const Hardware& hw, Basis basis) {
+  Rates r;
   r.basis = basis;
   r.sms = static_cast<int>(hw.sms.value);
   r.l2_bytes = std::isnan(hw.l2_mb.value) ? 0.0 : hw.l2_mb.value * 1e6;
-  if (basis == Basis::calibrated) {
-    if (!hw.has_calibration)
-      throw std::invalid_argument("GPU '" + hw.name +
-                                  "' has no calibration section; use basis: speed_of_light");
-    r.read_bw_Bps = hw.cal.read_bw_tbs.value * 1e12;
-    r.gemm_flops = hw.cal.gemm_bf16_tflops.value * 1e12;
-    r.attention_flops = hw.cal.attention_bf16_tflops.value * 1e12;
-    r.peer_attention_flops = std::isnan(hw.cal.peer_attention_bf16_tflops.value)
-                                 ? r.attention_flops
-                                 : hw.cal.peer_attention_bf16_tflops.value * 1e12;
-    r.launch_s = hw.cal.launch_overhead_us.value * 1e-6;
-    r.topk_elem_passes_per_s_per_sm = hw.cal.topk_elem_passes_per_ns_per_sm.value * 1e9;
-    r.l2_reuse = hw.cal.l2_reuse.value;
-    // Optional measured structure; each falls back to the single-number model it refines.
-    auto opt = [](const Figure& f, double scale, double fallback) {
-      return std::isnan(f.value) ? fallback : f.value * scale;
-    };
-    r.write_bw_Bps = opt(hw.cal.write_bw_tbs, 1e12, r.read_bw_Bps);
-    const double legacy_scoring = opt(hw.cal.scoring_bw_tbs, 1e12, NAN);
-    r.scoring_read_bw_Bps = opt(hw.cal.scoring_read_bw_tbs, 1e12,
-                                std::isnan(legacy_scoring) ? r.read_bw_Bps : legacy_scoring);
-    r.scoring_write_bw_Bps = opt(hw.cal.scoring_write_bw_tbs, 1e12,
-                                 std::isnan(legacy_scoring) ? r.write_bw_Bps : legacy_scoring);
-    const double floor = opt(hw.cal.kernel_floor_us, 1e-6, r.launch_s);
-    r.attention_floor_s = opt(hw.cal.attention_floor_us, 1e-6, floor);
-    r.scoring_floor_s = opt(hw.cal.scoring_floor_us, 1e-6, floor);
-    r.topk_floor_s = opt(hw.cal.topk_floor_us, 1e-6, floor);
-    r.other_floor_s = floor;
-    r.h2d_latency_s = opt(hw.cal.h2d_latency_us, 1e-6, r.launch_s);
-    r.h2d_Bps = opt(hw.cal.h2d_bw_gbs, 1e9, INFINITY);
-    r.topk_l2_elem_passes_per_s_per_sm =
-        opt(hw.cal.topk_l2_elem_passes_per_ns_per_sm, 1e9, r.topk_elem_passes_per_s_per_sm);
-    for (int i = 0; i < 4; ++i) r.attention_page_s[i] = opt(hw.cal.attention_page_ns[i], 1e-9, 0.0);
-    r.topk_out_ids_per_s_per_sm = opt(hw.cal.topk_out_ids_per_ns_per_sm, 1e9, INFINITY);
-    r.scoring_tile_s = opt(hw.cal.scoring_tile_us, 1e-6, 0.0);
-    r.source = "calibration: " + hw.cal.basis;
-  } else {
-    // Datasheet peaks; no launch cost; top-k limited only by shared-memory bandwidth
-    // (128 B/clock/SM = 32 fp32 keys at an assumed 1.98 GHz boost clock).
-    r.read_bw_Bps = hw.hbm_bw_tbs.value * 1e12;
+  if (basis == Basis::speed_of_light) {
+    r.read_bw_Bps = r.write_bw_Bps = hw.hbm_bw_tbs.value * 1e12;
     r.gemm_flops = hw.bf16_tflops.value * 1e12;
-    r.attention_flops = hw.bf16_tflops.value * 1e12;
-    r.peer_attention_flops = r.attention_flops;
-    r.launch_s = 0.0;
-    r.topk_elem_passes_per_s_per_sm = 32.0 * 1.98e9;
-    r.l2_reuse = 1.0;
-    r.write_bw_Bps = r.read_bw_Bps;
-    r.scoring_read_bw_Bps = r.scoring_write_bw_Bps = r.read_bw_Bps;
-    r.attention_floor_s = r.scoring_floor_s = r.topk_floor_s = r.other_floor_s = 0.0;
-    r.h2d_latency_s = 0.0;
-    r.h2d_Bps = INFINITY;
-    r.topk_l2_elem_passes_per_s_per_sm = r.topk_elem_passes_per_s_per_sm;
-    for (double& x : r.attention_page_s) x = 0.0;
-    r.topk_out_ids_per_s_per_sm = INFINITY;
-    r.scoring_tile_s = 0.0;
     r.source = "speed of light: datasheet bandwidth and BF16 rate of " + hw.display_name;
+    return r;
   }
+  if (!hw.has_card)
+    throw std::invalid_argument("GPU '" + hw.name +
+                                "' has no card bench: run `cisa-sim calibrate` on it, add "
+                                "`card: {transfer_from: <measured card>}` to its preset, or use basis: speed_of_light");
+  const CardBench& c = hw.card;
+  for (const auto& [f, what] : {std::pair{&c.read_bw_tbs, "card.read_bw_tbs"}, {&c.write_bw_tbs, "card.write_bw_tbs"},
+                                {&c.gemm_bf16_tflops, "card.gemm_bf16_tflops"},
+                                {&c.kernel_floor_us, "card.kernel_floor_us"}})
+    need(*f, what, "GPU '" + hw.name + "'");
+  r.read_bw_Bps = c.read_bw_tbs.value * 1e12;
+  r.write_bw_Bps = c.write_bw_tbs.value * 1e12;
+  r.gemm_flops = c.gemm_bf16_tflops.value * 1e12;
+  r.launch_s = c.launch_overhead_us.value * 1e-6;
+  r.other_floor_s = c.kernel_floor_us.value * 1e-6;
+  r.source = "card: " + c.basis;
   return r;
+}
+
+Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound b) {
+  Rates r = card_rates(hw, basis);
+  if (basis == Basis::speed_of_light) {
+    // Datasheet peaks everywhere; no floors; top-k limited by shared-memory bandwidth
+    // (128 B/clock/SM = 32 fp32 keys at an assumed 1.98 GHz boost clock).
+    r.attention_flops = r.gemm_flops;
+    r.attention_read_Bps = r.scoring_read_bw_Bps = r.read_bw_Bps;
+    r.scoring_write_bw_Bps = r.write_bw_Bps;
+    r.topk_keys_per_s_per_sm = r.topk_l2_keys_per_s_per_sm = 32.0 * 1.98e9;
+    r.topk_ids_per_s_per_sm = INFINITY;
+    r.setup_Bps = INFINITY;
+    r.source += "; structure of implementation " + im.name;
+    return r;
+  }
+  const std::string who = "implementation '" + im.name + "' on " + hw.name;
+  need(im.mma_tflops, "mma_tflops", who);
+  need(im.read_bw_tbs, "read_bw_tbs", who);
+  r.attention_flops = at(im.mma_tflops, b, true) * 1e12;
+  r.attention_read_Bps = at(im.read_bw_tbs, b, true) * 1e12;
+  r.attention_floor_s = at(im.attention_floor_us, b, false) * 1e-6;
+  if (im.page_visits)
+    for (int i = 0; i < 4; ++i) r.attention_page_s[i] = at(im.page_visit_ns[i], b, false) * 1e-9;
+  if (im.has_selection) {
+    r.scoring_read_bw_Bps = at(im.scoring_read_bw_tbs, b, true) * 1e12;
+    r.scoring_write_bw_Bps = at(im.scoring_write_bw_tbs, b, true) * 1e12;
+    r.scoring_floor_s = at(im.scoring_floor_us, b, false) * 1e-6;
+    r.scoring_step_s = at(im.scoring_step_us, b, false) * 1e-6;
+    r.topk_keys_per_s_per_sm = at(im.topk_keys_per_ns_per_sm, b, true) * 1e9;
+    r.topk_l2_keys_per_s_per_sm = at(im.topk_l2_keys_per_ns_per_sm, b, true) * 1e9;
+    r.topk_ids_per_s_per_sm = at(im.topk_ids_per_ns_per_sm, b, true) * 1e9;
+    r.topk_floor_s = at(im.topk_floor_us, b, false) * 1e-6;
+    r.setup_latency_s = at(im.setup_latency_us, b, false) * 1e-6;
+    r.setup_Bps = at(im.setup_bw_gbs, b, true) * 1e9;
+  }
+  r.source += "; implementation " + im.name;
+  return r;
+}
+
+KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
+  KernelShape s;
+  s.attention_tile_rows = im.tile_rows_max;
+  s.attention_min_tile_rows = im.tile_rows_min;
+  s.gqa_packing = im.gqa_packing;
+  s.score_tile_rows = im.score_tile_rows;
+  s.score_pages_per_tile = im.score_pages_per_tile;
+  s.score_tiles_per_cta = im.score_tiles_per_cta;
+  s.topk_radix_passes = im.topk_radix_passes;
+  s.score_bytes = im.score_bytes;
+  s.split_min_tokens = im.split_min_tokens;
+  s.sms = rates.sms;
+  s.l2_reuse = rates.l2_reuse;
+  s.l2_bytes = rates.l2_bytes;
+  s.share_selected = im.l2_sharing == L2Sharing::shared || (im.l2_sharing == L2Sharing::unknown && b != Bound::hi);
+  return s;
 }
 
 }  // namespace cisa

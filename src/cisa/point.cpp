@@ -53,37 +53,56 @@ void validate_point(const Point& p) {
   if (P < 1) bad("workload", "no positions per forward");
 }
 
-KernelShape kernel_shape(const Hardware& hw, const Rates& rates) {
-  KernelShape s;
-  s.attention_tile_rows = hw.attention_tile_rows;
-  s.score_tile_rows = hw.score_tile_rows;
-  s.score_pages_per_tile = hw.score_pages_per_tile;
-  s.score_tiles_per_cta = hw.score_tiles_per_cta;
-  s.topk_radix_passes = hw.topk_radix_passes;
-  s.sms = rates.sms;
-  s.l2_reuse = rates.l2_reuse;
-  s.l2_bytes = rates.l2_bytes;
-  return s;
+namespace {
+
+constexpr int kLo = static_cast<int>(Bound::lo), kPt = static_cast<int>(Bound::point),
+              kHi = static_cast<int>(Bound::hi);
+
+bool same_traffic(const KernelShape& a, const KernelShape& b) {
+  return a.attention_tile_rows == b.attention_tile_rows && a.attention_min_tile_rows == b.attention_min_tile_rows &&
+         a.gqa_packing == b.gqa_packing && a.split_min_tokens == b.split_min_tokens &&
+         a.share_selected == b.share_selected && a.score_bytes == b.score_bytes &&
+         a.score_tile_rows == b.score_tile_rows && a.sms == b.sms && a.l2_bytes == b.l2_bytes;
 }
 
-Prediction predict(const Point& p, const KernelShape& shape, const Rates& rates, int radix_passes) {
+}  // namespace
+
+Prediction predict(const Point& p, const PointPricing& pr) {
   Prediction out;
   const Workload& w = p.work;
   out.qshare_g = effective_qshare(p.cisa, w);
   const std::int64_t L = w.context_tokens;
+  const std::size_t nd = pr.dense.size();
+  std::array<ComponentTimes, 3> cisa{};
+  std::array<ForwardCost, 3> cisa_cost{};
+  std::vector<std::array<double, 3>> dense(nd, {0.0, 0.0, 0.0});
+  std::vector<ForwardCost> dense_cost(nd);
+  std::array<double, 3> own{0.0, 0.0, 0.0};
+  auto dense_of = [&](const std::array<Pricing, 3>& d, const ForwardCost& f_cisa, std::int64_t start, std::int64_t n) {
+    return same_traffic(d[kPt].shape, pr.cisa[kPt].shape)
+               ? f_cisa
+               : dense_forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[kPt].shape);
+  };
   auto run = [&](std::int64_t start, std::int64_t n) {
-    const ForwardCost f = forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, shape);
-    const ForwardTimes t = forward_times(f, radix_passes, rates);
-    if (out.forwards == 0) {  // single-forward phases: no summing
-      out.cost = f;
-      out.dense = t.dense;
-      out.cisa = t.cisa;
-      out.dense_peer_attention = t.dense_peer_attention;
-    } else {
-      out.cost.add(f);
-      out.dense.add(t.dense);
-      out.cisa.add(t.cisa);
-      out.dense_peer_attention += t.dense_peer_attention;
+    // CISA: the traffic depends on the bound only through the implementation's structure
+    // (an unknown L2 sharing); the times through every rate.
+    ForwardCost f[3];
+    for (int b : {kPt, kLo, kHi}) {
+      const Pricing& c = pr.cisa[b];
+      f[b] = (b != kPt && same_traffic(c.shape, pr.cisa[kPt].shape))
+                 ? f[kPt]
+                 : forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, c.shape);
+      cisa[b].add(cisa_times(f[b], c.shape, c.rates));
+      cisa_cost[b].add(f[b]);
+    }
+    for (std::size_t i = 0; i < nd; ++i) {
+      const ForwardCost fd = dense_of(pr.dense[i], f[kPt], start, n);
+      for (int b = 0; b < 3; ++b) dense[i][b] += dense_attention_time(fd, pr.dense[i][b].rates);
+      dense_cost[i].add(fd);
+    }
+    if (pr.has_own) {
+      const ForwardCost fo = dense_of(pr.own, f[kPt], start, n);
+      for (int b = 0; b < 3; ++b) own[b] += dense_attention_time(fo, pr.own[b].rates);
     }
     out.forwards += 1;
   };
@@ -94,6 +113,31 @@ Prediction predict(const Point& p, const KernelShape& shape, const Rates& rates,
     case Phase::full_prefill:
       for (std::int64_t s = 0; s < L; s += w.prefill_tokens) run(s, std::min<std::int64_t>(w.prefill_tokens, L - s));
       break;
+  }
+  // The baseline: the fastest dense candidate at the point estimate.
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < nd; ++i)
+    if (dense[i][kPt] < dense[best][kPt]) best = i;
+  out.cost = cisa_cost[kPt];
+  if (nd > 0) {
+    const ForwardCost& fd = dense_cost[best];
+    out.cost.attention_dense = fd.attention_dense;
+    out.cost.bytes_dense = fd.bytes_dense;
+    out.cost.l2_kv_dense = fd.l2_kv_dense;
+    out.cost.splits_dense = fd.splits_dense;
+    out.dense_impl = pr.dense[best][kPt].impl;
+    out.dense.attention = dense[best][kPt];
+    out.dense_lo.attention = dense[best][kLo];
+    out.dense_hi.attention = dense[best][kHi];
+  }
+  out.cisa_impl = pr.cisa[kPt].impl;
+  out.cisa = cisa[kPt];
+  out.cisa_lo = cisa[kLo];
+  out.cisa_hi = cisa[kHi];
+  if (pr.has_own) {
+    out.dense_own_attention = own[kPt];
+    out.dense_own_lo = own[kLo];
+    out.dense_own_hi = own[kHi];
   }
   CeilingInput ci{L, p.cisa.budget_chunks, p.cisa.qshare_g, p.cisa.chunk_tokens, p.cisa.window_pages};
   out.ceilings = compute_ceilings(ci);

@@ -1,7 +1,10 @@
 // One evaluation point (geometry x CISA settings x workload on a GPU) and its prediction.
 #pragma once
 
+#include <array>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "cisa/ceilings.hpp"
 #include "cisa/hardware.hpp"
@@ -17,21 +20,41 @@ struct Point {
   Geometry geo;
   CisaConfig cisa;
   Workload work;
+  std::string dense_impl = "best";         // implementation profile of the dense baseline, or "best"
+  std::string cisa_impl = "auto";   // implementation profile pricing CISA, or "auto" (per architecture)
+};
+
+// One implementation on one card at one bound: everything the traffic model and the roofline need.
+struct Pricing {
+  std::string impl;  // profile name
+  Rates rates;
+  KernelShape shape;
+};
+
+// The pricings of a point, at the bounds lo / point / hi (index by static_cast<int>(Bound)).
+struct PointPricing {
+  std::vector<std::array<Pricing, 3>> dense;  // dense candidates: one named, or all for "best"
+  std::array<Pricing, 3> cisa;
+  bool has_own = false;  // the CISA implementation has a dense kernel of its own ...
+  std::array<Pricing, 3> own;  // ... priced here (the "_vs_own" ratios)
 };
 
 struct Prediction {
-  int qshare_g = 1;         // effective G of the phase
-  double forwards = 0;      // forwards summed (full_prefill: ceil(L/P))
-  ForwardCost cost;         // summed over forwards
-  ComponentTimes dense, cisa;  // seconds
-  double dense_peer_attention = 0;  // seconds, dense attention at the peer kernel's rate
+  int qshare_g = 1;          // effective G of the phase
+  double forwards = 0;       // forwards summed (full_prefill: ceil(L/P))
+  ForwardCost cost;          // summed over forwards: CISA with its implementation, dense with the baseline's
+  std::string dense_impl;    // the dense baseline (the fastest candidate for "best")
+  std::string cisa_impl;     // the CISA implementation ("auto" resolved)
+  ComponentTimes dense, cisa;  // seconds at the point estimate; dense = the baseline
+  ComponentTimes dense_lo, dense_hi, cisa_lo, cisa_hi;  // the ends of the uncertainty band
+  double dense_own_attention = NAN;  // the CISA implementation's own dense kernel (NaN: it has none)
+  double dense_own_lo = NAN, dense_own_hi = NAN;
   Ceilings ceilings;
 };
 
 // Checks ranges and geometry; throws std::invalid_argument naming the field (scenario keys).
 void validate_point(const Point& p);
 
-KernelShape kernel_shape(const Hardware& hw, const Rates& rates);
-Prediction predict(const Point& p, const KernelShape& shape, const Rates& rates, int radix_passes);
+Prediction predict(const Point& p, const PointPricing& pricing);
 
 }  // namespace cisa

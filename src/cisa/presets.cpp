@@ -69,10 +69,17 @@ Figure read_figure(const YamlDoc& doc, const YAML::Node& map, const std::string&
     throw InputError(locate(doc, map, field), "missing required field '" + key + "'");
   }
   if (n.IsScalar()) return {get_double(doc, n, field), "given (no source)"};
-  require_keys_known(doc, n, field, {"value", "source"});
+  require_keys_known(doc, n, field, {"value", "source", "lo", "hi"});
   if (!n["value"]) throw InputError(locate(doc, n, field), "missing 'value'");
   Figure f{get_double(doc, n["value"], field + ".value"), "given (no source)"};
   if (n["source"]) f.source = get_string(doc, n["source"], field + ".source");
+  if (n["lo"] || n["hi"]) {
+    if (!n["lo"] || !n["hi"]) throw InputError(locate(doc, n, field), "give both 'lo' and 'hi' (the figure's range)");
+    f.lo = get_double(doc, n["lo"], field + ".lo");
+    f.hi = get_double(doc, n["hi"], field + ".hi");
+    if (!(f.lo <= f.value && f.value <= f.hi))
+      throw InputError(locate(doc, n, field), "needs lo <= value <= hi");
+  }
   return f;
 }
 
@@ -124,15 +131,52 @@ ModelPreset parse_model(const YamlDoc& doc, const YAML::Node& node, const std::s
   return m;
 }
 
+namespace {
+
+// The card bench block of a calibration file (`calibration: {card_name, basis, card: {...}}`).
+CardBench parse_card_bench(const YamlDoc& doc, const YAML::Node& cal, const std::string& cp) {
+  const YAML::Node c = cal["card"];
+  if (!c) throw InputError(locate(doc, cal, cp + ".card"), "missing: the card's microbenchmarks");
+  const std::string f = cp + ".card";
+  require_keys_known(doc, c, f,
+                     {"read_bw_tbs", "write_bw_tbs", "copy_bw_tbs", "gemm_bf16_tflops", "launch_overhead_us",
+                      "kernel_floor_us", "h2d_bw_gbs", "h2d_latency_us"});
+  CardBench b;
+  b.basis = cal["basis"] ? get_string(doc, cal["basis"], cp + ".basis") : "unspecified";
+  struct Slot {
+    Figure* f;
+    const char* key;
+  };
+  for (const Slot& s : {Slot{&b.read_bw_tbs, "read_bw_tbs"}, Slot{&b.write_bw_tbs, "write_bw_tbs"},
+                        Slot{&b.copy_bw_tbs, "copy_bw_tbs"}, Slot{&b.gemm_bf16_tflops, "gemm_bf16_tflops"},
+                        Slot{&b.launch_overhead_us, "launch_overhead_us"}, Slot{&b.kernel_floor_us, "kernel_floor_us"},
+                        Slot{&b.h2d_bw_gbs, "h2d_bw_gbs"}, Slot{&b.h2d_latency_us, "h2d_latency_us"}}) {
+    *s.f = get_figure(doc, c, s.key, f);
+    if (!(s.f->value > 0) || !std::isfinite(s.f->value))
+      throw InputError(locate(doc, c[s.key], f + "." + s.key), "must be a finite number > 0");
+  }
+  return b;
+}
+
+}  // namespace
+
 Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix) {
-  require_keys_known(doc, node, prefix,
-                     {"name", "display_name", "hbm_gb", "hbm_bw_tbs", "bf16_tflops", "fp8_tflops",
-                      "sms", "l2_mb", "smem_per_sm_kb", "nvlink_gbs", "kernel", "calibration"});
   const auto field = [&](const std::string& k) { return prefix.empty() ? k : prefix + "." + k; };
+  for (const char* moved : {"kernel", "calibration"})
+    if (node[moved])
+      throw InputError(locate(doc, node[moved], field(moved)),
+                       std::string("'") + moved +
+                           "' moved: a GPU preset describes the card only (`card:` names its calibration file "
+                           "or `{transfer_from: <card>}`); kernel structure and kernel-class rates live in "
+                           "implementation profiles (models/impl/, `cisa-sim profiles`)");
+  require_keys_known(doc, node, prefix,
+                     {"name", "display_name", "arch", "hbm_gb", "hbm_bw_tbs", "bf16_tflops", "fp8_tflops", "sms",
+                      "l2_mb", "smem_per_sm_kb", "nvlink_gbs", "card"});
   Hardware h;
   h.name = node["name"] ? get_string(doc, node["name"], field("name")) : "inline";
   h.display_name =
       node["display_name"] ? get_string(doc, node["display_name"], field("display_name")) : h.name;
+  h.arch = node["arch"] ? get_string(doc, node["arch"], field("arch")) : "";
   h.hbm_gb = get_figure(doc, node, "hbm_gb", prefix);
   h.hbm_bw_tbs = get_figure(doc, node, "hbm_bw_tbs", prefix);
   h.bf16_tflops = get_figure(doc, node, "bf16_tflops", prefix);
@@ -144,84 +188,44 @@ Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::s
   h.nvlink_gbs = get_figure(doc, node, "nvlink_gbs", prefix, false);
   for (const Figure* f : {&h.hbm_gb, &h.hbm_bw_tbs, &h.bf16_tflops})
     if (!(f->value > 0)) throw InputError(locate(doc, node, prefix), "capacity, bandwidth and BF16 rate must be > 0");
-  if (const YAML::Node k = node["kernel"]) {
-    const std::string kp = field("kernel");
-    require_keys_known(doc, k, kp,
-                       {"attention_tile_rows", "score_tile_rows", "topk_radix_passes",
-                        "score_pages_per_tile", "score_tiles_per_cta"});
-    if (k["score_pages_per_tile"])
-      h.score_pages_per_tile = positive_int(doc, k, "score_pages_per_tile", kp);
-    if (k["score_tiles_per_cta"])
-      h.score_tiles_per_cta = positive_int(doc, k, "score_tiles_per_cta", kp);
-    if (k["attention_tile_rows"]) h.attention_tile_rows = positive_int(doc, k, "attention_tile_rows", kp);
-    if (k["score_tile_rows"]) h.score_tile_rows = positive_int(doc, k, "score_tile_rows", kp);
-    if (k["topk_radix_passes"]) h.topk_radix_passes = positive_int(doc, k, "topk_radix_passes", kp);
-  }
   std::string cal_text;
-  if (YAML::Node c = node["calibration"]) {
-    std::string cp = field("calibration");
-    YamlDoc cal_doc;
-    const YamlDoc* cdoc = &doc;
-    if (c.IsScalar()) {
+  if (const YAML::Node c = node["card"]) {
+    const std::string cp = field("card");
+    if (c.IsMap()) {
+      require_keys_known(doc, c, cp, {"transfer_from"});
+      if (!c["transfer_from"]) throw InputError(locate(doc, c, cp), "expected {transfer_from: <measured card>}");
+      h.card_transfer_from = get_string(doc, c["transfer_from"], cp + ".transfer_from");
+      if (h.card_transfer_from == h.name)
+        throw InputError(locate(doc, c["transfer_from"], cp + ".transfer_from"), "a card cannot transfer from itself");
+      Hardware from;
+      try {
+        from = gpu_preset(h.card_transfer_from);
+      } catch (const InputError& e) {
+        throw InputError(locate(doc, c["transfer_from"], cp + ".transfer_from"), e.what());
+      }
+      if (!from.has_card || !from.card_transfer_from.empty())
+        throw InputError(locate(doc, c["transfer_from"], cp + ".transfer_from"),
+                         "'" + h.card_transfer_from + "' has no measured card bench to transfer from");
+      h.card = transfer_card(from, h);
+      h.has_card = true;
+    } else {
       // A file written by `cisa-sim calibrate`: embedded copy first, then the file system.
       const std::string path = get_string(doc, c, cp);
       const auto text = embedded_text(path);
+      YamlDoc cal_doc;
       try {
         cal_doc = text ? parse_yaml(*text, "<embedded>/" + path) : load_yaml_file(path);
       } catch (const InputError& e) {
         throw InputError(locate(doc, c, cp), std::string("cannot load the calibration file: ") + e.what());
       }
       require_keys_known(cal_doc, cal_doc.root, "", {"calibration"});
-      c = cal_doc.root["calibration"];
-      if (!c) throw InputError(locate(cal_doc, cal_doc.root, "calibration"), "missing 'calibration:' mapping");
-      cdoc = &cal_doc;
-      cp = "calibration";
+      const YAML::Node cal = cal_doc.root["calibration"];
+      if (!cal) throw InputError(locate(cal_doc, cal_doc.root, "calibration"), "missing 'calibration:' mapping");
+      require_keys_known(cal_doc, cal, "calibration", {"card_name", "basis", "card", "implementation"});
+      h.card = parse_card_bench(cal_doc, cal, "calibration");
+      h.has_card = true;
       cal_text = "\n# --- calibration file " + cal_doc.file + "\n" + cal_doc.text;
     }
-    const YamlDoc& doc_c = *cdoc;
-    require_keys_known(doc_c, c, cp,
-                       {"basis", "read_bw_tbs", "copy_bw_tbs", "gemm_bf16_tflops",
-                        "attention_bf16_tflops", "peer_attention_bf16_tflops", "launch_overhead_us",
-                        "topk_elem_passes_per_ns_per_sm", "l2_reuse", "scoring_bw_tbs", "write_bw_tbs",
-                        "scoring_read_bw_tbs", "scoring_write_bw_tbs", "topk_l2_elem_passes_per_ns_per_sm",
-                        "kernel_floor_us", "attention_floor_us", "scoring_floor_us", "topk_floor_us",
-                        "h2d_latency_us", "h2d_bw_gbs", "attention_page_ns_m16", "attention_page_ns_m32",
-                        "attention_page_ns_m64", "attention_page_ns_m128", "topk_out_ids_per_ns_per_sm", "scoring_tile_us"});
-    h.has_calibration = true;
-    h.cal.basis = c["basis"] ? get_string(doc_c, c["basis"], cp + ".basis") : "unspecified";
-    h.cal.read_bw_tbs = get_figure(doc_c, c, "read_bw_tbs", cp);
-    h.cal.copy_bw_tbs = get_figure(doc_c, c, "copy_bw_tbs", cp, false);
-    h.cal.gemm_bf16_tflops = get_figure(doc_c, c, "gemm_bf16_tflops", cp);
-    h.cal.attention_bf16_tflops = get_figure(doc_c, c, "attention_bf16_tflops", cp);
-    h.cal.peer_attention_bf16_tflops = get_figure(doc_c, c, "peer_attention_bf16_tflops", cp, false);
-    h.cal.launch_overhead_us = get_figure(doc_c, c, "launch_overhead_us", cp);
-    h.cal.topk_elem_passes_per_ns_per_sm = get_figure(doc_c, c, "topk_elem_passes_per_ns_per_sm", cp);
-    h.cal.l2_reuse = get_figure(doc_c, c, "l2_reuse", cp);
-    h.cal.scoring_bw_tbs = get_figure(doc_c, c, "scoring_bw_tbs", cp, false);
-    struct Opt { Figure* f; const char* key; };
-    for (const Opt& o : {Opt{&h.cal.write_bw_tbs, "write_bw_tbs"}, Opt{&h.cal.scoring_read_bw_tbs, "scoring_read_bw_tbs"},
-                         Opt{&h.cal.scoring_write_bw_tbs, "scoring_write_bw_tbs"},
-                         Opt{&h.cal.topk_l2_elem_passes_per_ns_per_sm, "topk_l2_elem_passes_per_ns_per_sm"},
-                         Opt{&h.cal.kernel_floor_us, "kernel_floor_us"}, Opt{&h.cal.attention_floor_us, "attention_floor_us"},
-                         Opt{&h.cal.scoring_floor_us, "scoring_floor_us"}, Opt{&h.cal.topk_floor_us, "topk_floor_us"},
-                         Opt{&h.cal.h2d_latency_us, "h2d_latency_us"}, Opt{&h.cal.h2d_bw_gbs, "h2d_bw_gbs"},
-                         Opt{&h.cal.attention_page_ns[0], "attention_page_ns_m16"},
-                         Opt{&h.cal.attention_page_ns[1], "attention_page_ns_m32"},
-                         Opt{&h.cal.attention_page_ns[2], "attention_page_ns_m64"},
-                         Opt{&h.cal.attention_page_ns[3], "attention_page_ns_m128"},
-                         Opt{&h.cal.topk_out_ids_per_ns_per_sm, "topk_out_ids_per_ns_per_sm"},
-                         Opt{&h.cal.scoring_tile_us, "scoring_tile_us"}}) {
-      *o.f = get_figure(doc_c, c, o.key, cp, false);
-      if (!std::isnan(o.f->value) && !(o.f->value > 0))
-        throw InputError(locate(doc_c, c[o.key], cp + "." + o.key), "must be > 0 (leave it out when not measured)");
-    }
-    if (!(h.cal.l2_reuse.value >= 0 && h.cal.l2_reuse.value <= 1))
-      throw InputError(locate(doc_c, c["l2_reuse"], cp + ".l2_reuse"), "must be in [0, 1]");
-    for (const Figure* f : {&h.cal.read_bw_tbs, &h.cal.gemm_bf16_tflops, &h.cal.attention_bf16_tflops,
-                            &h.cal.topk_elem_passes_per_ns_per_sm})
-      if (!(f->value > 0)) throw InputError(locate(doc_c, c, cp), "calibrated rates must be > 0");
-    if (!(h.cal.launch_overhead_us.value >= 0))
-      throw InputError(locate(doc_c, c["launch_overhead_us"], cp + ".launch_overhead_us"), "must be >= 0");
   }
   h.yaml = doc.text + cal_text;
   return h;

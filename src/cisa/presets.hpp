@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cisa/hardware.hpp"
+#include "cisa/implementation.hpp"
 #include "cisa/types.hpp"
 #include "cisa/yaml_util.hpp"
 
@@ -56,5 +57,12 @@ Figure read_figure(const YamlDoc& doc, const YAML::Node& map, const std::string&
 // Parse a preset from a YAML mapping (an embedded file, a user file or a scenario's inline block).
 ModelPreset parse_model(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix);
 Hardware parse_hardware(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix);
+
+// Implementation profiles (models/impl/*.yaml, embedded).
+std::vector<std::string> impl_preset_names();
+ImplProfile impl_preset(const std::string& name);  // InputError if unknown (with suggestion)
+ImplProfile parse_impl(const YamlDoc& doc, const YAML::Node& node, const std::string& prefix);
+ImplCatalog shipped_impls();  // every shipped profile
+CardCatalog shipped_cards();  // every shipped GPU preset (transfer sources)
 
 }  // namespace cisa

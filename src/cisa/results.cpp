@@ -20,6 +20,24 @@ const std::vector<std::string>& error_columns() {
   return names;
 }
 
+const std::vector<std::string>& band_columns() {
+  static const std::vector<std::string> names = {
+      "pred_ms_attention_dense", "pred_ms_attention_cisa", "pred_ms_scoring", "pred_ms_topk",
+      "pred_ms_setup", "pred_ms_other", "pred_ms_busy_dense", "pred_ms_busy_cisa",
+      "pred_speedup_attention", "pred_speedup_busy", "pred_ms_attention_dense_own",
+      "pred_speedup_attention_vs_own", "pred_speedup_busy_vs_own"};
+  return names;
+}
+
+std::string predicted_twin(const std::string& meas) {
+  // This project's kernels measure its own dense kernel: compare with the _own prediction.
+  if (meas == "meas_ms_attention_dense") return "pred_ms_attention_dense_own";
+  if (meas == "meas_ms_busy_dense") return "pred_ms_busy_dense_own";
+  if (meas == "meas_speedup_attention") return "pred_speedup_attention_vs_own";
+  if (meas == "meas_speedup_busy") return "pred_speedup_busy_vs_own";
+  return "pred_" + meas.substr(5);
+}
+
 const std::vector<std::string>& dram_components() {
   static const std::vector<std::string> names = {"attention_dense", "attention_cisa", "scoring", "topk", "setup", "other"};
   return names;
@@ -35,6 +53,8 @@ const std::vector<std::string>& measured_columns() {
 }
 
 struct PointsTableBuilder::Cols {
+  std::vector<std::string> *dense_impl, *cisa_impl;
+  std::vector<std::vector<double>*> lo, hi;  // band ends of band_columns(), in order
   std::vector<std::string> *model, *hardware, *phase, *kv_dtype, *rep_dtype, *rep_kind, *score_agg,
       *pred_basis;
   std::vector<std::int64_t> *context, *budget, *g, *batch, *q_heads, *kv_heads, *head_dim, *chunk,
@@ -46,7 +66,7 @@ struct PointsTableBuilder::Cols {
   std::vector<double> *fl_dense, *fl_cisa, *flu_dense, *flu_cisa, *fl_scoring, *selections,
       *eligible_mean, *splits_dense, *splits_cisa, *sparse_pos, *dense_pos;
   std::vector<double> *t_att_d, *t_att_c, *t_sc, *t_tk, *t_su, *t_ot, *t_busy_d, *t_busy_c, *sp_att,
-      *sp_busy, *t_att_peer, *sp_att_peer, *sp_busy_peer;
+      *sp_busy, *t_att_own, *t_busy_own, *sp_att_own, *sp_busy_own;
   std::vector<std::vector<double>*> meas, err;
   std::vector<double>* meas_overlap;
   std::vector<std::vector<double>*> dram, dram_w;  // per component, order of dram_components()
@@ -61,6 +81,8 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   c.point_index = &t.add_i64("point_index", "", "index of the point in the scenario's full sweep (stable across shards)");
   c.model = &t.add_text("model", "model preset (and tensor parallelism) the geometry came from");
   c.hardware = &t.add_text("hardware", "GPU preset name");
+  c.dense_impl = &t.add_text("dense_impl", "implementation profile of the dense baseline (the fastest known on the card for \"best\"); every pred_*_dense and pred_speedup_* without _vs_own divides by it");
+  c.cisa_impl = &t.add_text("cisa_impl", "implementation profile pricing CISA (attention; its selection kernels price scoring, top-k, setup)");
   c.phase = &t.add_text("phase", "terminal_prefill | full_prefill | decode | mtp");
   c.context = &t.add_i64("context_tokens", "tokens", "L: tokens per sequence after the forward");
   c.budget = &t.add_i64("budget_chunks", "chunks", "K: remote chunks selected per selection");
@@ -110,22 +132,29 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   c.sparse_pos = &t.add_f64("sparse_positions", "positions", "positions on the sparse path, whole batch");
   c.dense_pos = &t.add_f64("dense_path_positions", "positions", "positions on the dense path (N_e <= K) in the CISA run");
 
-  c.t_att_d = &t.add_f64("pred_ms_attention_dense", "ms", "core attention (+ split-KV combine), dense");
-  c.t_att_c = &t.add_f64("pred_ms_attention_cisa", "ms", "core attention (+ combine), CISA");
+  c.t_att_d = &t.add_f64("pred_ms_attention_dense", "ms", "core attention (+ split-KV combine), dense, with the baseline dense_impl");
+  c.t_att_c = &t.add_f64("pred_ms_attention_cisa", "ms", "core attention (+ combine), CISA, with cisa_impl");
   c.t_sc = &t.add_f64("pred_ms_scoring", "ms", "CISA scoring (summed index query . representatives)");
   c.t_tk = &t.add_f64("pred_ms_topk", "ms", "CISA top-k (radix select + page-ID translation)");
-  c.t_su = &t.add_f64("pred_ms_setup", "ms", "CISA setup/metadata (window and tail page IDs)");
+  c.t_su = &t.add_f64("pred_ms_setup", "ms", "CISA setup/metadata (the step's descriptors, window and tail page IDs)");
   c.t_ot = &t.add_f64("pred_ms_other", "ms", "CISA other (index projection, representative update)");
-  c.t_busy_d = &t.add_f64("pred_ms_busy_dense", "ms", "GPU busy = sum of components, dense");
+  c.t_busy_d = &t.add_f64("pred_ms_busy_dense", "ms", "GPU busy = sum of components, dense baseline (dense_impl)");
   c.t_busy_c = &t.add_f64("pred_ms_busy_cisa", "ms", "GPU busy = sum of components, CISA");
-  c.sp_att = &t.add_f64("pred_speedup_attention", "x", "dense / CISA core attention time");
-  c.sp_busy = &t.add_f64("pred_speedup_busy", "x", "dense / CISA GPU busy time");
-  c.t_att_peer = &t.add_f64("pred_ms_attention_dense_peer", "ms", "dense core attention with the best library kernel (cuDNN SDPA rate from the calibration)");
-  c.sp_att_peer = &t.add_f64("pred_speedup_attention_vs_peer", "x", "dense attention with the peer kernel / CISA attention");
-  c.sp_busy_peer = &t.add_f64("pred_speedup_busy_vs_peer", "x", "dense busy with the peer kernel / CISA busy");
+  c.sp_att = &t.add_f64("pred_speedup_attention", "x", "dense baseline (dense_impl) / CISA core attention time");
+  c.sp_busy = &t.add_f64("pred_speedup_busy", "x", "dense baseline (dense_impl) / CISA GPU busy time");
+  c.t_att_own = &t.add_f64("pred_ms_attention_dense_own", "ms", "dense core attention with cisa_impl's own dense kernel (NaN: it has none)");
+  c.t_busy_own = &t.add_f64("pred_ms_busy_dense_own", "ms", "GPU busy, dense, with cisa_impl's own dense kernel");
+  c.sp_att_own = &t.add_f64("pred_speedup_attention_vs_own", "x", "dense with cisa_impl's own kernel / CISA core attention time (like for like)");
+  c.sp_busy_own = &t.add_f64("pred_speedup_busy_vs_own", "x", "dense with cisa_impl's own kernel / CISA GPU busy time (like for like)");
+  for (const auto& name : band_columns()) {
+    c.lo.push_back(&t.add_f64(name + "_lo", name.find("speedup") != std::string::npos ? "x" : "ms",
+                              "fast end of " + name + "'s uncertainty band (file attribute `uncertainty`)"));
+    c.hi.push_back(&t.add_f64(name + "_hi", name.find("speedup") != std::string::npos ? "x" : "ms",
+                              "slow end of " + name + "'s uncertainty band"));
+  }
   for (const auto& name : measured_columns())
     c.meas.push_back(&t.add_f64(name, name.find("speedup") != std::string::npos ? "x" : "ms",
-                                "measured twin of pred_" + name.substr(5) + " (NaN until measured)"));
+                                "measured twin of " + predicted_twin(name) + " with this project's kernels (NaN until measured)"));
   c.meas_overlap = &t.add_f64("meas_selection_overlap", "fraction",
                               "measured share of a selection's K pages also chosen by the previous QShare group "
                               "(sequence 0, KV head 0; NaN until measured or with one selection per sequence)");
@@ -136,7 +165,7 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
                                   "written part of pred_dram_bytes_" + comp + per));
   }
   for (const auto& name : error_columns())
-    c.err.push_back(&t.add_f64(name, "fraction", "measured / predicted - 1 for " + name.substr(4) + " (NaN until measured)"));
+    c.err.push_back(&t.add_f64(name, "fraction", "measured / predicted - 1 for " + name.substr(4) + " (NaN until measured; rows with cisa_impl = cisa_kernels only)"));
 
   c.nominal = &t.add_f64("nominal_compression", "x", "ceiling view: L / (K c)");
   c.c_near = &t.add_f64("ceiling_near_end_prefill", "x", "ceiling view: 2L / (2Kc + L/(cG))");
@@ -183,6 +212,8 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   const ForwardCost& f = r.cost;
   (*c.model)[i] = p.model;
   (*c.hardware)[i] = p.hardware;
+  (*c.dense_impl)[i] = r.dense_impl;
+  (*c.cisa_impl)[i] = r.cisa_impl;
   (*c.phase)[i] = to_string(p.work.phase);
   (*c.context)[i] = p.work.context_tokens;
   (*c.budget)[i] = p.cisa.budget_chunks;
@@ -242,9 +273,28 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   (*c.t_busy_c)[i] = ms(r.cisa.busy());
   (*c.sp_att)[i] = ratio(r.dense.attention, r.cisa.attention);
   (*c.sp_busy)[i] = ratio(r.dense.busy(), r.cisa.busy());
-  (*c.t_att_peer)[i] = ms(r.dense_peer_attention);
-  (*c.sp_att_peer)[i] = ratio(r.dense_peer_attention, r.cisa.attention);
-  (*c.sp_busy_peer)[i] = ratio(r.dense_peer_attention - r.dense.attention + r.dense.busy(), r.cisa.busy());
+  (*c.t_att_own)[i] = ms(r.dense_own_attention);
+  (*c.t_busy_own)[i] = ms(r.dense_own_attention);  // dense busy = its attention
+  (*c.sp_att_own)[i] = ratio(r.dense_own_attention, r.cisa.attention);
+  (*c.sp_busy_own)[i] = ratio(r.dense_own_attention, r.cisa.busy());
+  {
+    // Band ends, in band_columns() order. Speedups: the fast dense end over the slow CISA end, and
+    // the reverse (the widest ratio the bands allow).
+    const double lo[] = {ms(r.dense_lo.attention), ms(r.cisa_lo.attention), ms(r.cisa_lo.scoring),
+                         ms(r.cisa_lo.topk), ms(r.cisa_lo.setup), ms(r.cisa_lo.other), ms(r.dense_lo.busy()),
+                         ms(r.cisa_lo.busy()), ratio(r.dense_lo.attention, r.cisa_hi.attention),
+                         ratio(r.dense_lo.busy(), r.cisa_hi.busy()), ms(r.dense_own_lo),
+                         ratio(r.dense_own_lo, r.cisa_hi.attention), ratio(r.dense_own_lo, r.cisa_hi.busy())};
+    const double hi[] = {ms(r.dense_hi.attention), ms(r.cisa_hi.attention), ms(r.cisa_hi.scoring),
+                         ms(r.cisa_hi.topk), ms(r.cisa_hi.setup), ms(r.cisa_hi.other), ms(r.dense_hi.busy()),
+                         ms(r.cisa_hi.busy()), ratio(r.dense_hi.attention, r.cisa_lo.attention),
+                         ratio(r.dense_hi.busy(), r.cisa_lo.busy()), ms(r.dense_own_hi),
+                         ratio(r.dense_own_hi, r.cisa_lo.attention), ratio(r.dense_own_hi, r.cisa_lo.busy())};
+    for (std::size_t j = 0; j < c.lo.size(); ++j) {
+      (*c.lo[j])[i] = lo[j];
+      (*c.hi[j])[i] = hi[j];
+    }
+  }
   for (auto* m : c.meas) (*m)[i] = kNaN;
   (*c.meas_overlap)[i] = kNaN;
   {

@@ -34,6 +34,11 @@ const std::vector<std::string>& measured_columns();
 // Kernel components with pred_dram_bytes_<c> / pred_dram_write_bytes_<c> columns (ncu twins:
 // analysis/ncu_points.py).
 const std::vector<std::string>& dram_components();
+// Predicted columns that have _lo / _hi twins (the uncertainty band), in table order.
+const std::vector<std::string>& band_columns();
+// The predicted column a measured column is compared with: meas_ms_attention_dense (this
+// project's dense kernel) -> pred_ms_attention_dense_own, ...; else pred_<x>.
+std::string predicted_twin(const std::string& meas);
 // err_<x> = meas / pred - 1, in the same order as measured_columns().
 const std::vector<std::string>& error_columns();
 

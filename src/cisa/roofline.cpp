@@ -44,22 +44,22 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates) {
                      ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.launch_s});
 }
 
-bool topk_scores_in_l2(const ForwardCost& f, const Rates& rates) {
-  // The scoring kernel writes f.topk_elements fp32 scores just before top-k reads them; when they
-  // fit in half the L2 (EST: the other half holds the representatives it streamed), top-k's one
-  // full pass reads them from L2.
-  return rates.l2_bytes > 0 && 4.0 * f.topk_elements <= 0.5 * rates.l2_bytes;
+bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
+  // The scoring kernel writes f.topk_elements scores just before top-k reads them; when they fit
+  // in half the L2 (EST: the other half holds the representatives it streamed), top-k's one full
+  // pass reads them from L2.
+  return rates.l2_bytes > 0 && sh.score_bytes * f.topk_elements <= 0.5 * rates.l2_bytes;
 }
 
-double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates) {
+double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
   if (f.topk.launches <= 0 || f.topk_rows <= 0) return 0.0;
-  const double rate = topk_scores_in_l2(f, rates) ? rates.topk_l2_elem_passes_per_s_per_sm
-                                                  : rates.topk_elem_passes_per_s_per_sm;
+  const double rate =
+      topk_scores_in_l2(f, sh, rates) ? rates.topk_l2_keys_per_s_per_sm : rates.topk_keys_per_s_per_sm;
   // Per row: radix passes over its N_e scores, then the output pass translating and writing its K
   // page IDs (K = written IDs per row).
   const double k_out = f.topk.dram_write_bytes / (4.0 * f.topk_rows);
   const double per_row =
-      f.topk_elements / f.topk_rows * radix_passes / rate + k_out / rates.topk_out_ids_per_s_per_sm;
+      f.topk_elements / f.topk_rows * sh.topk_radix_passes / rate + k_out / rates.topk_ids_per_s_per_sm;
   const double waves = std::ceil(f.topk_rows / rates.sms);
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);
   return std::max(waves * per_row, t_mem) + f.topk.launches * rates.topk_floor_s;
@@ -67,35 +67,34 @@ double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates) {
 
 double setup_time(const ForwardCost& f, const Rates& rates) {
   if (f.setup.launches <= 0) return 0.0;
-  // One pinned host-to-device copy of the step's descriptors; the window and tail page IDs are
-  // appended on the device inside the top-k kernel (its bytes are counted there as meta).
-  return rates.h2d_latency_s + f.setup_h2d_bytes / rates.h2d_Bps;
+  // One pinned host-to-device copy of the step's descriptors, inside the step; the window and tail
+  // page IDs are appended on the device inside the top-k kernel (its bytes are counted there).
+  return rates.setup_latency_s + f.setup_h2d_bytes / rates.setup_Bps;
 }
 
-ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& rates) {
-  ForwardTimes t;
-  auto attention = [&](const KernelCost& k) {
-    const int tile = k.tile_rows <= 16 ? 0 : k.tile_rows <= 32 ? 1 : k.tile_rows <= 64 ? 2 : 3;
-    return ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.attention_floor_s,
-                      rates.attention_page_s[tile]};
-  };
-  t.dense.attention =
-      kernel_time(f.attention_dense, rates.attention_flops, rates, attention(f.attention_dense));
-  t.cisa.attention =
-      kernel_time(f.attention_cisa, rates.attention_flops, rates, attention(f.attention_cisa));
-  // The peer (a library kernel) has no page-visit term: its own rate only.
-  ClassRates peer = attention(f.attention_dense);
-  peer.page_s = 0;
-  t.dense_peer_attention = kernel_time(f.attention_dense, rates.peer_attention_flops, rates, peer);
-  // The scoring kernel class streams representatives in and fp32 scores out at its own rates.
-  const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps,
-                           rates.scoring_floor_s, 0.0, rates.scoring_tile_s};
-  t.cisa.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
-  t.cisa.topk = topk_time(f, radix_passes, rates);
-  t.cisa.setup = setup_time(f, rates);
-  t.cisa.other =
-      kernel_time(f.other, rates.gemm_flops, rates,
-                  ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s});
+namespace {
+ClassRates attention_class(const KernelCost& k, const Rates& rates) {
+  const int tile = k.tile_rows <= 16 ? 0 : k.tile_rows <= 32 ? 1 : k.tile_rows <= 64 ? 2 : 3;
+  return ClassRates{rates.attention_read_Bps, rates.write_bw_Bps, rates.attention_floor_s,
+                    rates.attention_page_s[tile]};
+}
+}  // namespace
+
+double dense_attention_time(const ForwardCost& f, const Rates& rates) {
+  return kernel_time(f.attention_dense, rates.attention_flops, rates, attention_class(f.attention_dense, rates));
+}
+
+ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
+  ComponentTimes t;
+  t.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates, attention_class(f.attention_cisa, rates));
+  // The scoring kernel class streams representatives in and scores out at its own rates.
+  const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s, 0.0,
+                           rates.scoring_step_s};
+  t.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
+  t.topk = topk_time(f, sh, rates);
+  t.setup = setup_time(f, rates);
+  t.other = kernel_time(f.other, rates.gemm_flops, rates,
+                        ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s});
   return t;
 }
 

@@ -33,16 +33,14 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates);
 
 // Top-k: radix select is bound by per-row shared-memory passes, one CTA per row; rows whose
 // scores the scoring kernel left in L2 run at the L2 rate.
-double topk_time(const ForwardCost& f, int radix_passes, const Rates& rates);
-bool topk_scores_in_l2(const ForwardCost& f, const Rates& rates);
+double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
+bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
 
 // Setup: one pinned host-to-device copy of the step's descriptors.
 double setup_time(const ForwardCost& f, const Rates& rates);
 
-struct ForwardTimes {
-  ComponentTimes dense, cisa;
-  double dense_peer_attention = 0;  // dense attention with the peer (library) kernel's rate
-};
-ForwardTimes forward_times(const ForwardCost& f, int radix_passes, const Rates& rates);
+// Dense attention with one implementation's rates, and the CISA components with another's.
+double dense_attention_time(const ForwardCost& f, const Rates& rates);
+ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
 
 }  // namespace cisa

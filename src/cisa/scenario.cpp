@@ -7,6 +7,7 @@
 
 #include "cisa/embedded.hpp"
 #include "cisa/presets.hpp"
+#include "cisa/pricing.hpp"
 #include "cisa/scenario_source.hpp"
 #include "cisa/yaml_util.hpp"
 
@@ -18,7 +19,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",     "description", "model", "tp",   "hardware",
                                            "basis",    "geometry",    "cisa",  "workload", "sweep",
-                                           "measure"};
+                                           "measure", "implementation"};
 const std::vector<std::string> kCisaKeys = {"chunk",    "window",    "budget",   "G",
                                             "kv_dtype", "rep_dtype", "rep_dim",  "rep_kind",
                                             "score_agg", "selection_overlap"};
@@ -65,13 +66,15 @@ Setter make_setter(const YamlDoc& doc, const std::string& key, const YAML::Node&
   if (key == "kv_heads") { int x = to_int(doc, v, field); return [x](Point& p) { p.geo.kv_heads = x; }; }
   if (key == "head_dim") { int x = to_int(doc, v, field); return [x](Point& p) { p.geo.head_dim = x; }; }
   if (key == "hidden") { int x = to_int(doc, v, field); return [x](Point& p) { p.geo.hidden = x; }; }
+  if (key == "dense_impl") { auto x = get_string(doc, v, field); return [x](Point& p) { p.dense_impl = x; }; }
+  if (key == "cisa_impl") { auto x = get_string(doc, v, field); return [x](Point& p) { p.cisa_impl = x; }; }
   throw std::logic_error("no setter for " + key);
 }
 
 const std::vector<std::string> kSweepKeys = {
     "context", "budget",   "G",         "batch",    "phase",     "prefill_tokens", "mtp_tokens",
     "q_heads", "kv_heads", "head_dim",  "hidden",   "chunk",     "window",         "kv_dtype",
-    "rep_dtype", "rep_dim", "rep_kind", "score_agg", "selection_overlap", "hardware", "zip"};
+    "rep_dtype", "rep_dim", "rep_kind", "score_agg", "selection_overlap", "hardware", "dense_impl", "cisa_impl", "zip"};
 
 std::string point_key(const Point& p) {
   std::ostringstream o;
@@ -81,8 +84,42 @@ std::string point_key(const Point& p) {
     << to_string(p.cisa.rep_dtype) << '|' << p.cisa.rep_dim << '|' << to_string(p.cisa.rep_kind)
     << '|' << to_string(p.cisa.score_agg) << '|' << p.cisa.selection_overlap << '|'
     << to_string(p.work.phase) << '|' << p.work.context_tokens << '|' << p.work.batch << '|'
-    << p.work.prefill_tokens << '|' << p.work.mtp_tokens;
+    << p.work.prefill_tokens << '|' << p.work.mtp_tokens << '|' << p.dense_impl << '|' << p.cisa_impl;
   return o.str();
+}
+
+// Every shipped card and profile (transfer sources, "best" candidates), the scenario's own cards,
+// and profile files its implementation names point at; then each point's implementations are
+// checked on its card, so a bad name or a missing figure stops the run here (exit 2).
+void load_implementations(const YamlDoc& doc, Scenario& sc) {
+  sc.cards = shipped_cards();
+  for (const auto& [name, hw] : sc.gpus) sc.cards[name] = hw;
+  sc.impls = shipped_impls();
+  const YAML::Node im = doc.root["implementation"];
+  const YAML::Node where = im ? im : doc.root;
+  std::map<std::string, std::string> file_to_name;
+  for (Point& p : sc.points)
+    for (std::string* name : {&p.dense_impl, &p.cisa_impl}) {
+      const std::string s = *name;
+      if (s.find('/') == std::string::npos && (s.size() < 5 || s.substr(s.size() - 5) != ".yaml")) continue;
+      if (!file_to_name.count(s)) {
+        const YamlDoc f = load_yaml_file(s);
+        ImplProfile prof = parse_impl(f, f.root, "");
+        file_to_name[s] = prof.name;
+        sc.impls[prof.name] = std::move(prof);
+      }
+      *name = file_to_name[s];
+    }
+  Pricer pricer(sc.cards, sc.impls, sc.basis);
+  std::set<std::string> checked;
+  for (const Point& p : sc.points) {
+    if (!checked.insert(p.hardware + "|" + p.dense_impl + "|" + p.cisa_impl).second) continue;
+    try {
+      pricer.for_point(p);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(locate(doc, where, "implementation"), std::string(e.what()) + " (GPU " + p.hardware + ")");
+    }
+  }
 }
 
 }  // namespace
@@ -139,6 +176,12 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
       make_setter(doc, k, kv.second, std::string(block) + "." + k)(base);
     }
   };
+  if (const YAML::Node im = root["implementation"]) {
+    // implementation: {dense: NAME|best, cisa: NAME|auto}; a NAME may be a profile file (path).
+    require_keys_known(doc, im, "implementation", {"dense", "cisa"});
+    if (im["dense"]) base.dense_impl = get_string(doc, im["dense"], "implementation.dense");
+    if (im["cisa"]) base.cisa_impl = get_string(doc, im["cisa"], "implementation.cisa");
+  }
   apply_block("geometry", kGeometryKeys);
   apply_block("cisa", kCisaKeys);
   apply_block("workload", kWorkloadKeys);
@@ -252,9 +295,11 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
     }
   }
   for (const auto& [name, hw] : sc.gpus)
-    if (sc.basis == Basis::calibrated && !hw.has_calibration)
+    if (sc.basis == Basis::calibrated && !hw.has_card)
       throw InputError(locate(doc, root["basis"] ? root["basis"] : root["hardware"], "basis"),
-                       "GPU '" + name + "' has no calibration; set basis: speed_of_light");
+                       "GPU '" + name + "' has no card bench (`card:` in its preset: a calibration file or "
+                       "{transfer_from: <measured card>}); or set basis: speed_of_light");
+  load_implementations(doc, sc);
   return sc;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cisa/hardware.hpp"
+#include "cisa/implementation.hpp"
 #include "cisa/point.hpp"
 
 namespace cisa {
@@ -20,6 +21,8 @@ struct Scenario {
   std::string effective_yaml;  // the scenario after overrides, as YAML
   Basis basis = Basis::calibrated;
   std::map<std::string, Hardware> gpus;  // every GPU the points use, by name
+  CardCatalog cards;                     // every known card (transfer sources) and the scenario's own
+  ImplCatalog impls;                     // implementation profiles: shipped and the scenario's files
   std::vector<Point> points;
   std::size_t duplicates_collapsed = 0;  // e.g. decode points that differ only in G
   // --measure inputs: "random" (Gaussian K/V/Q) or "planted" (round(selection_overlap x K) pages

@@ -208,265 +208,355 @@ double selected_union_floor(const GroupSums& s, double K, double W, double c, do
 
 }  // namespace
 
-ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start,
-                         i64 positions, int batch, const KernelShape& sh) {
-  ForwardCost f;
-  if (positions <= 0) return f;
-  const int r = geo.heads_per_group();
-  const double d = geo.head_dim;
-  const double d_r = cfg.rep_dim > 0 ? cfg.rep_dim : geo.head_dim;
-  const double b_kv = dtype_bytes(cfg.kv_dtype), b_rep = dtype_bytes(cfg.rep_dtype);
-  const double b_act = 2.0;  // Q, O, index queries in BF16
-  const double rep_vectors = cfg.rep_kind == RepKind::minmax ? 2.0 : 1.0;
-  const double agg_dots = cfg.score_agg == ScoreAgg::max ? qshare_g : 1.0;
-  const i64 c = cfg.chunk_tokens, W = cfg.window_pages, K = cfg.budget_chunks, G = qshare_g;
+namespace {
+
+// What every component of one forward shares: the geometry, the settings and where the forward
+// crosses from the dense path (N_e <= K) to the sparse one.
+struct Span {
+  const Geometry& geo;
+  const CisaConfig& cfg;
+  i64 G, start, positions;
+  int batch;
+  int r;
+  double d, d_r, b_kv, b_rep, b_act, rep_vectors, agg_dots, h, o, seqs, kv_tok, rows;
+  i64 c, W, K;
+  i64 ng, kstar, dense_n, m_sp, tail_len, m_full;
+  bool short_last;
+
+  Span(const Geometry& g, const CisaConfig& cf, int qshare_g, i64 s, i64 n, int b, const KernelShape& sh)
+      : geo(g), cfg(cf), G(qshare_g), start(s), positions(n), batch(b) {
+    r = g.heads_per_group();
+    d = g.head_dim;
+    d_r = cf.rep_dim > 0 ? cf.rep_dim : g.head_dim;
+    b_kv = dtype_bytes(cf.kv_dtype);
+    b_rep = dtype_bytes(cf.rep_dtype);
+    b_act = 2.0;  // Q, O, index queries in BF16
+    rep_vectors = cf.rep_kind == RepKind::minmax ? 2.0 : 1.0;
+    agg_dots = cf.score_agg == ScoreAgg::max ? qshare_g : 1.0;
+    c = cf.chunk_tokens;
+    W = cf.window_pages;
+    K = cf.budget_chunks;
+    h = sh.l2_reuse;
+    o = cf.selection_overlap;
+    seqs = static_cast<double>(b) * g.kv_heads;  // (sequence, KV group) pairs
+    kv_tok = 2.0 * d * b_kv;                      // K+V bytes per token
+    rows = static_cast<double>(n) * r;
+    ng = ceil_div(n, G);
+    // First group whose eligible count N_e = floor(t0/c) - W exceeds K: t0 >= (K+W+1) c.
+    const i64 first_sparse_t0 = (K + W + 1) * c;
+    kstar = std::clamp<i64>(ceil_div(std::max<i64>(0, first_sparse_t0 - s), G), 0, ng);
+    dense_n = std::min<i64>(kstar * G, n);
+    m_sp = ng - kstar;            // sparse groups
+    tail_len = n - (ng - 1) * G;  // length of the last group (1..G)
+    m_full = (tail_len == G) ? m_sp : std::max<i64>(0, m_sp - 1);
+    short_last = m_sp > 0 && tail_len != G;
+  }
+};
+
+constexpr double kId = 4.0;  // int32 page IDs
+
+// Dense attention over positions [start, start+n): the dense baseline (whole forward) or the
+// dense prefix of a CISA forward. Adds to `a` and returns the (sequence, KV group) tiles.
+struct DensePart {
+  double kv_req = 0, kv_dram = 0, meta = 0, qo = 0, tiles = 0, min_tokens = 1e300;
+};
+DensePart dense_part(const Span& s, i64 n, const KernelShape& sh, KernelCost& a) {
+  DensePart out;
   const int M = sh.attention_tile_rows;
-  const double h = sh.l2_reuse, o = cfg.selection_overlap;
-  const double seqs = static_cast<double>(batch) * geo.kv_heads;  // (sequence, KV group) pairs
-  const double kv_tok = 2.0 * d * b_kv;                           // K+V bytes per token
-  const double id = 4.0, score = 4.0;                             // int32 page IDs, fp32 scores
-  const double n = static_cast<double>(positions);
-  const double rows = n * r;
+  const DenseTiles t = dense_tiles(s.start, n, s.r, M);
+  const double req = s.kv_tok * t.token_reads, uniq = s.kv_tok * t.unique_tokens;
+  const double reads = uniq * dense_stream_reads(t.tiles, sh);
+  out.kv_req = req;
+  out.kv_dram = reads + (req - reads) * (1.0 - s.h);
+  out.meta = kId * t.token_reads / static_cast<double>(s.c);
+  out.qo = 2.0 * static_cast<double>(n) * s.r * s.d * s.b_act;
+  out.tiles = t.tiles;
+  out.min_tokens = t.min_tile_tokens;
+  const int Md = attention_tile_for(static_cast<int>(std::min<i64>(n, std::max(1, M / s.r))) * s.r, sh);
+  a.flops_issued += 4.0 * s.d * Md * t.token_reads;
+  a.flops_useful += 4.0 * s.d * t.useful_token_rows;
+  a.page_visits += t.token_reads / static_cast<double>(s.c);
+  a.tile_rows = std::max(a.tile_rows, Md);
+  a.launches += 1;
+  return out;
+}
 
-  // ---------------- dense baseline ----------------
-  {
-    const DenseTiles t = dense_tiles(start, positions, r, M);
-    const int Md =
-        attention_tile_for(static_cast<int>(std::min<i64>(positions, std::max(1, M / r))) * r, sh);
-    const double units = seqs * t.tiles;
-    const int S = split_count(units, t.min_tile_tokens, sh);
-    f.splits_dense = S;
-    KernelCost& a = f.attention_dense;
-    const double req = kv_tok * t.token_reads;
-    const double uniq = kv_tok * t.unique_tokens;
-    const double reads = uniq * dense_stream_reads(t.tiles, sh);
-    const double kv_dram = reads + (req - reads) * (1.0 - h);
-    const double bt = id * t.token_reads / static_cast<double>(c);
-    const double qo = 2.0 * rows * d * b_act;
-    const double partials = S > 1 ? 2.0 * S * rows * (d + 2.0) * 4.0 : 0.0;
-    a.l2_bytes = seqs * (req + bt + qo + partials);
-    a.dram_bytes = seqs * (kv_dram + bt + qo + partials);
-    a.dram_write_bytes =
-        seqs * (qo + partials) / 2.0;  // O and the partials are written, Q and partials read
-    a.flops_issued = seqs * 4.0 * d * Md * t.token_reads;
-    a.page_visits = seqs * t.token_reads / static_cast<double>(c);
-    a.tile_rows = Md;
-    a.flops_useful = seqs * 4.0 * d * t.useful_token_rows;
-    a.launches = S > 1 ? 2 : 1;
-    a.ctas = units * S;
-    f.l2_kv_dense = seqs * req;
-    f.bytes_dense.kv = seqs * kv_dram;
-    f.bytes_dense.meta = seqs * bt;
-    f.bytes_dense.qo = seqs * qo;
-    f.bytes_dense.partials = seqs * partials;
-  }
+double partials_bytes(int splits, double rows, double d) { return splits > 1 ? 2.0 * splits * rows * (d + 2.0) * 4.0 : 0.0; }
 
-  // ---------------- CISA ----------------
-  const i64 ng = ceil_div(positions, G);
-  // First group whose eligible count N_e = floor(t0/c) - W exceeds K: t0 >= (K+W+1) c.
-  const i64 first_sparse_t0 = (K + W + 1) * c;
-  const i64 kstar = std::clamp<i64>(ceil_div(std::max<i64>(0, first_sparse_t0 - start), G), 0, ng);
-  const i64 dense_n = std::min<i64>(kstar * G, positions);
-  const i64 m_sp = ng - kstar;                    // sparse groups
-  const i64 tail_len = positions - (ng - 1) * G;  // length of the last group (1..G)
-  const i64 m_full = (tail_len == G) ? m_sp : std::max<i64>(0, m_sp - 1);
-  const bool short_last = m_sp > 0 && tail_len != G;
+// Dense baseline: every position attends to its whole history.
+void dense_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
+  KernelCost& a = f.attention_dense;
+  const DensePart p = dense_part(s, s.positions, sh, a);
+  const int S = split_count(s.seqs * p.tiles, p.min_tokens, sh);
+  f.splits_dense = S;
+  const double partials = partials_bytes(S, s.rows, s.d);
+  a.l2_bytes = s.seqs * (p.kv_req + p.meta + p.qo + partials);
+  a.dram_bytes = s.seqs * (p.kv_dram + p.meta + p.qo + partials);
+  a.dram_write_bytes = s.seqs * (p.qo + partials) / 2.0;  // O and the partials are written, Q and partials read
+  a.flops_issued *= s.seqs;
+  a.flops_useful *= s.seqs;
+  a.page_visits *= s.seqs;
+  a.launches = S > 1 ? 2 : 1;
+  a.ctas = s.seqs * p.tiles * S;
+  f.l2_kv_dense = s.seqs * p.kv_req;
+  f.bytes_dense.kv = s.seqs * p.kv_dram;
+  f.bytes_dense.meta = s.seqs * p.meta;
+  f.bytes_dense.qo = s.seqs * p.qo;
+  f.bytes_dense.partials = s.seqs * partials;
+}
 
-  f.dense_positions = seqs / geo.kv_heads * static_cast<double>(dense_n);
-  f.sparse_positions = seqs / geo.kv_heads * static_cast<double>(positions - dense_n);
+// Sums over the sparse groups that scoring, top-k and setup need.
+struct SparseSums {
+  GroupSums all;
+  double units = 0;  // attention work items per (sequence, KV group)
+};
 
+// CISA attention: the dense prefix (N_e <= K), then the sparse groups, each reading K selected +
+// W window pages + its tail (own page, causally masked).
+SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
   KernelCost& ac = f.attention_cisa;
-  double kv_req = 0, kv_dram = 0, meta = 0, qo = 0, units = 0, min_tokens = 1e300;
-  // Dense prefix (N_e <= K): the ordinary dense kernel over those positions.
-  if (dense_n > 0) {
-    const DenseTiles t = dense_tiles(start, dense_n, r, M);
-    const double req = kv_tok * t.token_reads, uniq = kv_tok * t.unique_tokens;
-    kv_req += req;
-    const double reads = uniq * dense_stream_reads(t.tiles, sh);
-    kv_dram += reads + (req - reads) * (1.0 - h);
-    meta += id * t.token_reads / static_cast<double>(c);
-    qo += 2.0 * static_cast<double>(dense_n) * r * d * b_act;
-    const int Md =
-        attention_tile_for(static_cast<int>(std::min<i64>(dense_n, std::max(1, M / r))) * r, sh);
-    ac.flops_issued += 4.0 * d * Md * t.token_reads;
-    ac.flops_useful += 4.0 * d * t.useful_token_rows;
-    ac.page_visits += t.token_reads / static_cast<double>(c);
-    ac.tile_rows = std::max(ac.tile_rows, Md);
-    units += t.tiles;
-    min_tokens = std::min(min_tokens, t.min_tile_tokens);
-    ac.launches += 1;
+  const int M = sh.attention_tile_rows;
+  const double h = s.h;
+  const i64 c = s.c, W = s.W, K = s.K, G = s.G;
+  double kv_req = 0, kv_dram = 0, meta = 0, qo = 0, min_tokens = 1e300;
+  SparseSums out;
+  if (s.dense_n > 0) {
+    const DensePart p = dense_part(s, s.dense_n, sh, ac);
+    kv_req += p.kv_req;
+    kv_dram += p.kv_dram;
+    meta += p.meta;
+    qo += p.qo;
+    out.units += p.tiles;
+    min_tokens = std::min(min_tokens, p.min_tokens);
   }
-  // Sparse groups: K selected + W window pages + the tail (own page, causally masked).
-  GroupSums sums_all;
-  double sel_hit = 0;  // share of a selection's K pages served by L2 (last group class evaluated)
-  bool floor_bound =
-      false;  // the sequence's selected reads are the per-wave union (already complete)
-  if (m_sp > 0) {
+  double sel_hit = 0;        // share of a selection's K pages served by L2 (last group class evaluated)
+  bool floor_bound = false;  // the sequence's selected reads are the per-wave union (already complete)
+  if (s.m_sp > 0) {
     const double Kc = static_cast<double>(K * c), Wc = static_cast<double>(W * c);
-    auto add_groups = [&](const GroupSums& s, i64 g) {
-      if (s.m <= 0) return;
-      const double tiles = static_cast<double>(ceil_div(g * r, M));
-      const int Mt = attention_tile_for(static_cast<int>(std::min<i64>(g * r, M)), sh);
-      const double tokens = s.m * (Kc + Wc) + s.sum_tail;  // sum over groups of tokens streamed
-      kv_req += kv_tok * tokens * tiles;
+    auto add_groups = [&](const GroupSums& gs, i64 g) {
+      if (gs.m <= 0) return;
+      const double tiles = static_cast<double>(ceil_div(g * s.r, M));
+      const int Mt = attention_tile_for(static_cast<int>(std::min<i64>(g * s.r, M)), sh);
+      const double tokens = gs.m * (Kc + Wc) + gs.sum_tail;  // sum over groups of tokens streamed
+      kv_req += s.kv_tok * tokens * tiles;
       // DRAM: a group adds its g new window/tail tokens, the part of the window its co-resident
       // predecessor read that L2 misses, its selected pages less those shared with the
-      // predecessor or found in L2 (shared_selected_in_l2), and L2 misses of its extra row tiles.
-      // The first group is corrected below.
-      const double q = shared_selected_in_l2(s, static_cast<double>(K), static_cast<double>(W),
-                                             static_cast<double>(c), kv_tok, sh);
-      sel_hit = h * (o + (1.0 - o) * q);
+      // predecessor or found in L2 (shared_selected_in_l2, when the kernel's CTA order shares
+      // them), and L2 misses of its extra row tiles. The first group is corrected below.
+      const double q = sh.share_selected ? shared_selected_in_l2(gs, static_cast<double>(K), static_cast<double>(W),
+                                                                 static_cast<double>(c), s.kv_tok, sh)
+                                         : 0.0;
+      sel_hit = h * (s.o + (1.0 - s.o) * q);
       // Every wave of CTAs that holds selections of this sequence reads at least the union of
-      // their random picks (compulsory misses: between waves the other sequences' pages evict
-      // them).
-      const double floor_tokens = selected_union_floor(
-          s, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c), o, kv_tok, sh);
-      floor_bound = floor_tokens > s.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
-      const double sel_tokens = floor_bound ? floor_tokens : s.m * Kc * (1.0 - sel_hit);
-      kv_dram += kv_tok * (s.m * static_cast<double>(g) + (1.0 - h) * (s.m * Wc + s.sum_t0_mod_c) +
-                           sel_tokens + (tiles - 1.0) * tokens * (1.0 - h));
-      ac.page_visits += tiles * (s.m * static_cast<double>(K + W) + s.sum_tail_pages);
+      // their random picks (compulsory misses: between waves the other sequences' pages evict them).
+      const double floor_tokens = selected_union_floor(gs, static_cast<double>(K), static_cast<double>(W),
+                                                       static_cast<double>(c), s.o, s.kv_tok, sh);
+      floor_bound = floor_tokens > gs.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
+      const double sel_tokens = floor_bound ? floor_tokens : gs.m * Kc * (1.0 - sel_hit);
+      kv_dram += s.kv_tok * (gs.m * static_cast<double>(g) + (1.0 - h) * (gs.m * Wc + gs.sum_t0_mod_c) +
+                             sel_tokens + (tiles - 1.0) * tokens * (1.0 - h));
+      ac.page_visits += tiles * (gs.m * static_cast<double>(K + W) + gs.sum_tail_pages);
       ac.tile_rows = std::max(ac.tile_rows, Mt);
-      meta +=
-          id * (s.m * static_cast<double>(K + W) + s.sum_tail_pages) * tiles;  // sparse block table
-      qo += 2.0 * s.m * static_cast<double>(g) * r * d * b_act;
-      ac.flops_issued += 4.0 * d * Mt * tiles * tokens;
-      ac.flops_useful += 4.0 * d * r *
-                         (s.m * static_cast<double>(g) * (Kc + Wc) + s.sum_attended -
-                          static_cast<double>(g * c) * s.sum_n);
-      units += s.m * tiles;
+      meta += kId * (gs.m * static_cast<double>(K + W) + gs.sum_tail_pages) * tiles;  // sparse block table
+      qo += 2.0 * gs.m * static_cast<double>(g) * s.r * s.d * s.b_act;
+      ac.flops_issued += 4.0 * s.d * Mt * tiles * tokens;
+      ac.flops_useful += 4.0 * s.d * s.r *
+                         (gs.m * static_cast<double>(g) * (Kc + Wc) + gs.sum_attended - static_cast<double>(g * c) * gs.sum_n);
+      out.units += gs.m * tiles;
       min_tokens = std::min(min_tokens, Kc + Wc + 1.0);
-      sums_all.m += s.m;
-      sums_all.sum_n += s.sum_n;
-      sums_all.sum_tail_pages += s.sum_tail_pages;
+      out.all.m += gs.m;
+      out.all.sum_n += gs.sum_n;
+      out.all.sum_tail_pages += gs.sum_tail_pages;
     };
-    const i64 t0_first = start + kstar * G;
-    add_groups(group_sums(t0_first, m_full, G, G, c), G);
-    if (short_last) add_groups(group_sums(start + (ng - 1) * G, 1, tail_len, G, c), tail_len);
+    const i64 t0_first = s.start + s.kstar * G;
+    add_groups(group_sums(t0_first, s.m_full, G, G, c), G);
+    if (s.short_last) add_groups(group_sums(s.start + (s.ng - 1) * G, 1, s.tail_len, G, c), s.tail_len);
     // The first sparse group has no co-resident predecessor: it reads its whole region.
-    const i64 g0 = (m_sp == 1 && short_last) ? tail_len : G;
+    const i64 g0 = (s.m_sp == 1 && s.short_last) ? s.tail_len : G;
     const double tail0 = static_cast<double>(t0_first + g0 - (t0_first / c) * c);
-    const double incremental = static_cast<double>(g0) +
-                               (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) +
+    const double incremental = static_cast<double>(g0) + (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) +
                                Kc * (1.0 - (floor_bound ? 0.0 : sel_hit));
-    kv_dram += kv_tok * ((Kc + Wc + tail0) - incremental);
+    kv_dram += s.kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
   }
-  const int S = split_count(seqs * units, min_tokens, sh);
+  const int S = split_count(s.seqs * out.units, min_tokens, sh);
   f.splits_cisa = S;
-  const double partials = S > 1 ? 2.0 * S * rows * (d + 2.0) * 4.0 : 0.0;
+  const double partials = partials_bytes(S, s.rows, s.d);
   if (S > 1) ac.launches += 1;
-  ac.l2_bytes = seqs * (kv_req + meta + qo + partials);
-  ac.dram_bytes = seqs * (kv_dram + meta + qo + partials);
-  ac.dram_write_bytes = seqs * (qo + partials) / 2.0;
-  ac.flops_issued *= seqs;
-  ac.flops_useful *= seqs;
-  ac.page_visits *= seqs;
-  ac.ctas = seqs * units * S;
-  f.l2_kv_cisa = seqs * kv_req;
-  f.bytes_cisa.kv = seqs * kv_dram;
-  f.bytes_cisa.qo = seqs * qo;
-  f.bytes_cisa.partials = seqs * partials;
-  f.bytes_cisa.meta = seqs * meta;
+  ac.l2_bytes = s.seqs * (kv_req + meta + qo + partials);
+  ac.dram_bytes = s.seqs * (kv_dram + meta + qo + partials);
+  ac.dram_write_bytes = s.seqs * (qo + partials) / 2.0;
+  ac.flops_issued *= s.seqs;
+  ac.flops_useful *= s.seqs;
+  ac.page_visits *= s.seqs;
+  ac.ctas = s.seqs * out.units * S;
+  f.l2_kv_cisa = s.seqs * kv_req;
+  f.bytes_cisa.kv = s.seqs * kv_dram;
+  f.bytes_cisa.qo = s.seqs * qo;
+  f.bytes_cisa.partials = s.seqs * partials;
+  f.bytes_cisa.meta = s.seqs * meta;
+  f.dense_positions = static_cast<double>(s.batch) * static_cast<double>(s.dense_n);
+  f.sparse_positions = static_cast<double>(s.batch) * static_cast<double>(s.positions - s.dense_n);
+  return out;
+}
 
-  if (m_sp > 0) {
-    const double msp = static_cast<double>(m_sp);
-    const double sum_ne = sums_all.sum_n - msp * static_cast<double>(W);
-    f.selections = seqs * msp;
-    f.topk_rows = f.selections;
-    f.topk_elements = seqs * sum_ne;
-
-    // Scoring: selections of one (sequence, KV group) stacked Ms at a time; each tile streams
-    // the representatives up to its last group's eligible count; earlier tiles' prefix re-reads
-    // hit L2 with probability h.
-    const i64 Ms = sh.score_tile_rows;
-    const i64 nb_full = m_sp / Ms;
-    const i64 k0 = kstar;
-    double ne_last_sum =
-        static_cast<double>(floor_sum(nb_full, c, Ms * G, start + (k0 + Ms - 1) * G)) -
-        static_cast<double>(nb_full * W);
-    double rows_x_ne = static_cast<double>(Ms) * ne_last_sum;
-    const double ne_final = static_cast<double>((start + (ng - 1) * G) / c - W);
-    if (m_sp % Ms != 0) {
-      ne_last_sum += ne_final;
-      rows_x_ne += static_cast<double>(m_sp % Ms) * ne_final;
-    }
-    const double rep_vec = d_r * b_rep * rep_vectors;
-    const double rep_req = rep_vec * ne_last_sum;
-    const double rep_dram = rep_vec * (ne_final + (1.0 - h) * (ne_last_sum - ne_final));
-    const double iq = static_cast<double>(positions - dense_n) * d_r * b_act;
-    const double scores_w = score * sum_ne;
-    KernelCost& sc = f.scoring;
-    sc.l2_bytes = seqs * (rep_req + iq + scores_w);
-    sc.dram_bytes = seqs * (rep_dram + iq + scores_w);
-    sc.dram_write_bytes = seqs * scores_w;
-    sc.flops_useful = seqs * 2.0 * d_r * rep_vectors * agg_dots * sum_ne;
-    sc.flops_issued = seqs * 2.0 * d_r * rep_vectors * agg_dots * rows_x_ne;
-    sc.launches = 1;
-    sc.ctas = static_cast<double>(sh.sms);  // the eligible range is split to fill the GPU
-    // A CTA walks up to score_tiles_per_cta tiles of representatives one after another.
-    sc.serial_steps = std::min(static_cast<double>(sh.score_tiles_per_cta),
-                               std::ceil(ne_final / std::max(1, sh.score_pages_per_tile)));
-    f.l2_rep = seqs * rep_req;
-    f.bytes_cisa.rep = seqs * rep_dram;
-    f.bytes_cisa.meta += seqs * (iq + scores_w);
-
-    // Top-k: reads each row's scores, writes K physical page IDs (block-table lookups fused).
-    KernelCost& tk = f.topk;
-    const double tk_bytes = score * sum_ne + 2.0 * id * msp * static_cast<double>(K);
-    tk.l2_bytes = tk.dram_bytes = seqs * tk_bytes;
-    tk.dram_write_bytes = seqs * id * msp * static_cast<double>(K);
-    tk.launches = 1;
-    tk.ctas = f.topk_rows;
-    f.bytes_cisa.meta += seqs * tk_bytes;
-
-    // Setup: window and tail page IDs appended to each selection's sparse block table.
-    KernelCost& su = f.setup;
-    const double wt_ids = msp * static_cast<double>(W) + sums_all.sum_tail_pages;
-    su.l2_bytes = su.dram_bytes = seqs * 2.0 * id * wt_ids;
-    su.dram_write_bytes = seqs * id * wt_ids;
-    // The host plans the step and uploads its descriptors: per selection a scoring row (5 int32)
-    // and a top-k row (3 int32), per attention work item 9 int32 (this project's kernels/ layout).
-    f.setup_h2d_bytes = f.selections * (5.0 + 3.0) * 4.0 + seqs * units * 9.0 * 4.0;
-    su.launches = 1;
-    su.ctas = static_cast<double>(sh.sms);
-    f.bytes_cisa.meta += seqs * 2.0 * id * wt_ids;
+// Scoring: selections of one (sequence, KV group) stacked score_tile_rows at a time; each tile
+// streams the representatives up to its last group's eligible count; earlier tiles' prefix
+// re-reads hit L2 with probability h. Scores are written at score_bytes each.
+void scoring_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, ForwardCost& f) {
+  const double msp = static_cast<double>(s.m_sp);
+  const double sum_ne = sp.all.sum_n - msp * static_cast<double>(s.W);
+  const i64 Ms = sh.score_tile_rows, G = s.G, c = s.c;
+  const i64 nb_full = s.m_sp / Ms;
+  double ne_last_sum = static_cast<double>(floor_sum(nb_full, c, Ms * G, s.start + (s.kstar + Ms - 1) * G)) -
+                       static_cast<double>(nb_full * s.W);
+  double rows_x_ne = static_cast<double>(Ms) * ne_last_sum;
+  const double ne_final = static_cast<double>((s.start + (s.ng - 1) * G) / c - s.W);
+  if (s.m_sp % Ms != 0) {
+    ne_last_sum += ne_final;
+    rows_x_ne += static_cast<double>(s.m_sp % Ms) * ne_final;
   }
+  const double rep_vec = s.d_r * s.b_rep * s.rep_vectors;
+  const double rep_req = rep_vec * ne_last_sum;
+  const double rep_dram = rep_vec * (ne_final + (1.0 - s.h) * (ne_last_sum - ne_final));
+  const double iq = static_cast<double>(s.positions - s.dense_n) * s.d_r * s.b_act;
+  const double scores_w = sh.score_bytes * sum_ne;
+  KernelCost& sc = f.scoring;
+  sc.l2_bytes = s.seqs * (rep_req + iq + scores_w);
+  sc.dram_bytes = s.seqs * (rep_dram + iq + scores_w);
+  sc.dram_write_bytes = s.seqs * scores_w;
+  sc.flops_useful = s.seqs * 2.0 * s.d_r * s.rep_vectors * s.agg_dots * sum_ne;
+  sc.flops_issued = s.seqs * 2.0 * s.d_r * s.rep_vectors * s.agg_dots * rows_x_ne;
+  sc.launches = 1;
+  sc.ctas = static_cast<double>(sh.sms);  // the eligible range is split to fill the GPU
+  // A CTA walks up to score_tiles_per_cta tiles of representatives one after another.
+  sc.serial_steps = std::min(static_cast<double>(sh.score_tiles_per_cta),
+                             std::ceil(ne_final / std::max(1, sh.score_pages_per_tile)));
+  f.l2_rep = s.seqs * rep_req;
+  f.bytes_cisa.rep = s.seqs * rep_dram;
+  f.bytes_cisa.meta += s.seqs * (iq + scores_w);
+  f.selections = s.seqs * msp;
+  f.topk_rows = f.selections;
+  f.topk_elements = s.seqs * sum_ne;
+}
 
-  // Other (CISA only): index projection iq_t = W_idx x_t for sparse positions, and the
-  // representative update for chunks this forward completes (reads their keys, writes reps).
-  {
-    KernelCost& ot = f.other;
-    const double sp_pos = static_cast<double>(positions - dense_n);
-    double bytes = 0;
-    if (sp_pos > 0) {
-      const double w_idx = geo.kv_heads * d_r * geo.hidden * 2.0;  // once per forward
-      const double x = static_cast<double>(batch) * sp_pos * geo.hidden * b_act;
-      const double out = seqs * sp_pos * d_r * b_act;
-      bytes += w_idx + x + out;
-      ot.flops_useful += seqs * sp_pos * 2.0 * geo.hidden * d_r;
-      ot.launches += 1;
-    }
-    const i64 filled = (start + positions) / c - start / c;
-    if (filled > 0) {
-      bytes += seqs * static_cast<double>(filled) *
-               (static_cast<double>(c) * d * b_kv + d_r * b_rep * rep_vectors);
-      ot.flops_useful += seqs * static_cast<double>(filled) * static_cast<double>(c) * d;
-      ot.launches += 1;
-    }
-    ot.flops_issued = ot.flops_useful;
-    ot.l2_bytes = ot.dram_bytes = bytes;
-    ot.dram_write_bytes =
-        (sp_pos > 0 ? seqs * sp_pos * d_r * b_act : 0.0) +
-        seqs * static_cast<double>(std::max<i64>(0, filled)) * d_r * b_rep * rep_vectors;
-    // cuBLAS computes the index projection [kv_heads*d_r] x [batch*positions] in 128 x 128 output
-    // tiles (EST), so a skinny projection keeps only part of the SMs' tensor cores busy; with few
-    // tiles it splits the reduction, so at least enough CTAs stream to saturate HBM (half the SMs).
-    const double tiles = std::ceil(geo.kv_heads * d_r / 128.0) *
-                         std::ceil(static_cast<double>(batch) * sp_pos / 128.0);
-    ot.ctas = sp_pos > 0 ? std::max(tiles, std::ceil(0.5 * sh.sms)) : static_cast<double>(sh.sms);
-    f.bytes_cisa.other = bytes;
+// Top-k: reads each row's scores, writes K physical page IDs (block-table lookups fused).
+void topk_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, ForwardCost& f) {
+  const double msp = static_cast<double>(s.m_sp);
+  const double sum_ne = sp.all.sum_n - msp * static_cast<double>(s.W);
+  KernelCost& tk = f.topk;
+  const double ids = kId * msp * static_cast<double>(s.K);
+  const double tk_bytes = sh.score_bytes * sum_ne + 2.0 * ids;
+  tk.l2_bytes = tk.dram_bytes = s.seqs * tk_bytes;
+  tk.dram_write_bytes = s.seqs * ids;
+  tk.launches = 1;
+  tk.ctas = f.topk_rows;
+  f.bytes_cisa.meta += s.seqs * tk_bytes;
+}
+
+// Setup: window and tail page IDs appended to each selection's sparse block table; the host plans
+// the step and uploads its descriptors: per selection a scoring row (5 int32) and a top-k row
+// (3 int32), per attention work item 9 int32 (this project's kernels/ layout).
+void setup_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, ForwardCost& f) {
+  KernelCost& su = f.setup;
+  const double wt_ids = static_cast<double>(s.m_sp) * static_cast<double>(s.W) + sp.all.sum_tail_pages;
+  su.l2_bytes = su.dram_bytes = s.seqs * 2.0 * kId * wt_ids;
+  su.dram_write_bytes = s.seqs * kId * wt_ids;
+  f.setup_h2d_bytes = f.selections * (5.0 + 3.0) * 4.0 + s.seqs * sp.units * 9.0 * 4.0;
+  su.launches = 1;
+  su.ctas = static_cast<double>(sh.sms);
+  f.bytes_cisa.meta += s.seqs * 2.0 * kId * wt_ids;
+}
+
+// Other (CISA only): index projection iq_t = W_idx x_t for sparse positions, and the
+// representative update for chunks this forward completes (reads their keys, writes reps).
+void other_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
+  KernelCost& ot = f.other;
+  const double sp_pos = static_cast<double>(s.positions - s.dense_n);
+  const Geometry& geo = s.geo;
+  double bytes = 0;
+  if (sp_pos > 0) {
+    const double w_idx = geo.kv_heads * s.d_r * geo.hidden * 2.0;  // once per forward
+    const double x = static_cast<double>(s.batch) * sp_pos * geo.hidden * s.b_act;
+    const double out = s.seqs * sp_pos * s.d_r * s.b_act;
+    bytes += w_idx + x + out;
+    ot.flops_useful += s.seqs * sp_pos * 2.0 * geo.hidden * s.d_r;
+    ot.launches += 1;
   }
+  const i64 filled = (s.start + s.positions) / s.c - s.start / s.c;
+  if (filled > 0) {
+    bytes += s.seqs * static_cast<double>(filled) * (static_cast<double>(s.c) * s.d * s.b_kv + s.d_r * s.b_rep * s.rep_vectors);
+    ot.flops_useful += s.seqs * static_cast<double>(filled) * static_cast<double>(s.c) * s.d;
+    ot.launches += 1;
+  }
+  ot.flops_issued = ot.flops_useful;
+  ot.l2_bytes = ot.dram_bytes = bytes;
+  ot.dram_write_bytes = (sp_pos > 0 ? s.seqs * sp_pos * s.d_r * s.b_act : 0.0) +
+                        s.seqs * static_cast<double>(std::max<i64>(0, filled)) * s.d_r * s.b_rep * s.rep_vectors;
+  // cuBLAS computes the index projection [kv_heads*d_r] x [batch*positions] in 128 x 128 output
+  // tiles (EST), so a skinny projection keeps only part of the SMs' tensor cores busy; with few
+  // tiles it splits the reduction, so at least enough CTAs stream to saturate HBM (half the SMs).
+  const double tiles = std::ceil(geo.kv_heads * s.d_r / 128.0) * std::ceil(static_cast<double>(s.batch) * sp_pos / 128.0);
+  ot.ctas = sp_pos > 0 ? std::max(tiles, std::ceil(0.5 * sh.sms)) : static_cast<double>(sh.sms);
+  f.bytes_cisa.other = bytes;
+}
+
+// A kernel without GQA packing runs one work item per query head: the same cost as a geometry of
+// q_heads KV groups of one head each, except that the heads of a group read the same pages, which
+// co-resident CTAs find in L2 (EST, h): only one head's K/V bytes per group reach DRAM.
+Geometry unpacked(const Geometry& g) {
+  Geometry u = g;
+  u.kv_heads = g.q_heads;
+  return u;
+}
+
+}  // namespace
+
+ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
+                               int batch, const KernelShape& shape) {
+  ForwardCost f;
+  if (positions <= 0) return f;
+  if (!shape.gqa_packing && geo.heads_per_group() > 1) {
+    f = dense_forward_cost(unpacked(geo), cfg, qshare_g, start, positions, batch, shape);
+    const double r = geo.heads_per_group(), kv = f.bytes_dense.kv;
+    f.bytes_dense.kv = kv / r;
+    f.attention_dense.dram_bytes -= kv - kv / r;
+    return f;
+  }
+  dense_attention_cost(Span(geo, cfg, qshare_g, start, positions, batch, shape), shape, f);
+  return f;
+}
+
+ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
+                         int batch, const KernelShape& shape) {
+  ForwardCost f;
+  if (positions <= 0) return f;
+  f = dense_forward_cost(geo, cfg, qshare_g, start, positions, batch, shape);
+  const Span s(geo, cfg, qshare_g, start, positions, batch, shape);
+  SparseSums sp;
+  if (!shape.gqa_packing && geo.heads_per_group() > 1) {
+    // Attention per query head; the selection path (one indexer per KV group) is unchanged.
+    ForwardCost a;
+    sp = cisa_attention_cost(Span(unpacked(geo), cfg, qshare_g, start, positions, batch, shape), shape, a);
+    const double r = geo.heads_per_group(), kv = a.bytes_cisa.kv;
+    a.bytes_cisa.kv = kv / r;
+    a.attention_cisa.dram_bytes -= kv - kv / r;
+    f.attention_cisa = a.attention_cisa;
+    f.bytes_cisa = a.bytes_cisa;
+    f.l2_kv_cisa = a.l2_kv_cisa;
+    f.splits_cisa = a.splits_cisa;
+    f.dense_positions = a.dense_positions;
+    f.sparse_positions = a.sparse_positions;
+    sp.units *= r;  // setup uploads one descriptor per work item: r per (sequence, KV group)
+  } else {
+    sp = cisa_attention_cost(s, shape, f);
+  }
+  if (s.m_sp > 0) {
+    scoring_cost(s, sp, shape, f);
+    topk_cost(s, sp, shape, f);
+    setup_cost(s, sp, shape, f);
+  }
+  other_cost(s, shape, f);
   return f;
 }
 

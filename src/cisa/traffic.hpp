@@ -21,6 +21,9 @@ struct KernelShape {
   double l2_reuse = 1.0;  // h: share of re-reads of the same pages by co-resident CTAs hit in L2
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
   double l2_bytes = 0;         // L2 capacity: window over which co-resident CTAs share pages
+  bool share_selected = true;  // co-resident CTAs of a sequence find each other's random picks in L2
+  bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head
+  double score_bytes = 4;      // bytes per score written by scoring, read by top-k
 };
 
 // Tile rows the attention kernel uses for work items of `rows` rows: the smallest power of two
@@ -72,11 +75,14 @@ struct ForwardCost {
   void add(const ForwardCost& o);
 };
 
-// Cost of one forward: each of `batch` sequences processes positions [start, start+positions),
+// Cost of one forward (each component by its own function in traffic.cpp): each of `batch` sequences processes positions [start, start+positions),
 // position t attending to tokens 0..t. `qshare_g` is the effective G of the phase.
 ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g,
                          std::int64_t start, std::int64_t positions, int batch,
                          const KernelShape& shape);
+// Only the dense baseline's attention (attention_dense, bytes_dense, l2_kv_dense, splits_dense).
+ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, std::int64_t start,
+                               std::int64_t positions, int batch, const KernelShape& shape);
 
 // sum_{i=0}^{n-1} floor((a*i + b) / m) for n >= 0, m >= 1, a, b >= 0 (exact, O(log)).
 std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b);

@@ -26,25 +26,24 @@ int cmd_calibrate(int argc, char** argv) {
     po::options_description opts("cisa-sim calibrate options");
     opts.add_options()("help,h", "show this help")(
         "out,o", po::value(&out), "write the calibration YAML here (default: stdout)")(
-        "preset", po::value(&base), "GPU preset whose unmeasured values are carried over (default h200_sxm)");
+        "preset", po::value(&base), "the GPU preset this card is (its `card:` names the file; default h200_sxm)");
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
     if (vm.count("help")) {
-      std::cout << "Measure HBM read and copy bandwidth, BF16 GEMM rate and launch overhead on this GPU and\n"
-                   "write a `calibration:` mapping. Use it from a GPU preset or scenario with\n"
-                   "  calibration: path/to/file.yaml\n"
-                   "Values this version cannot measure are carried over from --preset with their source.\n\n"
+      std::cout << "Measure this GPU (read, write and copy bandwidth, BF16 GEMM, launch gap, kernel floor, host\n"
+                   "copy) and, with the CUDA kernels built, this project's kernel classes, and write a\n"
+                   "`calibration:` mapping. The GPU preset reads its card block with `card: path/to/file.yaml`;\n"
+                   "the cisa_kernels profile its implementation block (models/impl/cisa_kernels.yaml).\n\n"
                 << opts;
       return kExitOk;
     }
     po::notify(vm);
-    const Hardware hw = gpu_preset(base);
+    (void)gpu_preset(base);  // a known preset name (InputError otherwise)
 #ifndef CISA_HAVE_GPU
-    (void)hw;
     throw InputError({"command line", 0, "calibrate"},
                      "this cisa-sim was built without CUDA (no nvcc when CMake configured it); rebuild with the CUDA toolkit");
 #else
-    const std::string yaml = gpu::calibration_yaml(hw, base);
+    const std::string yaml = gpu::calibration_yaml(base);
     if (out.empty())
       std::cout << yaml;
     else {

@@ -40,7 +40,7 @@ std::string tokens(std::int64_t n) {
 void header(std::ostream& os, const PlanScenario& sc) {
   const plan::ParamCounts pc = plan::count_params(sc.model);
   const plan::PlanConfig& b = sc.configs.front();
-  const Rates r = resolve_rates(sc.hw, sc.basis);
+  const Rates r = card_rates(sc.hw, sc.basis);
   os << "plan " << sc.name << " (" << sc.file << ")\n";
   if (!sc.description.empty()) os << "  " << sc.description << "\n";
   std::string layers;

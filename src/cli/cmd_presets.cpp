@@ -55,14 +55,15 @@ int cmd_presets(int argc, char** argv) {
     }
     std::cout << "\n"
               << fmt::format("{:<10} {:<20} {:>6} {:>8} {:>8} {:>5} {:>6} {:>12} {:>12}  {}\n", "gpu", "name", "HBM/GB",
-                             "BW TB/s", "BF16 TF", "SMs", "L2 MB", "cal BW TB/s", "cal attn TF", "calibration basis");
+                             "BW TB/s", "BF16 TF", "SMs", "L2 MB", "read TB/s", "GEMM TF", "card bench");
     for (const auto& name : gpus) {
       const Hardware h = gpu_preset(name);
       std::cout << fmt::format("{:<10} {:<20} {:>6} {:>8} {:>8} {:>5} {:>6} {:>12} {:>12}  {}\n", name, h.display_name,
                                num(h.hbm_gb.value), num(h.hbm_bw_tbs.value), num(h.bf16_tflops.value), num(h.sms.value),
-                               num(h.l2_mb.value), h.has_calibration ? num(h.cal.read_bw_tbs.value) : "-",
-                               h.has_calibration ? num(h.cal.attention_bf16_tflops.value) : "-",
-                               h.has_calibration ? h.cal.basis : "none (speed of light only)");
+                               num(h.l2_mb.value), h.has_card ? num(h.card.read_bw_tbs.value) : "-",
+                               h.has_card ? num(h.card.gemm_bf16_tflops.value) : "-",
+                               !h.has_card ? "none (speed of light only)"
+                               : h.card_transfer_from.empty() ? "MEAS" : "XFER from " + h.card_transfer_from);
     }
 #ifdef CISA_HAVE_PLAN
     std::cout << "\n" << fmt::format("{:<16} {:<34} {:<18} {:>9} {:>5}\n", "deploy model", "name", "attention preset", "sublayers", "wts");
@@ -75,7 +76,7 @@ int cmd_presets(int argc, char** argv) {
     }
     std::cout << "(whole-model descriptions for `cisa-sim plan`, models/deploy/)\n";
 #endif
-    std::cout << "\nEvery number carries its source: cisa-sim presets --show NAME\n";
+    std::cout << "\nEvery number carries its source: cisa-sim presets --show NAME; kernel efficiencies: cisa-sim profiles\n";
     return kExitOk;
   });
 }

@@ -8,52 +8,24 @@
 #include "cisa/errors.hpp"
 #include "cisa/measure.hpp"
 #include "cisa/evaluate.hpp"
+#include "cisa/output_file.hpp"
 #include "cisa/write_hdf5.hpp"
 #include "cisa/write_text.hpp"
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/run_table.hpp"
 
 namespace po = boost::program_options;
 
 namespace cisa::cli {
-
-namespace {
-
-std::vector<ShownColumn> summary_columns(const Table& t) {
-  std::vector<ShownColumn> cols;
-  // Axes that vary across the points, then the headline numbers.
-  const std::vector<std::pair<std::string, std::string>> axes = {
-      {"model", "model"}, {"hardware", "gpu"}, {"phase", "phase"}, {"context_tokens", "L"},
-      {"budget_chunks", "K"}, {"qshare_g", "G"}, {"batch", "B"}, {"q_heads", "Hq"}, {"kv_heads", "Hkv"},
-      {"head_dim", "d"}, {"prefill_tokens", "P"}, {"chunk_tokens", "c"}, {"window_pages", "W"},
-      {"kv_dtype", "kv"}, {"rep_kind", "rep"}, {"score_agg", "agg"}, {"selection_overlap", "overlap"}};
-  for (const auto& [name, title] : axes) {
-    const Column* c = t.find(name);
-    std::set<std::string> distinct;
-    for (std::size_t r = 0; r < t.rows(); ++r) distinct.insert(c->format_cell(r));
-    if (distinct.size() > 1 || name == "phase" || name == "context_tokens" || name == "budget_chunks" || name == "qshare_g")
-      cols.push_back({name, title, 1.0, "", 6});
-  }
-  const std::vector<ShownColumn> metrics = {
-      {"bytes_kv_dense", "KV dense", 1e9, "GB", 4},   {"bytes_kv_cisa", "KV cisa", 1e9, "GB", 4},
-      {"bytes_rep", "rep", 1e9, "GB", 3},             {"bytes_meta", "meta", 1e6, "MB", 3},
-      {"pred_ms_attention_dense", "attn dense", 1, "ms", 4},
-      {"pred_ms_attention_cisa", "attn cisa", 1, "ms", 4}, {"pred_ms_scoring", "score", 1, "ms", 3},
-      {"pred_ms_topk", "topk", 1, "ms", 3},           {"pred_ms_setup", "setup", 1, "ms", 3},
-      {"pred_ms_other", "other", 1, "ms", 3},         {"pred_ms_busy_dense", "busy dense", 1, "ms", 4},
-      {"pred_ms_busy_cisa", "busy cisa", 1, "ms", 4}, {"pred_speedup_attention", "x attn", 1, "x", 3},
-      {"pred_speedup_busy", "x busy", 1, "x", 3}};
-  cols.insert(cols.end(), metrics.begin(), metrics.end());
-  return cols;
-}
-
-}  // namespace
 
 int cmd_run(int argc, char** argv) {
   return guarded("", [&]() {
     std::string scenario, out, format = "table", shard_text = "0/1", measure = "off", measurements;
     std::vector<std::string> sets;
     bool no_hdf5 = false;
+    RunTableOptions table_opt;
+    std::string columns;
     po::options_description opts("cisa-sim [run] options");
     opts.add_options()("help,h", "show this help")(
         "scenario,s", po::value(&scenario), "scenario YAML file (default: embedded scenarios/ultra_tp2_1m.yaml)")(
@@ -66,7 +38,11 @@ int cmd_run(int argc, char** argv) {
         "measurements", po::value(&measurements),
         "re-score the meas_ms_* columns of an earlier measured file against the current model (no GPU needed)")(
         "set", po::value(&sets)->composing(),
-        "override a scenario field, e.g. --set cisa.budget=2048 --set sweep.G=[1,4]");
+        "override a scenario field, e.g. --set cisa.budget=2048 --set sweep.G=[1,4]")(
+        "columns", po::value(&columns), "table: exactly these /points columns, e.g. phase,qshare_g,pred_ms_topk")(
+        "wide", po::bool_switch(&table_opt.wide), "table: every key column, without the 120-character limit")(
+        "max-rows", po::value(&table_opt.max_rows)->default_value(40),
+        "table: longer sweeps show their first and last rows and a summary (0: every row)");
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
     if (vm.count("help")) {
@@ -84,6 +60,8 @@ int cmd_run(int argc, char** argv) {
     if (measure != "off" && measure != "on" && measure != "auto")
       throw InputError({"command line", 0, "--measure"}, "expected on, auto or off, got '" + measure + "'");
     const Scenario sc = load_scenario(scenario, sets);
+    if (out.empty()) out = default_output(sc.name);
+    if (!no_hdf5) check_output(out, "--out", false);  // refuse a bad target before the work
     Table t;
     {
       Progress progress("evaluating " + sc.name);
@@ -93,24 +71,16 @@ int cmd_run(int argc, char** argv) {
     if (measure != "off") measure_points(sc, t, attrs, measure == "on");
     if (!measurements.empty()) import_measurements(measurements, t, attrs);
     const bool measured = attrs.count("measurement") && attrs.at("measurement").rfind("measured", 0) == 0;
-    if (out.empty()) out = default_output(sc.name);
     if (!no_hdf5) write_hdf5(out, {{"points", &t}}, attrs);
 
     if (format == "csv") write_csv(std::cout, t);
     if (format == "json") write_json(std::cout, t, attrs);
     if (format == "table" || format == "markdown") {
-      const Hardware& hw = sc.gpus.begin()->second;
-      std::cout << "scenario " << sc.name << " (" << sc.file << ")";
-      if (!sc.description.empty()) std::cout << "\n  " << sc.description;
-      std::cout << "\nmodel " << t.find("model")->format_cell(0) << ", per rank " << t.find("q_heads")->format_cell(0)
-                << " q / " << t.find("kv_heads")->format_cell(0) << " kv heads, d = " << t.find("head_dim")->format_cell(0)
-                << "; GPU " << hw.display_name << "; basis " << to_string(sc.basis) << " ("
-                << resolve_rates(hw, sc.basis).source << ")\n"
-                << "bytes: predicted DRAM, one layer, one forward, whole batch. times: roofline per component.\n\n";
-      if (format == "table")
-        write_aligned(std::cout, t, summary_columns(t));
-      else
-        write_markdown(std::cout, t, summary_columns(t));
+      print_run_header(std::cout, sc, t, attrs);
+      table_opt.markdown = format == "markdown";
+      table_opt.columns = split_list(columns);
+      print_run_table(std::cout, t, table_opt);
+      if (table_opt.max_rows && t.rows() > table_opt.max_rows) print_run_summary(std::cout << "speedups over all points:\n", t);
       std::cout << "\n" << t.rows() << " points";
       if (shard.count > 1) std::cout << " (shard " << shard_text << " of " << sc.points.size() << ")";
       if (sc.duplicates_collapsed) std::cout << " (" << sc.duplicates_collapsed << " duplicates collapsed: decode has G = 1)";

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
       else throw cisa::InputError({"command line", 0, a}, "unknown option (cisa-measure takes --scenario, --out, --set, --calibrate)");
     }
     if (!calibrate.empty()) {
-      cisa::write_file_atomic(calibrate, cisa::gpu::calibration_yaml(cisa::gpu_preset("h200_sxm"), "h200_sxm"));
+      cisa::write_file_atomic(calibrate, cisa::gpu::calibration_yaml("h200_sxm"));
       std::cerr << "wrote " << calibrate << "\n";
       if (scenario.empty() && out.empty()) return 0;
     }

@@ -7,6 +7,7 @@
 
 #include "cisa/errors.hpp"
 #include "cisa/evaluate.hpp"
+#include "cisa/presets.hpp"
 #include "cisa/version.hpp"
 #include "gpu/probe.hpp"
 #ifdef CISA_HAVE_MEASURE
@@ -15,7 +16,7 @@
 
 namespace cisa::gpu {
 
-std::string calibration_yaml(const Hardware& hw, const std::string& base) {
+std::string calibration_yaml(const std::string& card_name) {
   const DeviceInfo dev = query_device();
   if (!dev.available)
     throw InputError({"command line", 0, "calibrate"}, dev.reason + " (calibrate needs a GPU)");
@@ -39,85 +40,78 @@ std::string calibration_yaml(const Hardware& hw, const std::string& base) {
   const auto hl = probe_h2d_latency_us();
   const auto hb = probe_h2d_bandwidth_gbs();
   std::cerr << fmt::format("{:.2f} us + {:.1f} GB/s\n", hl.value, hb.value);
-#ifdef CISA_HAVE_MEASURE
-  std::cerr << "  kernel classes (attention, floors, top-k, scoring) ... " << std::flush;
-  const KernelRates kr = measure_kernel_rates(dev.sms, hw);
-  std::cerr << fmt::format(
-      "page visit ns*SM (16/32/64/128 rows): {:.0f} {:.0f} {:.0f} {:.0f}; setup floor {:.1f} us\n",
-      kr.attention_page_ns[0], kr.attention_page_ns[1], kr.attention_page_ns[2],
-      kr.attention_page_ns[3], kr.setup_floor_us);
-  std::cerr << fmt::format(
-      "  {:.1f} TF/s; floors {:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM, "
-      "{:.3f} out IDs/ns/SM; scoring {:.2f}/{:.2f} TB/s\n",
-      kr.attention_tflops, kr.attention_floor_us, kr.scoring_floor_us, kr.topk_floor_us,
-      kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm,
-      kr.topk_out_ids_per_ns_per_sm, kr.scoring_read_bw_tbs, kr.scoring_write_bw_tbs);
-#endif
-  auto fig = [&](const char* key, const ProbeResult& r) {
-    return fmt::format("  {}: {{value: {:.4g}, source: \"{}; {}; spread {:.1f}%\"}}\n", key,
-                       r.value, tag, r.method, 100 * r.spread);
-  };
-  auto meas = [&](const char* key, double v, const std::string& method) {
-    return v > 0 ? fmt::format("  {}: {{value: {:.4g}, source: \"{}; {}\"}}\n", key, v, tag, method)
-                 : fmt::format("  # {}: not written: the measurement was not physical ({})\n", key,
-                               method);
-  };
-  auto carried = [&](const char* key, const Figure& f) {
-    return fmt::format(
-        "  {}: {{value: {:.4g}, source: \"{} (carried over from preset {}; not measured by "
-        "calibrate)\"}}\n",
-        key, f.value, f.source, base);
+  auto fig = [&](const char* indent, const char* key, const ProbeResult& r) {
+    return fmt::format("{}{}: {{value: {:.4g}, source: \"{}; {}; spread {:.1f}%\"}}\n", indent, key, r.value, tag,
+                       r.method, 100 * r.spread);
   };
   std::ostringstream y;
   y << "# Written by cisa-sim calibrate on " << date << " for " << dev.name << ".\n"
-    << "# MEAS values were measured by this run; the others are carried over and say so.\n"
+    << "# `card:` the card's own microbenchmarks (read by its GPU preset); `implementation:` this\n"
+    << "# project's kernel classes on it (read by models/impl/cisa_kernels.yaml).\n"
     << "calibration:\n"
-    << "  basis: \"measured on " << dev.name << " by cisa-sim calibrate " << tool_version() << ", "
-    << date << "\"\n"
-    << fig("read_bw_tbs", rd) << fig("write_bw_tbs", wr) << fig("copy_bw_tbs", cp)
-    << fig("gemm_bf16_tflops", mm) << fig("launch_overhead_us", lo) << fig("kernel_floor_us", kf)
+    << "  card_name: " << card_name << "\n"
+    << "  basis: \"measured on " << dev.name << " by cisa-sim calibrate " << tool_version() << ", " << date << "\"\n"
+    << "  card:\n"
+    << fig("    ", "read_bw_tbs", rd) << fig("    ", "write_bw_tbs", wr) << fig("    ", "copy_bw_tbs", cp)
+    << fig("    ", "gemm_bf16_tflops", mm) << fig("    ", "launch_overhead_us", lo)
+    << fig("    ", "kernel_floor_us", kf) << fig("    ", "h2d_bw_gbs", hb) << fig("    ", "h2d_latency_us", hl);
 #ifdef CISA_HAVE_MEASURE
-    << (kr.h2d_step_bw_gbs > 0
-            ? meas("h2d_bw_gbs", kr.h2d_step_bw_gbs,
-                   kr.floor_method +
-                       " and 16 x (128K + 512), G=1 (8,192 selections): descriptor bytes / "
-                       "setup time difference; isolated 256 MiB pinned copy: " +
-                       fmt::format("{:.1f} GB/s", hb.value))
-            : fig("h2d_bw_gbs", hb))
-    // In the step the descriptor copy queues behind kernels on the same stream (copy-engine
-    // hand-off); the idle-GPU probe (hl) is recorded in the method for comparison.
-    << meas("h2d_latency_us", kr.setup_floor_us,
-            kr.floor_method +
-                ", setup component (the descriptor copy, behind the index projection; latency of "
-                "the "
-                "latency + bytes / bandwidth solve); idle-GPU 256-byte copy probe: " +
-                fmt::format("{:.2f} us", hl.value))
-    << meas("attention_page_ns_m16", kr.attention_page_ns[0], kr.attention_page_method)
-    << meas("attention_page_ns_m32", kr.attention_page_ns[1], kr.attention_page_method)
-    << meas("attention_page_ns_m64", kr.attention_page_ns[2], kr.attention_page_method)
-    << meas("attention_page_ns_m128", kr.attention_page_ns[3], kr.attention_page_method)
-    << meas("attention_bf16_tflops", kr.attention_tflops, kr.attention_method)
-    << carried("peer_attention_bf16_tflops", hw.cal.peer_attention_bf16_tflops)
-    << meas("topk_elem_passes_per_ns_per_sm", kr.topk_elem_passes_per_ns_per_sm, kr.topk_method)
-    << meas("topk_l2_elem_passes_per_ns_per_sm", kr.topk_l2_elem_passes_per_ns_per_sm,
-            kr.topk_l2_method)
-    << meas("topk_out_ids_per_ns_per_sm", kr.topk_out_ids_per_ns_per_sm, kr.topk_method)
-    << meas("scoring_read_bw_tbs", kr.scoring_read_bw_tbs, kr.scoring_method)
-    << meas("scoring_write_bw_tbs", kr.scoring_write_bw_tbs, kr.scoring_method)
-    << meas("attention_floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch")
-    << meas("scoring_floor_us", kr.scoring_floor_us,
+  std::cerr << "  kernel classes (attention, floors, top-k, scoring) ... " << std::flush;
+  const ImplProfile kernels = impl_preset("cisa_kernels");
+  KernelShape shape;
+  shape.attention_tile_rows = kernels.tile_rows_max;
+  shape.attention_min_tile_rows = kernels.tile_rows_min;
+  shape.score_tile_rows = kernels.score_tile_rows;
+  shape.score_pages_per_tile = kernels.score_pages_per_tile;
+  shape.score_tiles_per_cta = kernels.score_tiles_per_cta;
+  shape.topk_radix_passes = kernels.topk_radix_passes;
+  shape.score_bytes = kernels.score_bytes;
+  shape.split_min_tokens = kernels.split_min_tokens;
+  shape.l2_bytes = dev.l2_bytes;
+  const KernelRates kr = measure_kernel_rates(dev.sms, shape);
+  std::cerr << fmt::format(
+      "  {:.1f} TF/s, {:.2f} TB/s; page visit ns*SM (16/32/64/128 rows): {:.0f} {:.0f} {:.0f} {:.0f}; floors "
+      "{:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM, {:.3f} IDs/ns/SM; scoring "
+      "{:.2f}/{:.2f} TB/s; setup {:.1f} us + {:.1f} GB/s\n",
+      kr.attention_tflops, kr.attention_read_bw_tbs, kr.attention_page_ns[0], kr.attention_page_ns[1],
+      kr.attention_page_ns[2], kr.attention_page_ns[3], kr.attention_floor_us, kr.scoring_floor_us,
+      kr.topk_floor_us, kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm,
+      kr.topk_out_ids_per_ns_per_sm, kr.scoring_read_bw_tbs, kr.scoring_write_bw_tbs, kr.setup_floor_us,
+      kr.h2d_step_bw_gbs);
+  auto meas = [&](const char* indent, const char* key, double v, const std::string& method) {
+    return v > 0 ? fmt::format("{}{}: {{value: {:.4g}, source: \"{}; {}\"}}\n", indent, key, v, tag, method)
+                 : fmt::format("{}# {}: not written: the measurement was not physical ({})\n", indent, key, method);
+  };
+  const char* a = "      ";
+  const char* v = "        ";
+  y << "  implementation:\n    name: cisa_kernels\n    basis: \"this project's kernels (kernels/) on " << dev.name
+    << "\"\n    attention:\n"
+    << meas(a, "mma_tflops", kr.attention_tflops, kr.attention_method)
+    << meas(a, "read_bw_tbs", kr.attention_read_bw_tbs, kr.attention_read_method)
+    << meas(a, "floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch") << a
+    << "page_visit_ns:\n"
+    << meas(v, "m16", kr.attention_page_ns[0], kr.attention_page_method)
+    << meas(v, "m32", kr.attention_page_ns[1], kr.attention_page_method)
+    << meas(v, "m64", kr.attention_page_ns[2], kr.attention_page_method)
+    << meas(v, "m128", kr.attention_page_ns[3], kr.attention_page_method) << "    selection:\n"
+    << meas(a, "scoring_read_bw_tbs", kr.scoring_read_bw_tbs, kr.scoring_method)
+    << meas(a, "scoring_write_bw_tbs", kr.scoring_write_bw_tbs, kr.scoring_method)
+    << meas(a, "scoring_floor_us", kr.scoring_floor_us,
             kr.floor_method + ", scoring component (2 launches) less its CTA's 2 load steps")
-    << meas("scoring_tile_us", kr.scoring_tile_us,
-            "cisa_kernels step of one selection with N_e = 257 (a CTA walks 4 tiles of 64 "
-            "representatives) vs N_e = 112 (2 tiles): time difference / 2, median of 31")
-    << meas("topk_floor_us", kr.topk_floor_us, kr.floor_method)
-#else
-    << fig("h2d_bw_gbs", hb) << fig("h2d_latency_us", hl)
-    << carried("attention_bf16_tflops", hw.cal.attention_bf16_tflops)
-    << carried("peer_attention_bf16_tflops", hw.cal.peer_attention_bf16_tflops)
-    << carried("topk_elem_passes_per_ns_per_sm", hw.cal.topk_elem_passes_per_ns_per_sm)
+    << meas(a, "scoring_step_us", kr.scoring_tile_us,
+            "cisa_kernels step of one selection with N_e = 257 (a CTA walks 4 tiles of 64 representatives) vs "
+            "N_e = 112 (2 tiles): time difference / 2, median of 31")
+    << meas(a, "topk_keys_per_ns_per_sm", kr.topk_elem_passes_per_ns_per_sm, kr.topk_method)
+    << meas(a, "topk_l2_keys_per_ns_per_sm", kr.topk_l2_elem_passes_per_ns_per_sm, kr.topk_l2_method)
+    << meas(a, "topk_ids_per_ns_per_sm", kr.topk_out_ids_per_ns_per_sm, kr.topk_method)
+    << meas(a, "topk_floor_us", kr.topk_floor_us, kr.floor_method)
+    << meas(a, "setup_latency_us", kr.setup_floor_us,
+            kr.floor_method +
+                ", setup component (the descriptor copy behind the index projection): latency of the latency + "
+                "bytes / bandwidth solve")
+    << meas(a, "setup_bw_gbs", kr.h2d_step_bw_gbs,
+            kr.floor_method + " and 16 x (128K + 512), G=1 (8,192 selections): descriptor bytes / setup time difference");
 #endif
-    << carried("l2_reuse", hw.cal.l2_reuse);
   return y.str();
 }
 

@@ -1,5 +1,6 @@
-// Runs the probes and renders a `calibration:` YAML block (MEAS values with method and spread;
-// values not measured here are carried over from `base` and say so). Throws InputError without a GPU.
+// Runs the probes and renders a `calibration:` YAML block for the GPU preset `card_name`: the
+// card's microbenchmarks and, with the kernels built, this project's kernel classes (MEAS values
+// with method and spread; nothing carried over). Throws InputError without a GPU.
 #pragma once
 
 #include <string>
@@ -8,6 +9,6 @@
 
 namespace cisa::gpu {
 
-std::string calibration_yaml(const Hardware& base, const std::string& base_name);
+std::string calibration_yaml(const std::string& card_name);
 
 }  // namespace cisa::gpu

@@ -36,7 +36,7 @@ struct PipelineTimes {
 };
 
 PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int sms,
-                            const Hardware& hw, int reps) {
+                            const KernelShape& model_shape, int reps) {
   const int r = ps.r;
   const K::StepBatch b{std::vector<int>(ps.B, static_cast<int>(ps.hist)),
                        std::vector<int>(ps.B, ps.P), 1, r};
@@ -79,58 +79,69 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   t.topk_ms = c["topk"];
   t.attention_ms = c["attention"];
   t.setup_ms = c["setup"];
-  KernelShape shape;
-  shape.attention_tile_rows = hw.attention_tile_rows;
-  shape.score_tile_rows = hw.score_tile_rows;
-  shape.topk_radix_passes = hw.topk_radix_passes;
-  shape.score_pages_per_tile = hw.score_pages_per_tile;
-  shape.score_tiles_per_cta = hw.score_tiles_per_cta;
+  KernelShape shape = model_shape;
   shape.sms = sms;
-  shape.l2_reuse = hw.has_calibration ? hw.cal.l2_reuse.value : 1.0;
   t.model = forward_cost(pt.geo, pt.cisa, ps.G, ps.hist, ps.P, ps.B, shape);
   return t;
 }
 
 }  // namespace
 
-KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
+KernelRates measure_kernel_rates(int sms, const KernelShape& shape) {
   using namespace cisa;
   KernelRates out;
   Timer timer;
-  const int passes = hw.topk_radix_passes;
-  // Attention: dense prefill, 8 sequences x (128K history + 512 new positions), r = 4, one KV head:
-  // 128-row tiles are full, the work is compute-bound (~1 TFLOP).
-  {
-    const int B = 8, P = 512, r = 4;
-    const std::int64_t hist = 131072;
-    World w(B, hist + P, 1, 77);
+  const int passes = shape.topk_radix_passes;
+  // Attention: dense prefill, 16 sequences x (1M history + 512 new positions), r = 4, one KV head
+  // (the kernel benchmark's shape): 128-row tiles are full, the work is compute-bound (~18 TFLOP).
+  // Dense decode at the same history streams ~8.6 GB: its read rate (after floors, below).
+  struct DenseRun {
+    double ms = 0, flops = 0, launches = 0, bytes = 0;
+  };
+  auto dense_run = [&](int B, int P, std::int64_t hist, unsigned seed, int reps) {
+    const int r = 4;
+    World w(B, hist + P, 1, seed);
     const K::StepBatch b{std::vector<int>(B, static_cast<int>(hist)), std::vector<int>(B, P), 1, r};
     const K::CisaPlan plan = K::plan_dense(b);
     K::CisaStep step(plan, 1, r, sms);
     Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * r * 128), o(q.n);
     fill(q.p, q.n, 5);
     step.upload(nullptr);
-    double flops = 0;
+    DenseRun d;
     {
       K::Instrument ins;
       step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, &ins);
-      for (const auto& rec : ins.collect()) flops += rec.flops_useful;
+      for (const auto& rec : ins.collect())
+        if (rec.component == K::Component::attention) {
+          d.flops += rec.flops_useful;
+          d.launches += 1;
+        }
     }
-    const double ms = timer.components(
-        [&](K::Instrument* ins) { step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, ins); },
-        9)["attention"];
-    out.attention_tflops = flops / (ms * 1e-3) / 1e12;
+    d.ms = timer.components([&](K::Instrument* ins) { step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, ins); },
+                            reps)["attention"];
+    Geometry geo;
+    geo.q_heads = r;
+    geo.kv_heads = 1;
+    geo.head_dim = 128;
+    CisaConfig cfg;
+    KernelShape sh = shape;
+    sh.sms = sms;
+    d.bytes = dense_forward_cost(geo, cfg, 1, hist, P, B, sh).attention_dense.dram_bytes;
+    return d;
+  };
+  {
+    const DenseRun d = dense_run(16, 512, std::int64_t(1) << 20, 77, 5);
+    out.attention_tflops = d.flops / (d.ms * 1e-3) / 1e12;
     out.attention_method =
-        "cisa_kernels paged_attention, dense prefill B=8, history 131072 + 512 new, r=4, 1 KV "
-        "head, "
-        "useful FLOPs / median of 9 (L2 flushed)";
+        "cisa_kernels paged_attention, dense prefill B=16, history 1M + 512 new, r=4, 1 KV head, useful FLOPs / "
+        "median of 5 (L2 flushed)";
   }
   double floor_setup_bytes = 0;
   // Floors: one selection (K = 64, W = 16) of one sequence with 2,048 cached tokens: every kernel
   // does almost no work, so its event time is its fixed cost per launch.
   {
     World w(1, 2048 + 1, 1, 61);
-    const PipelineTimes t = time_pipeline({1, 1, 1, 64, 16, 2048}, w, timer, sms, hw, 31);
+    const PipelineTimes t = time_pipeline({1, 1, 1, 64, 16, 2048}, w, timer, sms, shape, 31);
     out.attention_floor_us = t.attention_ms * 1e3 / std::max(1, t.attention_launches);
     out.scoring_floor_us =
         t.scoring_ms * 1e3;  // the component (sum_index_queries + score_pages) as one
@@ -141,7 +152,7 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     // Scoring: the floor shape (N_e = 112) has one CTA walking 2 tiles of 64 representatives; a
     // selection with N_e = 257 has a CTA walking 4. t = base + steps x step solves for both.
     World w4(1, 4368 + 1, 1, 63);
-    const PipelineTimes t4 = time_pipeline({1, 1, 1, 64, 16, 4368}, w4, timer, sms, hw, 31);
+    const PipelineTimes t4 = time_pipeline({1, 1, 1, 64, 16, 4368}, w4, timer, sms, shape, 31);
     const double step_us = (t4.scoring_ms - t.scoring_ms) * 1e3 / 2.0;
     if (step_us > 0 && t.scoring_ms * 1e3 > 2.0 * step_us) {
       out.scoring_tile_us = step_us;
@@ -163,7 +174,7 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
     const int rs[4] = {4, 8, 16, 32};
     for (int i = 0; i < 4; ++i) {
       const PipelineTimes t =
-          time_pipeline({2, 512, 4, 1024, 128, 32768, rs[i]}, w, timer, sms, hw, 9);
+          time_pipeline({2, 512, 4, 1024, 128, 32768, rs[i]}, w, timer, sms, shape, 9);
       const double waves = std::ceil(t.attention_ctas / sms);
       const double fill = t.attention_ctas / (waves * sms);
       const double busy_s =
@@ -181,21 +192,33 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
   // N_e / K solve for both: 4 x (1M + 512) (N_e = 65,408) and 16 x (128K + 512) (N_e = 8,064),
   // G = 1, K = 4,096, many waves of rows. The decode shape (64 x 1M, one wave, scores left in L2
   // by the scoring kernel) then gives the L2 rate.
+  {
+    const DenseRun d = dense_run(16, 1, std::int64_t(1) << 20, 81, 9);
+    out.attention_read_bw_tbs = d.bytes / (d.ms * 1e-3 - d.launches * out.attention_floor_us * 1e-6) / 1e12;
+    out.attention_read_method =
+        "cisa_kernels paged_attention, dense decode B=16, history 1M, r=4, 1 KV head: the model's DRAM bytes / "
+        "(median of 9 - floors), L2 flushed";
+  }
   PipelineTimes dec, pre;
   {
     World w(4, (std::int64_t(1) << 20) + 512, 1, 71);
-    pre = time_pipeline({4, 512, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, hw, 5);
+    pre = time_pipeline({4, 512, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 5);
   }
-  PipelineTimes pre128;
+  PipelineTimes pre128, pre1k;
   {
     World w(16, 131072 + 512, 1, 79);
-    pre128 = time_pipeline({16, 512, 1, 4096, 128, 131072}, w, timer, sms, hw, 5);
+    pre128 = time_pipeline({16, 512, 1, 4096, 128, 131072}, w, timer, sms, shape, 5);
   }
   {
-    auto row = [&](const PipelineTimes& t, double& keys, double& ids, double& secs) {
+    // Same N_e as the first shape, a quarter of its K: separates the output pass from the key passes.
+    World w(4, (std::int64_t(1) << 20) + 512, 1, 83);
+    pre1k = time_pipeline({4, 512, 1, 1024, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 5);
+  }
+  {
+    auto row = [&](const PipelineTimes& t, double K, double& keys, double& ids, double& secs) {
       const double waves = std::ceil(t.model.topk_rows / sms);
       keys = waves * t.model.topk_elements / t.model.topk_rows * passes;
-      ids = waves * 4096.0;
+      ids = waves * K;
       secs = t.topk_ms * 1e-3 - topk_floor_s;
     };
     // Setup = latency + descriptor bytes / bandwidth, from the floor shape and this one (8,192
@@ -208,29 +231,39 @@ KernelRates measure_kernel_rates(int sms, const Hardware& hw) {
         out.setup_floor_us = (t1s - floor_setup_bytes / (out.h2d_step_bw_gbs * 1e9)) * 1e6;
       }
     }
-    double k1, i1, t1, k2, i2, t2;
-    row(pre, k1, i1, t1);
-    row(pre128, k2, i2, t2);
-    const double det = k1 * i2 - k2 * i1;
-    const double inv_rate = (t1 * i2 - t2 * i1) / det, inv_out = (k1 * t2 - k2 * t1) / det;
+    // Least squares of time = keys / rate + ids / out_rate over the three shapes.
+    double k[3], id[3], t[3];
+    row(pre, 4096, k[0], id[0], t[0]);
+    row(pre128, 4096, k[1], id[1], t[1]);
+    row(pre1k, 1024, k[2], id[2], t[2]);
+    double kk = 0, ki = 0, ii = 0, kt = 0, it = 0;
+    for (int j = 0; j < 3; ++j) {
+      kk += k[j] * k[j];
+      ki += k[j] * id[j];
+      ii += id[j] * id[j];
+      kt += k[j] * t[j];
+      it += id[j] * t[j];
+    }
+    const double det = kk * ii - ki * ki;
+    const double inv_rate = (kt * ii - it * ki) / det, inv_out = (kk * it - ki * kt) / det;
     if (det != 0 && inv_rate > 0 && inv_out > 0) {
       out.topk_elem_passes_per_ns_per_sm = 1.0 / inv_rate / 1e9;
       out.topk_out_ids_per_ns_per_sm = 1.0 / inv_out / 1e9;
     } else {  // not separable: all of the row time on the key passes (the older model)
-      out.topk_elem_passes_per_ns_per_sm = k1 / t1 / 1e9;
+      out.topk_elem_passes_per_ns_per_sm = k[0] / t[0] / 1e9;
     }
     char buf[300];
     std::snprintf(buf, sizeof buf,
-                  "(%.3f ms, N_e 65,408) and 16 x (128K + 512) (%.3f ms, N_e 8,064)", pre.topk_ms,
-                  pre128.topk_ms);
-    out.topk_method =
-        "cisa_kernels step, prefill, G=1, K=4,096, scores from DRAM: 4 x (1M + 512) " +
-        std::string(buf) + "; time - floor = waves x (N_e x " + std::to_string(passes) +
-        " / rate + K / out_rate) solved, median of 5";
+                  "4 x (1M + 512), K=4,096 (%.3f ms, N_e 65,408); 16 x (128K + 512), K=4,096 (%.3f ms, N_e 8,064); "
+                  "4 x (1M + 512), K=1,024 (%.3f ms)",
+                  pre.topk_ms, pre128.topk_ms, pre1k.topk_ms);
+    out.topk_method = "cisa_kernels step, prefill, G=1, scores from DRAM: " + std::string(buf) +
+                      "; time - floor = waves x (N_e x " + std::to_string(passes) +
+                      " / rate + K / out_rate), least squares over the three, median of 5 each";
   }
   {
     World w(64, (std::int64_t(1) << 20) + 1, 1, 67);
-    dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, hw, 15);
+    dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 15);
     const double per_row = dec.model.topk_elements / dec.model.topk_rows * passes;
     const double out_s =
         out.topk_out_ids_per_ns_per_sm > 0 ? 4096.0 / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;

@@ -4,13 +4,15 @@
 
 #include <string>
 
-#include "cisa/hardware.hpp"
+#include "cisa/traffic.hpp"
 
 namespace cisa::gpu {
 
 struct KernelRates {
   double attention_tflops = 0;  // useful FLOPs / time, dense prefill with full 128-row tiles
   std::string attention_method;
+  double attention_read_bw_tbs = 0;  // model DRAM bytes / time, dense decode (streaming)
+  std::string attention_read_method;
   // Top-k per-SM key-pass rate (model: 4 passes per key, one CTA per row, waves of rows), in the
   // pipeline (scores written by the scoring kernel just before): rows whose scores come from DRAM
   // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).
@@ -31,8 +33,8 @@ struct KernelRates {
   std::string attention_page_method;
 };
 
-// `hw` supplies the model's kernel shape (tile rows, radix passes) and, for the byte split of the
-// scoring shapes, the card's L2 reuse; `floor_s` is the isolated-kernel floor just measured.
-KernelRates measure_kernel_rates(int sms, const Hardware& hw);
+// `shape`: the cisa_kernels profile's structure (tile rows, radix passes, scoring tiles, score
+// bytes), for the model's byte and row counts of the reference shapes.
+KernelRates measure_kernel_rates(int sms, const KernelShape& shape);
 
 }  // namespace cisa::gpu

@@ -139,7 +139,8 @@ Prediction attention(const PerfInputs& in, Phase phase, std::int64_t context, in
   p.work.mtp_tokens = positions;
   if (phase != Phase::decode && phase != Phase::mtp) p.cisa.qshare_g = std::min(p.cisa.qshare_g, positions);
   validate_point(p);
-  return predict(p, in.shape, in.rates, in.hw->topk_radix_passes);
+  if (!in.pricing) throw std::logic_error("PerfInputs.pricing not set");
+  return predict(p, *in.pricing);
 }
 
 }  // namespace

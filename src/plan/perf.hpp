@@ -22,8 +22,8 @@ struct CommOptions {
 struct PerfInputs {
   const DeployModel* model = nullptr;
   const Hardware* hw = nullptr;
-  Rates rates{};
-  KernelShape shape{};
+  Rates rates{};                         // the card's rates (non-attention layers)
+  const PointPricing* pricing = nullptr;  // attention: the dense baseline and CISA implementations
   Parallel par;
   WeightDtype weights = WeightDtype::bf16;
   CisaConfig cisa;  // kv_dtype, chunk, window, budget K, G, representatives

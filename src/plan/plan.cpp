@@ -1,5 +1,8 @@
 #include "plan/plan.hpp"
 
+#include "cisa/presets.hpp"
+#include "cisa/pricing.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -89,7 +92,7 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
   const YAML::Node root = doc.root;
   require_keys_known(doc, root, "",
                      {"name", "description", "model", "hardware", "basis", "weights", "kv_dtype", "parallel", "cisa",
-                      "workload", "memory", "comm", "constraints", "search"});
+                      "workload", "memory", "comm", "constraints", "search", "implementation"});
   sc.name = root["name"] ? get_string(doc, root["name"], "name") : "plan";
   sc.description = root["description"] ? get_string(doc, root["description"], "description") : "";
   if (!root["model"])
@@ -105,9 +108,21 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
       throw InputError(locate(doc, root["basis"], "basis"), e.what());
     }
   }
-  if (sc.basis == Basis::calibrated && !sc.hw.has_calibration)
+  if (sc.basis == Basis::calibrated && !sc.hw.has_card)
     throw InputError(locate(doc, root["hardware"], "hardware"),
-                     "GPU '" + sc.hw.name + "' has no calibration; set basis: speed_of_light");
+                     "GPU '" + sc.hw.name + "' has no card bench (`card:` in its preset); set basis: speed_of_light");
+  if (const YAML::Node im = root["implementation"]) {
+    // The dense baseline S divides by (default: the best known on the card) and CISA's kernels.
+    require_keys_known(doc, im, "implementation", {"dense", "cisa"});
+    if (im["dense"]) sc.dense_impl = get_string(doc, im["dense"], "implementation.dense");
+    if (im["cisa"]) sc.cisa_impl = get_string(doc, im["cisa"], "implementation.cisa");
+  }
+  try {
+    (void)attention_pricing(sc);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(locate(doc, root["implementation"] ? root["implementation"] : root["hardware"], "implementation"),
+                     e.what());
+  }
 
   PlanConfig base;
   base.weights = sc.model.weight_dtype;
@@ -348,9 +363,20 @@ double loaded_tpot_s(double prefill_s, double step_s, int batch, std::int64_t ou
   return step_s / accepted + batch * prefill_s / static_cast<double>(output);
 }
 
+PointPricing attention_pricing(const PlanScenario& sc) {
+  CardCatalog cards = shipped_cards();
+  cards[sc.hw.name] = sc.hw;
+  Pricer pricer(std::move(cards), shipped_impls(), sc.basis);
+  Point p;
+  p.hardware = sc.hw.name;
+  p.dense_impl = sc.dense_impl;
+  p.cisa_impl = sc.cisa_impl;
+  return pricer.for_point(p);
+}
+
 std::vector<PlanRow> evaluate_plan(const PlanScenario& sc) {
-  const Rates rates = resolve_rates(sc.hw, sc.basis);
-  const KernelShape shape = kernel_shape(sc.hw, rates);
+  const Rates rates = card_rates(sc.hw, sc.basis);
+  const PointPricing pricing = attention_pricing(sc);
   std::map<std::string, StepTimes> prefill_cache;
   std::vector<PlanRow> rows;
   rows.reserve(sc.configs.size());
@@ -400,7 +426,7 @@ std::vector<PlanRow> evaluate_plan(const PlanScenario& sc) {
     in.model = &sc.model;
     in.hw = &sc.hw;
     in.rates = rates;
-    in.shape = shape;
+    in.pricing = &pricing;
     in.par = c.par;
     in.weights = c.weights;
     in.cisa = sc.cisa;
@@ -648,8 +674,11 @@ Attributes plan_attributes(const PlanScenario& sc, const std::string& command_li
   a["deploy_model"] = sc.model.name;
   a["deploy_model_yaml"] = sc.model.yaml;
   a["attention_preset_yaml"] = sc.model.attn.yaml;
-  const Rates r = resolve_rates(sc.hw, sc.basis);
+  const Rates r = card_rates(sc.hw, sc.basis);
   a["rates_source." + sc.hw.name] = r.source;
+  const PointPricing pr = attention_pricing(sc);
+  a["dense_impl"] = sc.dense_impl == "best" ? "best (fastest known on the card; per row in dense_impl)" : sc.dense_impl;
+  a["cisa_impl"] = pr.cisa[1].impl;
   a["plan_model"] =
       "fixed-output steady state per replica: tokens/s = O / (T_prefill + O * T_step / B); TPOT = T_step + B * T_prefill / O; "
       "TTFT = isolated chunked prefill; decode history = context + O/2; memory holds context + O tokens";

@@ -40,6 +40,8 @@ struct PlanScenario {
   DeployModel model;
   Hardware hw;
   Basis basis = Basis::calibrated;
+  std::string dense_impl = "best";  // implementation.dense: the baseline S divides by
+  std::string cisa_impl = "auto";   // implementation.cisa
   CisaConfig cisa;  // chunk, window, dtypes, representatives (budget and G per config)
   std::int64_t output_tokens = 4096;
   int prefill_chunk = 8192;  // P: tokens per prefill forward (chunked prefill)
@@ -61,6 +63,8 @@ struct PlanScenario {
 // source: a file path or "embedded:scenarios/<name>.yaml"; sets: "dotted.key=value" overrides.
 PlanScenario load_plan_scenario(const std::string& source, const std::vector<std::string>& sets);
 PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& sets);
+// The attention pricing of the plan's card and implementations (std::invalid_argument if unknown).
+PointPricing attention_pricing(const PlanScenario& sc);
 
 struct PlanRow {
   PlanConfig cfg;

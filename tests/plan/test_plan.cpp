@@ -7,6 +7,8 @@
 #include <string>
 
 #include "catch.hpp"
+#include "cisa/pricing.hpp"
+#include "cisa/presets.hpp"
 #include "cisa/errors.hpp"
 #include "cisa/presets.hpp"
 #include "cisa/write_hdf5.hpp"
@@ -34,6 +36,17 @@ std::string error_of(const std::string& text) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+}  // namespace
+
+namespace {
+PointPricing test_pricing(const std::string& card, const std::string& dense, const std::string& cisa, Basis basis) {
+  Pricer pricer(shipped_cards(), shipped_impls(), basis);
+  Point p;
+  p.hardware = card;
+  p.dense_impl = dense;
+  p.cisa_impl = cisa;
+  return pricer.for_point(p);
+}
 }  // namespace
 
 TEST_CASE("Llama-3.1-70B BF16 K/V bytes per token: 80 x 8 x 128 x 2 x 2 = 327,680", "[plan][memory]") {
@@ -187,20 +200,21 @@ TEST_CASE("Step times: CISA cuts global attention, the rest is shared; TP1 has n
   PerfInputs in;
   in.model = &ultra;
   in.hw = &hw;
-  in.rates = resolve_rates(hw, Basis::calibrated);
-  in.shape = kernel_shape(hw, in.rates);
+  in.rates = card_rates(hw, Basis::calibrated);
+  const PointPricing pricing = test_pricing("b300", "cudnn", "fa4", Basis::calibrated);  // contiguous K/V: no page visits
+  in.pricing = &pricing;
   in.par = {2, 2, 4};
   in.weights = WeightDtype::fp8;
   in.cisa.budget_chunks = 4096;
   in.cisa.qshare_g = 4;
   const StepTimes dec = decode_step(in, 8, (1 << 20) + 2048);
-  CHECK(dec.attn_global_cisa < dec.attn_global_dense / 4);
+  CHECK(dec.attn_global_cisa < dec.attn_global_dense / 3);  // FA4 paged decode with its EST page-visit cost
   CHECK(dec.cisa() < dec.dense());
   CHECK(dec.dense() - dec.cisa() == Approx(dec.attn_global_dense - dec.attn_global_cisa));
   CHECK(dec.comm > 0);
   // dense decode attention is K/V-read bound: 12 layers x 8 seqs x 6 KiB/token x history / BW
   const double kv_bytes = 12.0 * 8 * 512 * ((1 << 20) + 2048);
-  CHECK(dec.attn_global_dense == Approx(kv_bytes / in.rates.read_bw_Bps).epsilon(0.1));
+  CHECK(dec.attn_global_dense == Approx(kv_bytes / pricing.dense[0][1].rates.attention_read_Bps).epsilon(0.1));
   const StepTimes pre = prefill_sequence(in, 1 << 20, 8192);
   CHECK(pre.attn_global_cisa < pre.attn_global_dense / 3);
   CHECK(pre.layers > 0);
@@ -337,8 +351,9 @@ TEST_CASE("A batch-1 decode step reads every weight but the input embedding once
   PerfInputs in;
   in.model = &m;
   in.hw = &hw;
-  in.rates = resolve_rates(hw, Basis::speed_of_light);
-  in.shape = kernel_shape(hw, in.rates);
+  in.rates = card_rates(hw, Basis::speed_of_light);
+  const PointPricing pricing = test_pricing("h200_sxm", "best", "auto", Basis::speed_of_light);
+  in.pricing = &pricing;
   in.par = {1, 1, 1};
   const StepTimes st = layer_time(in, 1, 1, 1);
   const double h = 4096, norms = 32.0 * 2 * h;
@@ -360,8 +375,9 @@ TEST_CASE("MTP / speculative decode: k positions share one CISA selection", "[pl
   PerfInputs in;
   in.model = &ultra;
   in.hw = &hw;
-  in.rates = resolve_rates(hw, Basis::calibrated);
-  in.shape = kernel_shape(hw, in.rates);
+  in.rates = card_rates(hw, Basis::calibrated);
+  const PointPricing pricing = test_pricing("b300", "best", "auto", Basis::calibrated);
+  in.pricing = &pricing;
   in.par = {2, 2, 4};
   in.weights = WeightDtype::fp8;
   const StepTimes one = decode_step(in, 8, 1 << 20, 1);

@@ -107,7 +107,7 @@ TEST_CASE("errors and their summary from measured columns", "[compare]") {
   for (const auto& m : measured_columns()) {
     if (m.find("speedup") != std::string::npos) continue;
     auto& meas = col(m);
-    const auto& pred = col("pred_" + m.substr(5));
+    const auto& pred = col(predicted_twin(m));
     for (std::size_t i = 0; i < meas.size(); ++i) meas[i] = pred[i] * 1.1;
   }
   col("meas_ms_topk")[2] = col("pred_ms_topk")[2] * 2.0;

@@ -4,20 +4,22 @@
 #include "catch.hpp"
 #include "cisa/point.hpp"
 #include "cisa/presets.hpp"
+#include "cisa/pricing.hpp"
 
 using namespace cisa;
 
 namespace {
 struct Env {
-  Hardware hw = gpu_preset("h200_sxm");
-  Rates rates = resolve_rates(hw, Basis::calibrated);
-  KernelShape shape = kernel_shape(hw, rates);
-  Prediction run(const Point& p) const { return predict(p, shape, rates, hw.topk_radix_passes); }
+  mutable Pricer pricer{shipped_cards(), shipped_impls(), Basis::calibrated};
+  Prediction run(const Point& p) const { return predict(p, pricer.for_point(p)); }
 };
 
+// Like for like: the structural invariants compare CISA with the same kernels' dense path.
 Point base_point(int r, Phase phase, std::int64_t L) {
   Point p;
   p.hardware = "h200_sxm";
+  p.dense_impl = "cisa_kernels";
+  p.cisa_impl = "cisa_kernels";
   p.geo.q_heads = r;
   p.geo.kv_heads = 1;
   p.work.phase = phase;
@@ -53,6 +55,14 @@ TEST_CASE("more budget never raises the predicted speedup", "[invariants]") {
           p.cisa.budget_chunks = L / 16;  // covers every eligible chunk: dense path
           const Prediction dense = env.run(p);
           CHECK(dense.dense.attention / dense.cisa.attention == 1.0);
+          // Against the best dense kernel known on the card, the dense path of this project's
+          // kernels is no faster: the honest speedup is at most 1 there.
+          p.dense_impl = "best";
+          const Prediction best = env.run(p);
+          CHECK(best.dense.attention <= dense.dense.attention);
+          CHECK(best.dense.attention / best.cisa.attention <= 1.0);
+          CHECK(best.dense_own_attention == dense.dense.attention);
+          p.dense_impl = "cisa_kernels";
         }
 }
 
@@ -124,11 +134,11 @@ TEST_CASE("full prefill sums the forwards of a whole prompt", "[invariants]") {
 
 TEST_CASE("speed of light is never slower than calibrated", "[invariants]") {
   const Env env;
-  const Rates sol = resolve_rates(env.hw, Basis::speed_of_light);
+  Pricer sol(shipped_cards(), shipped_impls(), Basis::speed_of_light);
   for (Phase phase : {Phase::terminal_prefill, Phase::decode}) {
     Point p = base_point(32, phase, 1 << 20);
     const Prediction cal = env.run(p);
-    const Prediction fast = predict(p, kernel_shape(env.hw, sol), sol, env.hw.topk_radix_passes);
+    const Prediction fast = predict(p, sol.for_point(p));
     CHECK(fast.dense.busy() <= cal.dense.busy());
     CHECK(fast.cisa.busy() <= cal.cisa.busy());
   }

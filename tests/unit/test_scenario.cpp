@@ -128,21 +128,26 @@ TEST_CASE("bad input names the file, line and field", "[scenario]") {
 }
 
 TEST_CASE("a GPU preset can include a calibration file written by `cisa-sim calibrate`", "[scenario]") {
-  const std::string cal = write_temp("cal.yaml",
-                                     "calibration:\n  basis: test\n  read_bw_tbs: {value: 2.0, source: MEAS}\n"
-                                     "  gemm_bf16_tflops: {value: 400, source: MEAS}\n  attention_bf16_tflops: 300\n"
-                                     "  launch_overhead_us: 5\n  topk_elem_passes_per_ns_per_sm: 4\n  l2_reuse: 0.5\n");
+  std::string card;
+  for (const char* k : {"read_bw_tbs", "write_bw_tbs", "copy_bw_tbs", "gemm_bf16_tflops", "launch_overhead_us",
+                        "kernel_floor_us", "h2d_bw_gbs", "h2d_latency_us"})
+    card += std::string("    ") + k + ": {value: 2.0, source: \"MEAS: test\"}\n";
+  const std::string cal =
+      write_temp("cal.yaml", "calibration:\n  card_name: testgpu\n  basis: test\n  card:\n" + card);
   const std::string gpu = write_temp("gpu.yaml",
-                                     "name: testgpu\nhbm_gb: 80\nhbm_bw_tbs: 3\nbf16_tflops: 900\nsms: 100\ncalibration: " + cal + "\n");
+                                     "name: testgpu\narch: hopper\nhbm_gb: 80\nhbm_bw_tbs: 3\nbf16_tflops: 900\nsms: 100\ncard: " + cal + "\n");
   const Scenario sc = load_scenario(write_temp("c.yaml", "name: t\nmodel: inkling_small\nhardware: " + gpu + "\n"), {});
   const Hardware& hw = sc.gpus.at("testgpu");
-  CHECK(hw.has_calibration);
-  CHECK(hw.cal.read_bw_tbs.value == 2.0);
-  CHECK(hw.cal.l2_reuse.value == 0.5);
+  CHECK(hw.has_card);
+  CHECK(hw.card.read_bw_tbs.value == 2.0);
+  CHECK(hw.card.read_bw_tbs.label() == Label::MEAS);
   CHECK(hw.yaml.find("calibration file") != std::string::npos);
 
-  const std::string bad = write_temp("gpu_bad.yaml", "name: g\nhbm_gb: 80\nhbm_bw_tbs: 3\nbf16_tflops: 900\nsms: 100\ncalibration: /nope.yaml\n");
+  const std::string bad = write_temp("gpu_bad.yaml", "name: g\nhbm_gb: 80\nhbm_bw_tbs: 3\nbf16_tflops: 900\nsms: 100\ncard: /nope.yaml\n");
   const std::string e = error_of("name: t\nmodel: inkling_small\nhardware: " + bad + "\n");
   CHECK(contains(e, "gpu_bad.yaml:6"));
   CHECK(contains(e, "cannot load the calibration file"));
+  // The old layout (kernel rates inside the GPU preset) is refused with where they went.
+  const std::string old = write_temp("gpu_old.yaml", "name: g\nhbm_gb: 80\nhbm_bw_tbs: 3\nbf16_tflops: 900\nsms: 100\ncalibration: x.yaml\n");
+  CHECK(contains(error_of("name: t\nmodel: inkling_small\nhardware: " + old + "\n"), "implementation profiles"));
 }

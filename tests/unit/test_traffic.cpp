@@ -262,16 +262,17 @@ Rates test_rates() {
   r.basis = Basis::calibrated;
   r.read_bw_Bps = 4e12;
   r.write_bw_Bps = 2e12;
-  r.gemm_flops = r.attention_flops = r.peer_attention_flops = 500e12;
+  r.gemm_flops = r.attention_flops = 500e12;
+  r.attention_read_Bps = 4e12;
   r.scoring_read_bw_Bps = 4e12;
   r.scoring_write_bw_Bps = 2e12;
   r.launch_s = 4e-6;
   r.attention_floor_s = r.scoring_floor_s = r.topk_floor_s = r.other_floor_s = 10e-6;
-  r.h2d_latency_s = 5e-6;
-  r.h2d_Bps = 50e9;
-  r.topk_elem_passes_per_s_per_sm = 1e9;
-  r.topk_l2_elem_passes_per_s_per_sm = 2e9;
-  r.topk_out_ids_per_s_per_sm = 1e8;
+  r.setup_latency_s = 5e-6;
+  r.setup_Bps = 50e9;
+  r.topk_keys_per_s_per_sm = 1e9;
+  r.topk_l2_keys_per_s_per_sm = 2e9;
+  r.topk_ids_per_s_per_sm = 1e8;
   for (double& x : r.attention_page_s) x = 0.0;
   r.l2_bytes = 60e6;
   r.l2_reuse = 1.0;
@@ -319,11 +320,14 @@ TEST_CASE("roofline: setup is one host-to-device copy; top-k adds its output pas
   f.topk_elements = 132 * 1000.0;   // N_e = 1,000
   f.topk.dram_write_bytes = 132 * 4.0 * 500;  // K = 500 page IDs written per row
   f.topk.dram_bytes = f.topk.dram_write_bytes + 4.0 * f.topk_elements;
-  REQUIRE(topk_scores_in_l2(f, r));  // 0.5 MB of scores
-  CHECK(topk_time(f, 4, r) == Approx(1000.0 * 4 / 2e9 + 500 / 1e8 + 10e-6));
+  KernelShape sh;  // fp32 scores, 4 radix passes
+  REQUIRE(topk_scores_in_l2(f, sh, r));  // 0.5 MB of scores
+  CHECK(topk_time(f, sh, r) == Approx(1000.0 * 4 / 2e9 + 500 / 1e8 + 10e-6));
   f.topk_elements = 132 * 100000.0;  // 53 MB of scores: past half the L2, read from DRAM
-  REQUIRE_FALSE(topk_scores_in_l2(f, r));
-  CHECK(topk_time(f, 4, r) == Approx(100000.0 * 4 / 1e9 + 500 / 1e8 + 10e-6));
+  REQUIRE_FALSE(topk_scores_in_l2(f, sh, r));
+  CHECK(topk_time(f, sh, r) == Approx(100000.0 * 4 / 1e9 + 500 / 1e8 + 10e-6));
+  sh.score_bytes = 2;  // 16-bit keys: the same scores fit in L2 again
+  REQUIRE(topk_scores_in_l2(f, sh, r));
 }
 
 TEST_CASE("a sequence's selections read at least the union of their picks once per wave of CTAs", "[traffic]") {

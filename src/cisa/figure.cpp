@@ -1,0 +1,67 @@
+#include "cisa/figure.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace cisa {
+
+std::string to_string(Label l) {
+  switch (l) {
+    case Label::DS: return "DS";
+    case Label::MEAS: return "MEAS";
+    case Label::PUB: return "PUB";
+    case Label::XFER: return "XFER";
+    case Label::EST: return "EST";
+    case Label::CALC: return "CALC";
+    case Label::GIVEN: return "given";
+  }
+  return "given";
+}
+
+Label Figure::label() const {
+  struct Prefix {
+    const char* text;
+    Label label;
+  };
+  for (const Prefix& p : {Prefix{"DS", Label::DS}, Prefix{"MEAS", Label::MEAS}, Prefix{"PUB", Label::PUB},
+                          Prefix{"XFER", Label::XFER}, Prefix{"EST", Label::EST}, Prefix{"CALC", Label::CALC}})
+    if (source.rfind(p.text, 0) == 0) return p.label;
+  return Label::GIVEN;
+}
+
+namespace {
+
+// "spread 3.1%" in a MEAS source: the run-to-run spread the calibration recorded.
+double spread_in(const std::string& s) {
+  const auto at = s.rfind("spread ");
+  if (at == std::string::npos) return NAN;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str() + at + 7, &end);
+  return (end && *end == '%' && v >= 0) ? v / 100.0 : NAN;
+}
+
+}  // namespace
+
+Band band_of(const Figure& f) {
+  if (!std::isnan(f.lo) && !std::isnan(f.hi) && f.value != 0)
+    return {std::min(f.lo, f.hi) / f.value, std::max(f.lo, f.hi) / f.value};
+  double rel = 0.0;
+  switch (f.label()) {
+    case Label::DS:
+    case Label::CALC: rel = 0.0; break;
+    case Label::MEAS: {
+      // Half the recorded spread (max - min over repetitions), at least 2 % for drift between
+      // runs (h200-facts: absolute figures drift from run to run), at most 15 %.
+      const double s = spread_in(f.source);
+      rel = std::isnan(s) ? 0.05 : std::clamp(s / 2.0, 0.02, 0.15);
+      break;
+    }
+    case Label::PUB: rel = 0.10; break;
+    case Label::XFER: rel = 0.20; break;
+    case Label::EST:
+    case Label::GIVEN: rel = 0.30; break;
+  }
+  return {1.0 / (1.0 + rel), 1.0 + rel};
+}
+
+}  // namespace cisa

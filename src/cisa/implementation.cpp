@@ -1,0 +1,167 @@
+#include "cisa/implementation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cisa/hardware.hpp"
+
+namespace cisa {
+
+std::string to_string(L2Sharing s) {
+  switch (s) {
+    case L2Sharing::none: return "none";
+    case L2Sharing::shared: return "shared";
+    case L2Sharing::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+namespace {
+
+const Hardware& card_named(const CardCatalog& cards, const std::string& name, const std::string& what) {
+  const auto it = cards.find(name);
+  if (it == cards.end())
+    throw std::invalid_argument(what + " was given on card '" + name + "', which is no known GPU preset");
+  return it->second;
+}
+
+double read_bw_of(const Hardware& h) { return h.has_card ? h.card.read_bw_tbs.value : h.hbm_bw_tbs.value; }
+double write_bw_of(const Hardware& h) { return h.has_card ? h.card.write_bw_tbs.value : h.hbm_bw_tbs.value; }
+
+// Factor and rule text for moving a figure from `src` to `dst`.
+std::pair<double, std::string> transfer_factor(Transfer rule, const Hardware& src, const Hardware& dst) {
+  switch (rule) {
+    case Transfer::same: return {1.0, "same value"};
+    case Transfer::mma:
+      return {dst.bf16_tflops.value / src.bf16_tflops.value, "same fraction of the dense BF16 peak"};
+    case Transfer::read_bw: return {read_bw_of(dst) / read_bw_of(src), "same fraction of the card's read bandwidth"};
+    case Transfer::write_bw:
+      return {write_bw_of(dst) / write_bw_of(src), "same fraction of the card's write bandwidth"};
+    case Transfer::sm_time: {
+      const double per_sm_src = src.bf16_tflops.value / src.sms.value;
+      const double per_sm_dst = dst.bf16_tflops.value / dst.sms.value;
+      return {per_sm_src / per_sm_dst, "SM time scales with 1 / (BF16 peak per SM)"};
+    }
+  }
+  return {1.0, "same value"};
+}
+
+}  // namespace
+
+Figure figure_on_card(const PerCard& pc, Transfer rule, const Hardware& card, const CardCatalog& cards,
+                      const std::string& what) {
+  if (pc.empty()) throw std::invalid_argument(what + " is given for no card");
+  for (const auto& [name, f] : pc.cards)
+    if (name == card.name) return f;
+  const std::pair<std::string, Figure>* src = &pc.cards.front();
+  for (const auto& entry : pc.cards)
+    if (!card.arch.empty() && card_named(cards, entry.first, what).arch == card.arch) {
+      src = &entry;
+      break;
+    }
+  const Hardware& from = card_named(cards, src->first, what);
+  const auto [factor, text] = transfer_factor(rule, from, card);
+  Figure out;
+  out.value = src->second.value * factor;
+  out.source = fmt::format("XFER: {:.4g} on {} x {:.4g} ({}); was {}", src->second.value, from.name, factor, text,
+                           src->second.source);
+  // A source range moves with the figure, widened to at least the XFER band.
+  if (!std::isnan(src->second.lo)) {
+    const Band x = band_of(out);
+    out.lo = std::min(src->second.lo * factor, out.value * x.lo);
+    out.hi = std::max(src->second.hi * factor, out.value * x.hi);
+  }
+  return out;
+}
+
+namespace {
+
+struct Resolver {
+  const Hardware& card;
+  const CardCatalog& cards;
+  ResolvedImpl& out;
+  std::string prefix;  // "profile.field" naming
+  std::string label_prefix;  // "" or "XFER: <profile>'s selection kernels; "
+
+  Figure get(const PerCard& pc, Transfer rule, const std::string& field) {
+    Figure f = figure_on_card(pc, rule, card, cards, prefix + field);
+    if (!label_prefix.empty() && f.label() != Label::XFER) f.source = label_prefix + f.source;
+    out.used.push_back({field, f});
+    return f;
+  }
+};
+
+bool known_here(const PerCard& pc, const std::string& card) {
+  for (const auto& [name, f] : pc.cards)
+    if (name == card && (f.label() == Label::MEAS || f.label() == Label::PUB)) return true;
+  return false;
+}
+
+void resolve_selection(const ImplProfile& p, Resolver& r) {
+  ResolvedImpl& o = r.out;
+  o.has_selection = true;
+  o.score_tile_rows = p.score_tile_rows;
+  o.score_pages_per_tile = p.score_pages_per_tile;
+  o.score_tiles_per_cta = p.score_tiles_per_cta;
+  o.topk_radix_passes = p.topk_radix_passes;
+  o.score_bytes = p.score_bytes;
+  o.scoring_read_bw_tbs = r.get(p.scoring_read_bw_tbs, Transfer::read_bw, "scoring.read_bw_tbs");
+  o.scoring_write_bw_tbs = r.get(p.scoring_write_bw_tbs, Transfer::write_bw, "scoring.write_bw_tbs");
+  o.scoring_floor_us = r.get(p.scoring_floor_us, Transfer::same, "scoring.floor_us");
+  o.scoring_step_us = r.get(p.scoring_step_us, Transfer::same, "scoring.step_us");
+  o.topk_keys_per_ns_per_sm = r.get(p.topk_keys_per_ns_per_sm, Transfer::same, "topk.keys_per_ns_per_sm");
+  o.topk_l2_keys_per_ns_per_sm = r.get(p.topk_l2_keys_per_ns_per_sm, Transfer::same, "topk.l2_keys_per_ns_per_sm");
+  o.topk_ids_per_ns_per_sm = r.get(p.topk_ids_per_ns_per_sm, Transfer::same, "topk.ids_per_ns_per_sm");
+  o.topk_floor_us = r.get(p.topk_floor_us, Transfer::same, "topk.floor_us");
+  o.setup_latency_us = r.get(p.setup_latency_us, Transfer::same, "setup.latency_us");
+  o.setup_bw_gbs = r.get(p.setup_bw_gbs, Transfer::same, "setup.bw_gbs");
+}
+
+}  // namespace
+
+ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const CardCatalog& cards,
+                          const ImplCatalog& impls) {
+  ResolvedImpl o;
+  o.name = p.name;
+  o.prices_dense = p.prices_dense;
+  o.prices_cisa = p.prices_cisa;
+  o.tile_rows_min = p.tile_rows_min;
+  o.tile_rows_max = p.tile_rows_max;
+  o.gqa_packing = p.gqa_packing;
+  o.l2_sharing = p.l2_sharing;
+  o.split_min_tokens = p.split_min_tokens;
+  o.page_visits = p.page_visits;
+  for (const auto& a : p.archs) o.runs_on_card = o.runs_on_card || a == card.arch;
+  o.known_on_card = known_here(p.mma_tflops, card.name) || known_here(p.read_bw_tbs, card.name);
+  Resolver r{card, cards, o, "implementation '" + p.name + "': attention.", ""};
+  o.mma_tflops = r.get(p.mma_tflops, Transfer::mma, "attention.mma_tflops");
+  o.read_bw_tbs = r.get(p.read_bw_tbs, Transfer::read_bw, "attention.read_bw_tbs");
+  o.attention_floor_us = r.get(p.attention_floor_us, Transfer::same, "attention.floor_us");
+  if (p.page_visits) {
+    static const char* kTiles[4] = {"m16", "m32", "m64", "m128"};
+    for (int i = 0; i < 4; ++i)
+      o.page_visit_ns[i] =
+          r.get(p.page_visit_ns[i], Transfer::sm_time, std::string("attention.page_visit_ns.") + kTiles[i]);
+  }
+  if (!p.prices_cisa) return o;
+  if (p.selection_from.empty()) {
+    r.prefix = "implementation '" + p.name + "': ";
+    resolve_selection(p, r);
+    o.selection_impl = p.name;
+    return o;
+  }
+  const auto it = impls.find(p.selection_from);
+  if (it == impls.end() || !it->second.selection_from.empty())
+    throw std::invalid_argument("implementation '" + p.name + "': selection_from names '" + p.selection_from +
+                                "', which is no profile with selection kernels of its own");
+  r.prefix = "implementation '" + p.selection_from + "' (selection kernels of '" + p.name + "'): ";
+  r.label_prefix = "XFER: selection kernels of " + p.selection_from + " used by " + p.name + "; ";
+  resolve_selection(it->second, r);
+  o.selection_impl = p.selection_from;
+  return o;
+}
+
+}  // namespace cisa

@@ -1,0 +1,112 @@
+// Implementation profiles: how one kernel family (this project's kernels, cuDNN, FlashAttention
+// 2/3/4, FlexAttention) uses a card. A hardware preset describes the card alone; a profile gives
+// the efficiencies and structure of the kernels that run on it, each figure keyed by the card it
+// was measured or published on. On another card a figure is transferred by a stated rule and
+// labelled XFER (README "Implementation profiles"). Pure data and arithmetic: no YAML here.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cisa/figure.hpp"
+
+namespace cisa {
+
+struct Hardware;
+
+// A figure per card, in the order the profile lists them.
+struct PerCard {
+  std::vector<std::pair<std::string, Figure>> cards;
+  bool empty() const { return cards.empty(); }
+};
+
+// How a figure measured on card A moves to card B (README "Transfer rules").
+enum class Transfer {
+  same,      // absolute times per launch/step (floors, latencies), per-SM select rates
+  mma,       // MMA rates: same fraction of the card's dense BF16 peak
+  read_bw,   // read rates: same fraction of the card's streaming read bandwidth
+  write_bw,  // write rates: same fraction of the card's streaming write bandwidth
+  sm_time,   // SM time per unit of tensor work: scales with 1 / (dense BF16 peak per SM)
+};
+
+// Whether co-resident CTAs of one sequence find each other's randomly selected pages in L2:
+// a property of the kernel's CTA order. unknown = the model's two bounds (lo: shared, hi: none).
+enum class L2Sharing { none, shared, unknown };
+std::string to_string(L2Sharing s);
+
+struct ImplProfile {
+  std::string name, display_name, description;
+  std::string yaml;  // the profile text as loaded (provenance)
+  bool prices_dense = false, prices_cisa = false;
+  std::vector<std::string> archs;  // architectures its kernels run on ("hopper", "blackwell")
+
+  // Attention: work items pack G*r rows (GQA heads x positions) into tiles of tile_rows_min..max
+  // rows (powers of two); gqa_packing = false runs one work item per query head instead.
+  int tile_rows_min = 128, tile_rows_max = 128;
+  bool gqa_packing = true;
+  PerCard mma_tflops;   // attention MMA rate on issued FLOPs, TF/s
+  PerCard read_bw_tbs;  // attention streaming / page-gather read rate, TB/s
+  bool page_visits = false;  // a per-(work item, page) SM cost is modelled
+  PerCard page_visit_ns[4];  // tiles of 16 / 32 / 64 / 128 rows
+  PerCard attention_floor_us;
+  L2Sharing l2_sharing = L2Sharing::unknown;
+  std::string l2_sharing_source;
+  int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
+
+  // Selection path (scoring, top-k, setup). selection_from names the profile whose selection
+  // kernels this one uses (its figures are then labelled XFER); empty = its own, below.
+  std::string selection_from;
+  int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4;
+  int topk_radix_passes = 4;
+  double score_bytes = 4;  // bytes per score written by scoring and read by top-k
+  PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
+  PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
+  PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
+};
+
+// A profile's figure resolved for one card, with how it got there.
+struct UsedFigure {
+  std::string field;
+  Figure figure;
+};
+
+// Every number the roofline takes from a profile, for one card (absolute units).
+struct ResolvedImpl {
+  std::string name;
+  bool prices_dense = false, prices_cisa = false;
+  bool known_on_card = false;  // some attention figure is MEAS or PUB for this very card
+  bool runs_on_card = false;   // the card's architecture is one of the profile's
+  int tile_rows_min = 128, tile_rows_max = 128;
+  bool gqa_packing = true;
+  L2Sharing l2_sharing = L2Sharing::unknown;
+  int split_min_tokens = 256;
+  Figure mma_tflops, read_bw_tbs, attention_floor_us;
+  bool page_visits = false;
+  Figure page_visit_ns[4];
+  bool has_selection = false;
+  std::string selection_impl;  // profile whose selection kernels price scoring / top-k / setup
+  int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4, topk_radix_passes = 4;
+  double score_bytes = 4;
+  Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
+  Figure topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
+  Figure setup_latency_us, setup_bw_gbs;
+  std::vector<UsedFigure> used;  // provenance, in resolution order
+};
+
+// Cards by preset name (the card a figure was measured on must be known to transfer it).
+using CardCatalog = std::map<std::string, Hardware>;
+using ImplCatalog = std::map<std::string, ImplProfile>;
+
+// Resolves `impl` for `card`. Throws std::invalid_argument naming the profile and field when a
+// needed figure is given for no card, or a transfer source card is unknown.
+ResolvedImpl resolve_impl(const ImplProfile& impl, const Hardware& card, const CardCatalog& cards,
+                          const ImplCatalog& impls);
+
+// One figure of a profile on `card`: exact card match, else transferred from the first listed card
+// of the same architecture, else from the first listed card.
+Figure figure_on_card(const PerCard& pc, Transfer rule, const Hardware& card, const CardCatalog& cards,
+                      const std::string& what);
+
+}  // namespace cisa
