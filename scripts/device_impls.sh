@@ -9,6 +9,7 @@
 #   SNAPSHOT=FILE.tar   a `git archive` of the commit to run: unpacked to /tmp/src and built there
 #                       (the working-tree copy may hold other agents' unfinished edits)
 #   CISA_GIT_HASH=...   the commit, for the provenance of the result files
+#   FALLBACK=FILE.tar FALLBACK_HASH=...  a second snapshot, built and run where SNAPSHOT does not build
 #   FIT="impl_fit"  HELDOUT="heldout_llama70b_tp4 ..."  FLEX="flex_sweep"   scenario names
 #   STEPS="build fit heldout flex impls_heldout impls_flex committed calibrate"  (default: all)
 #   COMMITTED="inkling_tp8_sweep ..."  committed runs (results/h200/measured/<s>_device_run.h5) that
@@ -56,25 +57,38 @@ publish() {  # result files to $OUT/res (committed_* copies go to $OUT/committed
   pack
 }
 
-if [ -n "${SNAPSHOT:-}" ]; then
-  rm -rf /tmp/src && mkdir -p /tmp/src && tar -C /tmp/src -xf "$SNAPSHOT" || { echo "cannot unpack $SNAPSHOT"; exit 1; }
+unpack() {  # unpack snapshot $1 to /tmp/src and work there
+  local snap
+  snap=$(readlink -f "$1")
+  rm -rf /tmp/src && mkdir -p /tmp/src && tar -C /tmp/src -xf "$snap" || { echo "cannot unpack $1"; exit 1; }
   cd /tmp/src
-fi
+}
+OLDPWD_ROOT=$(pwd)
+[ -n "${SNAPSHOT:-}" ] && unpack "$SNAPSHOT"
 log "start in $(pwd), commit ${CISA_GIT_HASH:-unknown}, deadline ${DEADLINE}s, steps: $STEPS"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem,temperature.gpu \
   --format=csv | tee -a "$LOGS/device.log"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuDNN', torch.backends.cudnn.version(), 'triton', triton.__version__, torch.cuda.get_device_name())" 2>&1 | tee -a "$LOGS/device.log"
 
-BIN=${BIN:-}
-if want build; then
-  log configure
+build_here() {  # configure and build cisa-measure (or cisa-sim) in /tmp/b from the current folder
+  rm -rf /tmp/b
+  log "configure ($(pwd), commit ${CISA_GIT_HASH:-unknown})"
   cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_TEST_DIRS=unit >"$LOGS/configure.log" 2>&1 \
-    || { tail -30 "$LOGS/configure.log"; pack; exit 1; }
+    || { tail -30 "$LOGS/configure.log"; return 1; }
   log build
-  if ! cmake --build /tmp/b -j16 --target cisa-measure >"$LOGS/build.log" 2>&1; then
-    cmake --build /tmp/b -j16 --target cisa-sim >>"$LOGS/build.log" 2>&1 \
-      || { grep -E "error|FAILED" -A5 "$LOGS/build.log" | head -40; pack; exit 1; }
-  fi
+  cmake --build /tmp/b -j16 --target cisa-measure >"$LOGS/build.log" 2>&1 && return 0
+  cmake --build /tmp/b -j16 --target cisa-sim >>"$LOGS/build.log" 2>&1 && return 0
+  grep -E "error|FAILED" -A5 "$LOGS/build.log" | head -40
+  return 1
+}
+BIN=${BIN:-}
+if want build && ! build_here; then
+  [ -n "${FALLBACK:-}" ] || { pack; exit 1; }
+  log "build failed: falling back to $FALLBACK (${FALLBACK_HASH:-unknown})"
+  cd "$OLDPWD_ROOT"
+  unpack "$FALLBACK"
+  export CISA_GIT_HASH=${FALLBACK_HASH:-unknown}
+  build_here || { pack; exit 1; }
 fi
 [ -z "$BIN" ] && [ -x /tmp/b/cisa-measure ] && BIN=/tmp/b/cisa-measure
 [ -z "$BIN" ] && [ -x /tmp/b/cisa-sim ] && BIN=/tmp/b/cisa-sim
