@@ -49,7 +49,8 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-double time_ms(const std::function<void()>& f, int reps = kReps, bool flush = true) {
+// Events, flush and f's work all on `st` (default: the legacy stream).
+double time_ms(const std::function<void()>& f, int reps = kReps, bool flush = true, cudaStream_t st = nullptr) {
   cudaEvent_t a, b;
   HCHECK(cudaEventCreate(&a));
   HCHECK(cudaEventCreate(&b));
@@ -57,10 +58,10 @@ double time_ms(const std::function<void()>& f, int reps = kReps, bool flush = tr
   HCHECK(cudaDeviceSynchronize());
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
-    if (flush) HCHECK(cudaMemsetAsync(g_flush->p, i & 0xff, g_flush->n));
-    HCHECK(cudaEventRecord(a));
+    if (flush) HCHECK(cudaMemsetAsync(g_flush->p, i & 0xff, g_flush->n, st));
+    HCHECK(cudaEventRecord(a, st));
     f();
-    HCHECK(cudaEventRecord(b));
+    HCHECK(cudaEventRecord(b, st));
     HCHECK(cudaEventSynchronize(b));
     float ms = 0;
     HCHECK(cudaEventElapsedTime(&ms, a, b));
@@ -159,12 +160,22 @@ Sums sums(const std::vector<LaunchRecord>& recs) {
   return s;
 }
 
+// bound_ms < 0: max(bytes / read BW, FLOPs / MMA rate); else the given bound (the step's: the sum of
+// its kernels' bounds).
 void add(const std::string& name, const std::string& kernel, double ms, double bytes, double flops,
-         const std::string& note = "") {
-  g_rows.push_back({name, kernel, ms, bytes, flops, bound(bytes, flops), note});
+         const std::string& note = "", double bound_ms = -1.0) {
+  const double bd = bound_ms < 0 ? bound(bytes, flops) : bound_ms;
+  g_rows.push_back({name, kernel, ms, bytes, flops, bd, note});
   std::printf("%-44s %-26s %9.4f ms  %8.3f GB  %8.2f TF  bound %8.4f ms  (%.2f TB/s, %.1f TF/s)\n", name.c_str(),
-              kernel.c_str(), ms, bytes / 1e9, flops / 1e12, bound(bytes, flops), bytes / ms / 1e9, flops / ms / 1e9);
+              kernel.c_str(), ms, bytes / 1e9, flops / 1e12, bd, bytes / ms / 1e9, flops / ms / 1e9);
   std::fflush(stdout);
+}
+
+// Sum over the launches of max(bytes / read BW, useful FLOPs / MMA rate).
+double sum_of_bounds(const std::vector<LaunchRecord>& recs) {
+  double b = 0;
+  for (const auto& r : recs) b += bound(r.bytes, r.flops_useful);
+  return b;
 }
 
 struct Inputs {
@@ -251,9 +262,26 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
     const double ms = time_ms([&] { step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, nullptr); });
     add(name, "sum_index_queries+score_pages", ms, s.bytes, s.flops,
         "rows=" + std::to_string(plan.score_rows.size()));
-  } else {  // whole step
-    const double ms = time_ms([&] { step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, nullptr); });
-    add(name, "cisa_step", ms, all.bytes, all.flops, "score+topk+setup+attention");
+  } else {  // whole step: captured once in a CUDA graph (one launch per replay, no launch gaps)
+    cudaStream_t cs;
+    HCHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    HCHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+    step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, cs, nullptr);
+    HCHECK(cudaStreamEndCapture(cs, &graph));
+    HCHECK(cudaGraphInstantiate(&exec, graph, 0));
+    const double sb = sum_of_bounds(recs);
+    const double ms = time_ms([&] { HCHECK(cudaGraphLaunch(exec, cs)); }, kReps, true, cs);
+    char note[160];
+    std::snprintf(note, sizeof note, "setup+score+topk+attention in one CUDA graph; bound = sum of its %zu launches' bounds",
+                  recs.size());
+    add(name, "cisa_step(graph)", ms, all.bytes, all.flops, note, sb);
+    const double ms_s = time_ms([&] { step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, nullptr); });
+    add(name + ":stream", "cisa_step", ms_s, all.bytes, all.flops, "the same launches on a stream, no graph", sb);
+    HCHECK(cudaGraphExecDestroy(exec));
+    HCHECK(cudaGraphDestroy(graph));
+    HCHECK(cudaStreamDestroy(cs));
     // component breakdown (instrumented run: per-launch events)
     std::map<std::string, std::vector<double>> comp;
     for (int rep = 0; rep < 5; ++rep) {
@@ -267,23 +295,30 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
   }
 }
 
-void bench_topk(World& w, int rows) {
+// keys16: the same normal scores as 16-bit keys (what the step's scoring kernel writes).
+void bench_topk(World& w, int rows, bool keys16) {
   const int n = 65536;
-  const std::string name = "topk_n65536_k4096_r" + std::to_string(rows);
+  const std::string name = "topk_n65536_k4096_r" + std::to_string(rows) + (keys16 ? "_key16" : "");
   DevBuf<float> scores(size_t(rows) * n);
+  DevBuf<std::uint16_t> keys(size_t(rows) * n);
   {  // normal fp32 scores
     std::vector<float> h(scores.n);
+    std::vector<std::uint16_t> hk(scores.n);
     std::mt19937_64 rng(5 + rows);
     std::normal_distribution<float> d(0.f, 1.f);
-    for (auto& x : h) x = d(rng);
+    for (size_t i = 0; i < h.size(); ++i) hk[i] = score_key16(h[i] = d(rng));
     scores.upload(h);
+    keys.upload(hk);
   }
   std::vector<TopkRow> hr(static_cast<size_t>(rows));
   for (int i = 0; i < rows; ++i) hr[size_t(i)] = TopkRow{i % kB, n, n};
   DevBuf<TopkRow> drows(hr);
   DevBuf<int> out(size_t(rows) * kK);
   TopkArgs a;
-  a.scores = scores.p;
+  if (keys16)
+    a.score_keys = keys.p;
+  else
+    a.scores = scores.p;
   a.score_stride = n;
   a.rows = drows.p;
   a.table = w.bt;
@@ -295,7 +330,11 @@ void bench_topk(World& w, int rows) {
   topk_select(a, nullptr, &ins);
   const Sums s = sums(ins.collect());
   const double ms = time_ms([&] { topk_select(a, nullptr, nullptr); });
-  add(name, "topk_radix_select", ms, s.bytes, 0, "fused translation to physical IDs");
+  std::printf("topk: cluster %d, %d clusters resident\n", topk_cluster_size(n), topk_max_active_clusters(topk_cluster_size(n), keys16));
+  add(name, "topk_radix_select", ms, s.bytes, 0,
+      "cluster of " + std::to_string(topk_cluster_size(n)) + " CTAs per row (" +
+          std::to_string(topk_max_active_clusters(topk_cluster_size(n), keys16)) +
+          " clusters resident); fused translation to physical IDs");
 }
 
 // One launch of every kernel at a moderate shape, printing the expected bytes per launch, for the
@@ -368,8 +407,9 @@ int main(int argc, char** argv) {
     if (want(cases, "cisa_attn_decode_inkling_b16")) bench_cisa(w, "cisa_attn_decode_inkling_b16", 1, 4, 1, "attention");
     if (want(cases, "score_decode_inkling_b16")) bench_cisa(w, "score_decode_inkling_b16", 1, 4, 1, "scoring");
     if (want(cases, "score_prefill_inkling_b16_p512_g4")) bench_cisa(w, "score_prefill_inkling_b16_p512_g4", 512, 4, 4, "scoring");
-    for (int rows : {64, 256})
-      if (want(cases, "topk_n65536_k4096_r" + std::to_string(rows))) bench_topk(w, rows);
+    for (bool k16 : {false, true})
+      for (int rows : {64, 256})
+        if (want(cases, "topk_n65536_k4096_r" + std::to_string(rows) + (k16 ? "_key16" : ""))) bench_topk(w, rows, k16);
     if (want(cases, "cisa_step_decode_inkling_b16")) bench_cisa(w, "cisa_step_decode_inkling_b16", 1, 4, 1, "step");
     if (want(cases, "cisa_step_prefill_inkling_b16_p512_g32")) bench_cisa(w, "cisa_step_prefill_inkling_b16_p512_g32", 512, 4, 32, "step");
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device call: build the kernels standalone, run the GPU tests, compute-sanitizer, the benchmark
-# and the peers, the ncu byte cross-check. Usage: kernels/bench/device_run.sh [test] [sanitize] [bench] [ncu]
+# and the peers, the ncu byte cross-check. Usage: kernels/bench/device_run.sh [test] [sanitize] [quick] [bench] [ncu]
+# (STOP_ON_FAIL=1: skip the later steps when the GPU tests fail; BENCH_CASES: comma-separated case names)
 # Logs and CSVs go to $OUT (at most 8 files come back).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -20,8 +21,12 @@ grep -A3 "attn_kernel" /tmp/build.log | grep -E "registers|spill" >> "$OUT/summa
 for s in $steps; do
   case $s in
     test)
-      /tmp/bk/kernels_gpu_test 2>&1 | tee /tmp/gpu_test.log | tail -40; cp /tmp/gpu_test.log "$OUT/"
-      log "gpu_test rc=${PIPESTATUS[0]}" ;;
+      /tmp/bk/kernels_gpu_test 2>&1 | tee /tmp/gpu_test.log | tail -40; trc=${PIPESTATUS[0]}; cp /tmp/gpu_test.log "$OUT/"
+      log "gpu_test rc=$trc"
+      [ "$trc" -ne 0 ] && [ -n "${STOP_ON_FAIL:-}" ] && { log "tests failed: stopping"; break; } ;;
+    quick)  # own bench only, no peers (BENCH_CASES)
+      /tmp/bk/cisa_kernel_bench --csv "$OUT/kernels_quick.csv" --cases "${BENCH_CASES:-all}" 2>&1 | tee "$OUT/bench_quick.log" | grep -vE "^(read|BF16|world)" | cut -c1-150
+      log "quick bench rc=${PIPESTATUS[0]}" ;;
     test0)
       for v in "CISA_ATTN_WS=1" "CISA_ATTN_PIPE=1" "CISA_ATTN_MMA=sync"; do
         env $v timeout 120 /tmp/bk/kernels_gpu_test > /tmp/gpu_test0.log 2>&1
@@ -50,9 +55,10 @@ for s in $steps; do
         /tmp/bk/cisa_kernel_bench --csv /tmp/p.csv --cases topk_n65536_k4096_r64 > "$OUT/prof_topk.txt" 2>&1
       log "prof rc=$?"; grep -E "Duration|Throughput|Stall|Warp Cycles|Issued|Eligible|Achieved Occ" "$OUT/prof_topk.txt" | head -40 ;;
     sanitize)
-      for tool in memcheck racecheck; do
-        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_$tool.log 2>&1
+      for tool in memcheck racecheck synccheck; do
+        timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_$tool.log 2>&1
         log "compute-sanitizer $tool rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/sanitize_$tool.log | tr '\n' ' ')"
+        grep -m5 -B2 -A12 -E "^========= (Invalid|Race|Barrier|Error)|Hazard" /tmp/sanitize_$tool.log >> "$OUT/sanitize_findings.txt"
       done
       if grep -q "gpu_test (CISA_ATTN_WS=1) rc=0" "$OUT/summary.txt"; then
         for tool in memcheck racecheck synccheck; do

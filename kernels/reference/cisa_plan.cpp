@@ -127,8 +127,8 @@ CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c) {
   }
   plan.score_groups = make_score_groups(plan.score_rows);
   plan.rows_per_cta = rows_per_cta_for(plan.work, b.r);
-  // round the score stride up to 4 floats (16-byte rows)
-  plan.score_stride = (plan.score_stride + 3) / 4 * 4;
+  // round the score stride up to 8 entries: rows of 16-bit score keys start on 16 bytes
+  plan.score_stride = (plan.score_stride + 7) / 8 * 8;
   return plan;
 }
 

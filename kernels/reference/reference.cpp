@@ -126,6 +126,7 @@ StepResult cisa_step(const CisaPlan& plan, const StepBatch& b, const bf16_bits* 
   for (size_t i = 0; i < repf.size(); ++i) reps[i] = float_to_bf16(repf[i]);
   const int stride = std::max(plan.score_stride, 1);
   res.scores = scores(iq, reps.data(), kv.kv_heads, table, plan.score_rows, stride);
+  for (float& x : res.scores) x = score_from_key16(score_key16(x));  // the kernels select on 16-bit keys
   res.sparse.assign(plan.topk_rows.size() * static_cast<size_t>(plan.sparse_stride), -1);
   for (size_t i = 0; i < plan.topk_rows.size(); ++i) {
     const auto row = sparse_row(res.scores.data() + i * static_cast<size_t>(stride), plan.topk_rows[i],

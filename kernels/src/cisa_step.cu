@@ -16,7 +16,7 @@ struct CisaStep::Impl {
   std::size_t blob_bytes = 0;
   std::size_t off_rows = 0, off_groups = 0, off_topk = 0, off_work = 0;
   bf16_bits* qsum = nullptr;
-  float* scores = nullptr;
+  std::uint16_t* keys = nullptr;  // 16-bit score keys
   int* sparse = nullptr;
   float* scratch = nullptr;
   std::int64_t scratch_floats = 0;
@@ -45,7 +45,7 @@ CisaStep::CisaStep(const CisaPlan& plan, int kv_heads, int r, int num_sms)
   const std::size_t nrows = plan_.score_rows.size();
   if (nrows > 0) {
     CISA_CUDA(cudaMalloc(&m.qsum, nrows * kHeadDim * sizeof(bf16_bits)));
-    CISA_CUDA(cudaMalloc(&m.scores, nrows * static_cast<std::size_t>(plan_.score_stride) * sizeof(float)));
+    CISA_CUDA(cudaMalloc(&m.keys, nrows * static_cast<std::size_t>(plan_.score_stride) * sizeof(std::uint16_t)));
     CISA_CUDA(cudaMalloc(&m.sparse, nrows * static_cast<std::size_t>(plan_.sparse_stride) * sizeof(int)));
   }
   AttnArgs a;
@@ -61,13 +61,13 @@ CisaStep::~CisaStep() {
   cudaFreeHost(m.host_blob);
   cudaFree(m.dev_blob);
   cudaFree(m.qsum);
-  cudaFree(m.scores);
+  cudaFree(m.keys);
   cudaFree(m.sparse);
   cudaFree(m.scratch);
 }
 
 const int* CisaStep::sparse_table() const { return impl_->sparse; }
-const float* CisaStep::scores() const { return impl_->scores; }
+const std::uint16_t* CisaStep::score_keys() const { return impl_->keys; }
 
 void CisaStep::upload(Stream s, Instrument* ins) {
   auto& m = *impl_;
@@ -87,7 +87,7 @@ void CisaStep::run_scoring(const bf16_bits* iq, const bf16_bits* reps, const Blo
   a.rows = reinterpret_cast<const ScoreRow*>(db + m.off_rows);
   a.groups = reinterpret_cast<const ScoreGroup*>(db + m.off_groups);
   a.qsum = m.qsum;
-  a.scores = m.scores;
+  a.score_keys = m.keys;
   a.score_stride = plan_.score_stride;
   a.kv_heads = kv_heads;
   a.rows_host = &plan_.score_rows;
@@ -100,7 +100,7 @@ void CisaStep::run_topk(const BlockTable& table, Stream s, Instrument* ins) {
   auto& m = *impl_;
   auto* db = static_cast<unsigned char*>(m.dev_blob);
   TopkArgs a;
-  a.scores = m.scores;
+  a.score_keys = m.keys;
   a.score_stride = plan_.score_stride;
   a.rows = reinterpret_cast<const TopkRow*>(db + m.off_topk);
   a.table = table;

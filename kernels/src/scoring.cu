@@ -1,7 +1,9 @@
 // Scoring: one summed index query per selection dotted with the eligible pages' representatives.
 // score_pages is a small GEMM per (sequence, KV head) group: up to 128 summed queries stacked in M
-// (shared memory), 64 representatives per CTA streamed once with 16-byte cp.async through the block
-// table, BF16 mma.sync with fp32 accumulation, fp32 scores written straight from the accumulators.
+// (shared memory), 64 representatives per tile streamed with 16-byte cp.async through the block
+// table (the CTA's 256 table entries read once), a CTA walks 4 tiles (STAGES tile loads in flight),
+// BF16 mma.sync with fp32 accumulation, 16-bit order-preserving score keys written from the
+// accumulators (lane pairs swap halves so that every store fills a 32-byte sector).
 #include "cisa_kernels/scoring.hpp"
 #include "common.cuh"
 
@@ -10,6 +12,17 @@ namespace {
 
 constexpr int kTilePages = 64;
 constexpr int kTilesPerCta = 4;  // the stacked queries are loaded once per 256 pages
+constexpr int kTileBytes = kTilePages * 256;
+
+template <int STAGES>
+constexpr int score_smem(int q_rows) {
+  return STAGES * kTileBytes + (q_rows + 15) / 16 * 16 * 256;
+}
+
+__device__ __forceinline__ uint32_t key16(float f) {
+  const uint32_t u = __float_as_uint(f);
+  return ((u & 0x80000000u) ? ~u : (u | 0x80000000u)) >> 16;
+}
 
 __global__ void __launch_bounds__(128) sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
                                                      const ScoreRow* __restrict__ rows, __nv_bfloat16* __restrict__ qsum) {
@@ -21,45 +34,75 @@ __global__ void __launch_bounds__(128) sum_iq_kernel(const __nv_bfloat16* __rest
   qsum[static_cast<std::int64_t>(blockIdx.x) * kHeadDim + d] = __float2bfloat16_rn(s);
 }
 
-__global__ void __launch_bounds__(128) score_kernel(const __nv_bfloat16* __restrict__ qsum,
+// MI: 16-row tiles per warp (4 warps): 1 for groups of up to 64 rows, 2 for up to 128.
+template <int STAGES, int MI>
+__global__ void __launch_bounds__(128, MI == 1 ? 6 : 4) score_kernel(const __nv_bfloat16* __restrict__ qsum,
                                                     const __nv_bfloat16* __restrict__ reps, int kv_heads,
                                                     const int* __restrict__ table, int table_stride,
                                                     const ScoreRow* __restrict__ rows,
-                                                    const ScoreGroup* __restrict__ groups, float* __restrict__ scores,
-                                                    int score_stride) {
+                                                    const ScoreGroup* __restrict__ groups, uint16_t* __restrict__ keys,
+                                                    int key_stride) {
   extern __shared__ __align__(128) unsigned char smem[];
   const ScoreGroup g = groups[blockIdx.y];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int mtiles = (g.n_rows + 15) / 16;
-  unsigned char* sR = smem;                       // [64][128] bf16
-  unsigned char* sQ = smem + kTilePages * 256;    // [mtiles*16][128] bf16
-  const uint32_t uR = detail::smem_u32(sR), uQ = detail::smem_u32(sQ);
+  const uint32_t uR = detail::smem_u32(smem);                 // STAGES x [64][128] bf16
+  const uint32_t uQ = uR + STAGES * kTileBytes;               // [mtiles*16][128] bf16
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
+  const int page_base = blockIdx.x * kTilesPerCta * kTilePages;
+  const int n_tiles = min(kTilesPerCta, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
   for (int c = tid; c < mtiles * 16 * 16; c += 128) {
     const int rr = c >> 4, ch = c & 15;
     const bool ok = rr < g.n_rows;
     detail::cp_async16(uQ + detail::swz(rr, ch), qsum + static_cast<std::int64_t>(g.row0 + (ok ? rr : 0)) * kHeadDim + ch * 8,
                        ok ? 16 : 0);
   }
-  const int gid = lane >> 2, tig = lane & 3;
-  for (int t = 0; t < kTilesPerCta; ++t) {
-    const int page0 = (blockIdx.x * kTilesPerCta + t) * kTilePages;
-    if (page0 >= g.max_ne) break;
-    if (t > 0) __syncthreads();  // previous tile consumed
-    // representatives of 64 pages: 1024 16-byte chunks
+  // the CTA's block-table entries, read once (no table round trip before each tile's loads)
+  __shared__ int s_pid[kTilesPerCta * kTilePages];
+  for (int p = tid; p < kTilesPerCta * kTilePages; p += 128) {
+    const int j = page_base + p;
+    s_pid[p] = j < g.max_ne ? trow[j] : 0;
+  }
+  __syncthreads();
+  // representatives of 64 pages (1024 16-byte chunks) into stage buffer `st`
+  auto load_tile = [&](int t, int st) {
+    const int page0 = page_base + t * kTilePages;
 #pragma unroll
     for (int i = 0; i < (kTilePages * 16) / 128; ++i) {
       const int c = tid + i * 128;
       const int p = c >> 4, ch = c & 15;
       const int j = page0 + p;
       const bool ok = j < g.max_ne;
-      const std::int64_t pid = ok ? trow[j] : 0;
-      detail::cp_async16(uR + detail::swz(p, ch), reps + (pid * kv_heads + g.kv_head) * kHeadDim + ch * 8, ok ? 16 : 0);
+      const std::int64_t pid = s_pid[t * kTilePages + p];
+      detail::cp_async16(uR + st * kTileBytes + detail::swz(p, ch), reps + (pid * kv_heads + g.kv_head) * kHeadDim + ch * 8,
+                         ok ? 16 : 0);
     }
+  };
+#pragma unroll
+  for (int t = 0; t < STAGES - 1; ++t) {
+    if (t < n_tiles) load_tile(t, t);
+    detail::cp_async_commit();  // group t (group 0 also holds the queries)
+  }
+  const int gid = lane >> 2, tig = lane & 3;
+  int ne_row[MI][2];  // n_e of this thread's output rows, loaded once
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int rr = (warp + 4 * mi) * 16 + gid + half * 8;
+      ne_row[mi][half] = rr < g.n_rows ? rows[g.row0 + rr].n_e : 0;
+    }
+  for (int t = 0; t < n_tiles; ++t) {
+    if (t + STAGES - 1 < n_tiles) load_tile(t + STAGES - 1, (t + STAGES - 1) % STAGES);
     detail::cp_async_commit();
-    detail::cp_async_wait<0>();
+    detail::cp_async_wait<STAGES - 1>();  // tile t (and the queries) landed
     __syncthreads();
-    for (int mt = warp; mt < mtiles; mt += 4) {
+    const uint32_t uT = uR + (t % STAGES) * kTileBytes;
+    const int page0 = page_base + t * kTilePages;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const int mt = warp + 4 * mi;
+      if (mt >= mtiles) break;
       float acc[8][4];
 #pragma unroll
       for (int n = 0; n < 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
@@ -71,30 +114,55 @@ __global__ void __launch_bounds__(128) score_kernel(const __nv_bfloat16* __restr
         for (int np = 0; np < 4; ++np) {
           uint32_t b0, b1, b2, b3;
           detail::ldmatrix_x4(b0, b1, b2, b3,
-                              uR + detail::swz(np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)));
+                              uT + detail::swz(np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)));
           detail::mma_bf16(acc[2 * np], a0, a1, a2, a3, b0, b1);
           detail::mma_bf16(acc[2 * np + 1], a0, a1, a2, a3, b2, b3);
         }
       }
+      // keys: lane pairs swap one packed pair per block of 8 pages, so that each lane stores 4
+      // contiguous keys (8 bytes) and a quad covers 16 pages = one full 32-byte sector per row
+      const bool odd = tig & 1;
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int rr = mt * 16 + gid + half * 8;
-        if (rr >= g.n_rows) continue;
-        const int row = g.row0 + rr;
-        const int ne = rows[row].n_e;
-        float* out = scores + static_cast<std::int64_t>(row) * score_stride;
+        const int ne = ne_row[mi][half];
+        uint16_t* out = keys + static_cast<std::int64_t>(g.row0 + (rr < g.n_rows ? rr : 0)) * key_stride;
 #pragma unroll
-        for (int n = 0; n < 8; ++n) {
-          const int j = page0 + n * 8 + 2 * tig;
-          if (j + 1 < ne) {
-            __stcs(reinterpret_cast<float2*>(out + j), make_float2(acc[n][2 * half], acc[n][2 * half + 1]));
-          } else if (j < ne) {
-            out[j] = acc[n][2 * half];
+        for (int a = 0; a < 4; ++a) {
+          const uint32_t p0 = key16(acc[2 * a][2 * half]) | (key16(acc[2 * a][2 * half + 1]) << 16);
+          const uint32_t p1 = key16(acc[2 * a + 1][2 * half]) | (key16(acc[2 * a + 1][2 * half + 1]) << 16);
+          const uint32_t y = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
+          const uint2 chunk = odd ? make_uint2(y, p1) : make_uint2(p0, y);
+          const int j = page0 + (2 * a + (odd ? 1 : 0)) * 8 + 2 * (tig & 2);  // first of the 4 pages
+          if (rr >= g.n_rows) continue;
+          if (j + 3 < ne) {
+            *reinterpret_cast<uint2*>(out + j) = chunk;
+          } else {
+            const uint32_t w[2] = {chunk.x, chunk.y};
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              if (j + e < ne) out[j + e] = static_cast<uint16_t>(w[e >> 1] >> (16 * (e & 1)));
           }
         }
       }
     }
+    __syncthreads();  // stage t % STAGES consumed before it is refilled
   }
+  detail::cp_async_wait<0>();
+}
+
+template <int STAGES, int MI>
+void launch_score(const ScoreArgs& a, dim3 grid, int q_rows, Stream s) {
+  static bool attr_set = false;
+  if (!attr_set) {
+    CISA_CUDA(cudaFuncSetAttribute(score_kernel<STAGES, MI>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   score_smem<STAGES>(MI * 64)));
+    attr_set = true;
+  }
+  score_kernel<STAGES, MI><<<grid, 128, static_cast<size_t>(score_smem<STAGES>(q_rows)), s>>>(
+      reinterpret_cast<const __nv_bfloat16*>(a.qsum), reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads,
+      a.table.ids, a.table.stride, a.rows, a.groups, a.score_keys, a.score_stride);
+  CISA_LAUNCH_CHECK();
 }
 
 }  // namespace
@@ -103,6 +171,7 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   const auto& rows = *a.rows_host;
   const auto& groups = *a.groups_host;
   if (rows.empty()) return;
+  if (a.score_stride % 8 != 0) throw std::invalid_argument("score_pages: score_stride must be a multiple of 8");
   double q_tokens = 0, ne_sum = 0, rep_bytes = 0, issued = 0;
   int max_ne = 0;
   for (const auto& r : rows) {
@@ -124,20 +193,18 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   }
   int max_rows = 0;
   for (const auto& g : groups) max_rows = std::max(max_rows, g.n_rows);
-  const int smem = kTilePages * 256 + (max_rows + 15) / 16 * 16 * 256;
-  static bool attr_set = false;
-  if (!attr_set) {
-    CISA_CUDA(cudaFuncSetAttribute(score_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kTilePages * 256 + kMaxScoreGroupRows * 256));
-    attr_set = true;
-  }
+  // representatives (+ block-table ids) read, 2-byte keys written, summed queries read
   ScopedLaunch sl(ins, Component::scoring, "score_pages",
-                  rep_bytes + ne_sum * 4.0 + rows.size() * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum, issued, s);
+                  rep_bytes + ne_sum * 2.0 + rows.size() * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum, issued, s);
   dim3 grid(static_cast<unsigned>((max_ne + kTilePages * kTilesPerCta - 1) / (kTilePages * kTilesPerCta)),
             static_cast<unsigned>(groups.size()));
-  score_kernel<<<grid, 128, static_cast<size_t>(smem), s>>>(
-      reinterpret_cast<const __nv_bfloat16*>(a.qsum), reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads,
-      a.table.ids, a.table.stride, a.rows, a.groups, a.scores, a.score_stride);
-  CISA_LAUNCH_CHECK();
+  // small groups (decode): every tile of a CTA in flight at once; large stacks of queries: 2 stages,
+  // so that 3 CTAs fit per SM
+  // one tile in flight per CTA (more stages cost CTAs per SM and measured slower, run 2 of issue 14)
+  if (max_rows <= 64)
+    launch_score<1, 1>(a, grid, max_rows, s);
+  else
+    launch_score<1, 2>(a, grid, max_rows, s);
 }
 
 }  // namespace cisa::kernels

@@ -1,309 +1,457 @@
-// Top-k by radix select: one CTA (1024 threads) per row, rows of up to 65,536 scores.
-// Scores -> order-preserving uint32 keys. Pass 1 (the only full read of the row, coalesced 16-byte
-// loads, 4 in flight per thread) stores each key's top 16 bits in shared memory (128 KB) and builds a
-// 12-bit histogram -> the digit d12 holding the K-th largest key. Pass 2 (shared memory; warp w owns
-// a contiguous block) counts the keys above d12 per block and gathers the keys of digit d12 (~1-2% of
-// a row) with their full values; two 10-bit passes over those give the exact K-th largest key T and
-// how many keys equal to T to keep (the lowest indices). The candidates are marked in place and the
-// output pass walks shared memory in index order (warp ballots, offsets from per-block counts) and
-// writes the selected pages in ascending logical order, translated
-// to physical IDs through the block table, then appends the window and tail pages.
-// Deterministic: no floating-point reductions, ties resolved by index.
+// Top-k by radix select, one thread-block cluster of C CTAs (C = 1 or 2, 1,024 threads each) per row
+// of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) * per).
+// Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in the
+// top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use), keeps
+// the keys in shared memory and builds the first digit's histogram. Each radix pass then: cluster
+// barrier, every CTA sums the C histograms through distributed shared memory (DSMEM) and finds the
+// digit of the K-th largest key (the same in every CTA: integer sums); the next digit's histogram
+// counts only the slice's keys that share the prefix. Digits 11 + 11 + 10 bits (fp32) or 11 + 5
+// (16-bit keys); the passes stop early when the K-th key's bin is taken whole. From the same
+// histograms each CTA also gets how many keys above the threshold and equal to it lie in the CTAs
+// before it, so its selected pages take known contiguous positions: their local indices are staged
+// in shared memory in order, then all threads translate them through the block table at once
+// (physical IDs, ascending logical order), and the window and tail pages are appended.
+// Deterministic: no floating-point reductions, ties resolved by index (lower first).
+#include <cooperative_groups.h>
+
 #include "cisa_kernels/topk.hpp"
 #include "common.cuh"
 
 namespace cisa::kernels {
 namespace {
 
-constexpr int kThreads = 1024;
-constexpr int kWarps = kThreads / 32;
-constexpr int kMaxN = 65536;       // row length held in shared memory as 16-bit key prefixes
-constexpr int kCap = 4096;         // candidates (keys sharing the threshold's top 16 bits)
-constexpr int kSmem = kMaxN * 2 + 4096 * 4 + kCap * 8;
+namespace cg = cooperative_groups;
 
-__device__ __forceinline__ uint32_t f2key(float f) {
-  const uint32_t u = __float_as_uint(f);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
+constexpr int kSlice = 32768;   // keys per CTA, held in shared memory
+constexpr int kMaxCluster = 2;  // -> rows of up to 65,536
+constexpr int kBins = 2048;     // two histogram buffers (pass 0 and 2 share one)
+constexpr int kListCap = 8192;  // selected pages per CTA staged in shared memory (local index)
 
-__device__ __forceinline__ float4 load4(const float* p, int i, int n) {
-  if (i + 3 < n) return *reinterpret_cast<const float4*>(p + i);
-  float4 v;
-  v.x = i < n ? p[i] : 0.f;
-  v.y = i + 1 < n ? p[i + 1] : 0.f;
-  v.z = i + 2 < n ? p[i + 2] : 0.f;
-  v.w = i + 3 < n ? p[i + 3] : 0.f;
-  return v;
-}
+// Digit schedule per key width and pass: bits [shift, shift + bits) of the uint32 key.
+// fp32: 11 + 11 + 10 bits; 16-bit keys (in the top half): 11 + 5.
+template <int KB, int P>
+struct Digit {
+  static constexpr int bits = P == 0 ? 11 : (KB == 32 ? (P == 1 ? 11 : 10) : 5);
+  static constexpr int shift = P == 0 ? 21 : (KB == 32 ? (P == 1 ? 10 : 0) : 16);
+  static constexpr int bins = 1 << bits;
+  static constexpr bool last = KB == 32 ? P == 2 : P == 1;
+};
 
-// Exclusive block scan (kThreads threads); *total = block sum.
+// Per input type: key width, keys per 16-byte load, key type in shared memory, threads per CTA
+// (fp32: 1,024 threads, 128 KB of keys, one CTA per SM; 16-bit keys: 512 threads, 64 KB, two).
 template <class T>
-__device__ __forceinline__ T block_exclusive_scan(T v, T* warp_sums, T* total) {
+struct KeyIn;
+template <>
+struct KeyIn<float> {
+  using Smem = uint32_t;
+  static constexpr int kBits = 32, kVec = 4, kThreads = 1024, kMinBlocks = 1;
+  __device__ static uint32_t key(float f) {
+    const uint32_t u = __float_as_uint(f);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  }
+  __device__ static Smem stored(float f) { return key(f); }
+  __device__ static uint32_t widen(uint32_t k) { return k; }
+};
+template <>
+struct KeyIn<uint16_t> {
+  using Smem = uint16_t;
+  static constexpr int kBits = 16, kVec = 8, kThreads = 512, kMinBlocks = 2;
+  __device__ static Smem stored(uint16_t k) { return k; }
+  __device__ static uint32_t widen(uint32_t k) { return k << 16; }
+};
+
+template <class T>
+constexpr int smem_bytes() {
+  return kSlice * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) + 2 * kBins * 4 + kListCap * 2;
+}
+
+// Exclusive block scan (NT threads); *total = block sum.
+template <int NT>
+__device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* warp_sums, uint32_t* total) {
+  constexpr int kWarps = NT / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  T x = v;
+  uint32_t x = v;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
-    const T y = __shfl_up_sync(0xffffffffu, x, o);
+    const uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
     if (lane >= o) x += y;
   }
   if (lane == 31) warp_sums[warp] = x;
   __syncthreads();
   if (warp == 0) {
-    T w = lane < kWarps ? warp_sums[lane] : T(0);
+    uint32_t w = lane < kWarps ? warp_sums[lane] : 0u;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-      const T y = __shfl_up_sync(0xffffffffu, w, o);
+      const uint32_t y = __shfl_up_sync(0xffffffffu, w, o);
       if (lane >= o) w += y;
     }
     if (lane < kWarps) warp_sums[lane] = w;  // inclusive
   }
   __syncthreads();
-  const T before = warp == 0 ? T(0) : warp_sums[warp - 1];
+  const uint32_t before = warp == 0 ? 0u : warp_sums[warp - 1];
   *total = warp_sums[kWarps - 1];
   __syncthreads();
   return before + x - v;
 }
 
-// Given a histogram (BINS, highest bin = largest keys) and kk (rank wanted, from the top), finds the
-// bin holding it and the rank inside it. Every thread gets the result.
-template <int BINS>
-__device__ __forceinline__ void select_digit(const uint32_t* hist, uint32_t kk, uint32_t* warp_sums, uint32_t* s_out,
-                                             uint32_t& digit, uint32_t& kk_out) {
-  constexpr int PER = (BINS + kThreads - 1) / kThreads;
+struct PassResult {
+  uint32_t digit, kk, bin_count, gt_before, eq_before;
+};
+
+// One radix pass after the cluster barrier: sums the C CTAs' histograms of BINS bins (highest bin =
+// largest keys), finds the bin holding the kk-th largest key and the rank inside it, and, for this
+// CTA, how many keys of the CTAs before it lie above that bin (gt_before) and in it (eq_before).
+template <int NT, int BINS>
+__device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, uint32_t* hist, uint32_t kk,
+                                                   uint32_t* warp_sums, uint32_t* s) {
+  constexpr int PER = BINS >= NT ? BINS / NT : 1;
   const int t = threadIdx.x;
-  uint32_t c[PER], cnt = 0;
+  const unsigned rank = cl.block_rank(), C = cl.num_blocks();
+  uint32_t tot[PER], bef[PER];
 #pragma unroll
-  for (int i = 0; i < PER; ++i) {
-    const int b = BINS - 1 - (t * PER + i);
-    c[i] = b >= 0 ? hist[b] : 0u;
-    cnt += c[i];
+  for (int i = 0; i < PER; ++i) tot[i] = bef[i] = 0;
+  for (unsigned r = 0; r < C; ++r) {
+    const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
+    uint32_t c[PER];
+    if constexpr (PER == 4) {  // bins BINS-1-4t-i: one 16-byte load
+      const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 - 4 * t));
+      c[0] = v.w;
+      c[1] = v.z;
+      c[2] = v.y;
+      c[3] = v.x;
+    } else if constexpr (PER == 2) {
+      const uint2 v = *reinterpret_cast<const uint2*>(h + (BINS - 2 - 2 * t));
+      c[0] = v.y;
+      c[1] = v.x;
+    } else {
+      const int b = BINS - 1 - t;
+      c[0] = b >= 0 ? h[b] : 0u;
+    }
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      tot[i] += c[i];
+      if (r < rank) bef[i] += c[i];
+    }
   }
+  uint32_t cnt = 0;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) cnt += tot[i];
+  if (t == 0) s[2] = s[3] = 0;
   uint32_t total;
-  uint32_t above = block_exclusive_scan<uint32_t>(cnt, warp_sums, &total);
+  uint32_t above = block_exclusive_scan<NT>(cnt, warp_sums, &total);
   if (above < kk && kk <= above + cnt) {
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
-      if (above + c[i] >= kk) {
-        s_out[0] = BINS - 1 - (t * PER + i);
-        s_out[1] = kk - above;
+      if (above + tot[i] >= kk) {
+        s[0] = static_cast<uint32_t>(BINS - 1 - (t * PER + i));
+        s[1] = kk - above;
+        s[4] = tot[i];
         break;
       }
-      above += c[i];
+      above += tot[i];
     }
   }
   __syncthreads();
-  digit = s_out[0];
-  kk_out = s_out[1];
+  PassResult res;
+  res.digit = s[0];
+  res.kk = s[1];
+  res.bin_count = s[4];
+  uint32_t g = 0, e = 0;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    const int b = BINS - 1 - (t * PER + i);
+    if (b > static_cast<int>(res.digit)) g += bef[i];
+    if (b == static_cast<int>(res.digit)) e += bef[i];
+  }
+  g = __reduce_add_sync(0xffffffffu, g);
+  e = __reduce_add_sync(0xffffffffu, e);
+  if ((t & 31) == 0 && (g | e)) {
+    atomicAdd(&s[2], g);
+    atomicAdd(&s[3], e);
+  }
   __syncthreads();
+  res.gt_before = s[2];
+  res.eq_before = s[3];
+  __syncthreads();  // s[] is reused by the next pass
+  return res;
 }
 
-__global__ void __launch_bounds__(kThreads, 1) topk_kernel(const float* __restrict__ scores, int score_stride,
-                                                           const TopkRow* __restrict__ rows, const int* __restrict__ table,
-                                                           int table_stride, int* __restrict__ out, int out_stride, int K) {
+struct SelectState {
+  uint32_t kk, prefix = 0, mask = 0, gt_before = 0, eq_before = 0;
+};
+
+// Pass P after the cluster barrier: merge, select the digit, update the state. Returns true when
+// the selection is decided (the digit's bin is taken whole, or no bits are left).
+template <int NT, int KB, int P>
+__device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist, SelectState& st,
+                                           uint32_t* warp_sums, uint32_t* s_sel) {
+  using D = Digit<KB, P>;
+  cl.sync();
+  const PassResult r = merge_select<NT, D::bins>(cl, hist, st.kk, warp_sums, s_sel);
+  st.prefix |= r.digit << D::shift;
+  st.mask |= static_cast<uint32_t>(D::bins - 1) << D::shift;
+  st.kk = r.kk;
+  st.gt_before += r.gt_before;
+  st.eq_before = r.eq_before;
+  return r.bin_count == st.kk || D::last;
+}
+
+// Thread t owns the contiguous keys [t * EPT, (t + 1) * EPT) of the slice, read as 8 chunks of 16
+// bytes in a rotated order (chunk (c + t) & 7 at step c: no bank conflicts). f(local index, key).
+template <class T, class F>
+__device__ __forceinline__ void for_my_keys(const typename KeyIn<T>::Smem* keys, int m, F&& f) {
+  using In = KeyIn<T>;
+  using KS = typename In::Smem;
+  constexpr int EPT = kSlice / In::kThreads, CK = 16 / static_cast<int>(sizeof(KS));
+  static_assert(EPT == 8 * CK, "8 chunks of 16 bytes per thread");
+  const int base = threadIdx.x * EPT;
+  if (base >= m) return;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    const int cc = (c + threadIdx.x) & 7;
+    const int j = base + cc * CK;
+    const uint4 v = *reinterpret_cast<const uint4*>(keys + j);
+    KS kv[CK];
+    memcpy(kv, &v, 16);
+#pragma unroll
+    for (int e = 0; e < CK; ++e)
+      if (j + e < m) f(j + e, In::widen(kv[e]));
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
+    topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
+                const int* __restrict__ table, int table_stride, int* __restrict__ out, int out_stride, int K) {
+  using In = KeyIn<T>;
+  using KS = typename In::Smem;
+  constexpr int KB = In::kBits, NT = In::kThreads, EPT = kSlice / NT;
   extern __shared__ __align__(16) unsigned char tk_smem[];
-  uint16_t* k16 = reinterpret_cast<uint16_t*>(tk_smem);                      // [kMaxN] top 16 bits of each key
-  uint32_t* hist = reinterpret_cast<uint32_t*>(tk_smem + kMaxN * 2);         // [4096]
-  uint32_t* cand_key = hist + 4096;                                          // [kCap]
-  uint32_t* cand_idx = cand_key + kCap;                                      // [kCap]
-  __shared__ uint32_t warp_sums32[32];
-  __shared__ uint32_t s_sel[2];
-  __shared__ uint32_t s_ncand, s_neqT;
-  __shared__ uint32_t s_wsel[kWarps], s_weq[kWarps];
-  const TopkRow row = rows[blockIdx.x];
-  const float* s = scores + static_cast<std::int64_t>(blockIdx.x) * score_stride;
+  KS* keys = reinterpret_cast<KS*>(tk_smem);                             // [kSlice]
+  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + kSlice);         // [kBins] passes 0 and 2
+  uint32_t* hist_b = hist_a + kBins;                                     // [kBins] pass 1
+  uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kBins);          // [kListCap] staged, local index
+  __shared__ uint32_t warp_sums[32];
+  __shared__ uint32_t s_sel[5];
+  const cg::cluster_group cl = cg::this_cluster();
+  const unsigned rank = cl.block_rank(), C = cl.num_blocks();
+  const int row_id = static_cast<int>(blockIdx.x / C);
+  const TopkRow row = rows[row_id];
+  const T* srow = scores + static_cast<std::int64_t>(row_id) * score_stride;
   const int* trow = table + static_cast<std::int64_t>(row.seq) * table_stride;
-  int* orow = out + static_cast<std::int64_t>(blockIdx.x) * out_stride;
-  const int n = min(row.n_e, kMaxN);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const uint32_t below = (1u << lane) - 1u;
+  int* orow = out + static_cast<std::int64_t>(row_id) * out_stride;
+  const int n = row.n_e;
+  const int per = ((n + static_cast<int>(C) - 1) / static_cast<int>(C) + In::kVec - 1) / In::kVec * In::kVec;
+  const int lo = min(n, static_cast<int>(rank) * per), m = min(n, lo + per) - lo;
+  const T* s = srow + lo;
+  const int tid = threadIdx.x;
 
-  // pass 1 (the only full read of the row; 4 x 16-byte loads in flight per thread):
-  // 16-bit key prefixes -> shared memory, histogram of the top 12 bits
-  for (int i = tid; i < 4096; i += kThreads) hist[i] = 0;
-  if (tid == 0) s_ncand = 0;
+  for (int i = tid; i < 2 * kBins; i += NT) hist_a[i] = 0;
   __syncthreads();
-  for (int i0 = tid * 4; i0 < n; i0 += kThreads * 16) {
-    float4 v[4];
+  // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
+  // histogram of the first digit
+  constexpr int sh0 = Digit<KB, 0>::shift;
+  constexpr int U = kSlice / (NT * In::kVec);
+  if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0) {
+    uint4 v[U];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      const int i = i0 + u * kThreads * 4;
-      v[u] = i < n ? load4(s, i, n) : make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int u = 0; u < U; ++u) {
+      const int j = (u * NT + tid) * In::kVec;
+      if (j + In::kVec <= m) {
+        v[u] = __ldg(reinterpret_cast<const uint4*>(s + j));
+      } else if (j < m) {  // partial chunk at the end of the slice
+        T tmp[In::kVec];
+        for (int e = 0; e < In::kVec; ++e) tmp[e] = j + e < m ? s[j + e] : T(0);
+        memcpy(&v[u], tmp, 16);
+      }
     }
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      const int i = i0 + u * kThreads * 4;
-      if (i >= n) break;
-      const uint32_t k0 = f2key(v[u].x), k1 = f2key(v[u].y), k2 = f2key(v[u].z), k3 = f2key(v[u].w);
-      if (i + 3 < n) {
-        uint2 packed;
-        packed.x = (k0 >> 16) | (k1 & 0xffff0000u);
-        packed.y = (k2 >> 16) | (k3 & 0xffff0000u);
-        *reinterpret_cast<uint2*>(k16 + i) = packed;
-      } else {
-        const uint32_t kk4[4] = {k0, k1, k2, k3};
-        for (int e = 0; e < 4 && i + e < n; ++e) k16[i + e] = static_cast<uint16_t>(kk4[e] >> 16);
-      }
-      atomicAdd(&hist[k0 >> 20], 1u);
-      if (i + 1 < n) atomicAdd(&hist[k1 >> 20], 1u);
-      if (i + 2 < n) atomicAdd(&hist[k2 >> 20], 1u);
-      if (i + 3 < n) atomicAdd(&hist[k3 >> 20], 1u);
+    for (int u = 0; u < U; ++u) {
+      const int j = (u * NT + tid) * In::kVec;
+      if (j >= m) break;
+      T x[In::kVec];
+      memcpy(x, &v[u], 16);
+      KS k[In::kVec];
+#pragma unroll
+      for (int e = 0; e < In::kVec; ++e) k[e] = In::stored(x[e]);
+      uint4 kv;
+      memcpy(&kv, k, 16);
+      *reinterpret_cast<uint4*>(keys + j) = kv;
+#pragma unroll
+      for (int e = 0; e < In::kVec; ++e)
+        if (j + e < m) atomicAdd(&hist_a[In::widen(k[e]) >> sh0], 1u);
+    }
+  } else {  // a row that does not start on 16 bytes (score_stride not a multiple of the vector)
+    for (int j = tid; j < m; j += NT) {
+      const KS k = In::stored(s[j]);
+      keys[j] = k;
+      atomicAdd(&hist_a[In::widen(k) >> sh0], 1u);
     }
   }
-  __syncthreads();
-  uint32_t d12, kk;
-  select_digit<4096>(hist, static_cast<uint32_t>(K), warp_sums32, s_sel, d12, kk);
 
-  // pass 2 (shared memory): warp w owns the contiguous block [w0, w1); count the keys whose 12-bit
-  // digit is above d12 (all selected) and gather the candidates (digit == d12) with their full keys
-  const int per = (n + kWarps - 1) / kWarps;
-  const int w0 = min(n, warp * per), w1 = min(n, w0 + per);
-  uint32_t ngt = 0;
-  for (int base = w0; base < w1; base += 32) {
-    const int i = base + lane;
-    const uint32_t b12 = i < w1 ? (static_cast<uint32_t>(k16[i]) >> 4) : 0u;
-    const bool gt = i < w1 && b12 > d12, cd = i < w1 && b12 == d12;
-    ngt += __popc(__ballot_sync(0xffffffffu, gt));
-    if (cd) {
-      const uint32_t pos = atomicAdd(&s_ncand, 1u);
-      if (pos < kCap) cand_idx[pos] = static_cast<uint32_t>(i);
-    }
-  }
-  if (lane == 0) s_wsel[warp] = ngt;
-  if (tid == 0) s_neqT = 0;
-  __syncthreads();
-  const uint32_t ncand = s_ncand;
-  const bool in_smem = ncand <= kCap;
-  if (in_smem)  // full keys of the candidates, all gathered in one round of loads
-    for (uint32_t c = tid; c < ncand; c += kThreads) cand_key[c] = f2key(s[cand_idx[c]]);
-  __syncthreads();
-  // passes 3-4: two 10-bit digits below the 12-bit prefix -> the exact K-th largest key T
-  uint32_t prefix = d12 << 20, mask = 0xfff00000u;
-  for (int shift = 10; shift >= 0; shift -= 10) {
-    hist[tid] = 0;  // 1024 bins
-    __syncthreads();
-    if (in_smem) {
-      for (uint32_t c = tid; c < ncand; c += kThreads) {
-        const uint32_t key = cand_key[c];
-        if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 1023u], 1u);
-      }
-    } else {
-      for (int i = tid; i < n; i += kThreads) {
-        if ((static_cast<uint32_t>(k16[i]) >> 4) != d12) continue;
-        const uint32_t key = f2key(s[i]);
-        if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 1023u], 1u);
+  // radix passes: cluster barrier (the C histograms complete), merge, select the digit, next histogram
+  SelectState st;
+  st.kk = static_cast<uint32_t>(K);
+  auto build = [&](uint32_t* hist, int shift, uint32_t bmask) {
+    const uint32_t msk = st.mask, pre = st.prefix;
+    for_my_keys<T>(keys, m, [&](int, uint32_t k) {
+      if ((k & msk) == pre) atomicAdd(&hist[(k >> shift) & bmask], 1u);
+    });
+  };
+  if (!radix_pass<NT, KB, 0>(cl, hist_a, st, warp_sums, s_sel)) {
+    build(hist_b, Digit<KB, 1>::shift, Digit<KB, 1>::bins - 1);
+    if (!radix_pass<NT, KB, 1>(cl, hist_b, st, warp_sums, s_sel)) {
+      if constexpr (KB == 32) {
+        // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
+        for (int i = tid; i < Digit<KB, 2>::bins; i += NT) hist_a[i] = 0;
+        __syncthreads();
+        build(hist_a, Digit<KB, 2>::shift, Digit<KB, 2>::bins - 1);
+        radix_pass<NT, KB, 2>(cl, hist_a, st, warp_sums, s_sel);
       }
     }
-    __syncthreads();
-    uint32_t d10;
-    select_digit<1024>(hist, kk, warp_sums32, s_sel, d10, kk);
-    prefix |= d10 << shift;
-    mask |= 1023u << shift;
   }
-  const uint32_t T = prefix;  // keep keys > T and the first kk keys == T (lowest indices)
+  // the other CTAs may still read this CTA's histograms: arrive now, wait before exiting
+  cl.barrier_arrive();
 
-  if (in_smem) {
-    // how many keys equal T: when all of them are kept (the usual case) no tie ranking is needed
-    for (uint32_t c = tid; c < ncand; c += kThreads)
-      if (cand_key[c] == T) atomicAdd(&s_neqT, 1u);
-    __syncthreads();
-    const bool all_eq = s_neqT <= kk;
-    // mark each candidate in place: 0xFFFF = selected, 0 = not (every key of bin d12 is a candidate)
-    for (uint32_t c = tid; c < ncand; c += kThreads) {
-      const uint32_t key = cand_key[c], idx = cand_idx[c];
-      bool sel = key > T;
-      if (key == T) {
-        if (all_eq) {
-          sel = true;
-        } else {
-          uint32_t rank = 0;
-          for (uint32_t c2 = 0; c2 < ncand; ++c2) rank += cand_key[c2] == T && cand_idx[c2] < idx;
-          sel = rank < kk;
-        }
+  // keep every key whose masked value is above `prefix`, and the first kk (lowest index) equal to
+  // it. Each thread flags its keys (bit masks), one block scan gives its running counts; this CTA's
+  // selected pages take the contiguous positions [start, start + count) of the row.
+  const uint32_t kk = st.kk, prefix = st.prefix, mask = st.mask;
+  static_assert(EPT <= 64, "flags in one 64-bit mask");
+  uint64_t gtm = 0, eqm = 0;
+  const int base = tid * EPT;
+  if (base < m) {
+    constexpr int CK = 16 / static_cast<int>(sizeof(KS));
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {  // the rotated chunk order of for_my_keys
+      const int cc = (c + tid) & 7;
+      const int j = base + cc * CK;
+      const uint4 v = *reinterpret_cast<const uint4*>(keys + j);
+      KS kv[CK];
+      memcpy(kv, &v, 16);
+      uint32_t g = 0, q = 0;  // flags of this chunk's keys, bit e = key j + e
+#pragma unroll
+      for (int e = 0; e < CK; ++e) {
+        const uint32_t km = In::widen(kv[e]) & mask;
+        g |= static_cast<uint32_t>(km > prefix) << e;
+        q |= static_cast<uint32_t>(km == prefix) << e;
       }
-      k16[idx] = sel ? 0xffffu : 0u;
-      if (sel) atomicAdd(&s_wsel[idx / per], 1u);
-    }
-    __syncthreads();
-    uint32_t off = 0;
-    for (int w2 = 0; w2 < warp; ++w2) off += s_wsel[w2];
-    // output pass: selected = digit above d12, or marked
-    for (int base = w0; base < w1; base += 32) {
-      const int i = base + lane;
-      const uint32_t h = i < w1 ? static_cast<uint32_t>(k16[i]) : 0u;
-      const bool sel = i < w1 && ((h >> 4) > d12 || h == 0xffffu);
-      const uint32_t b = __ballot_sync(0xffffffffu, sel);
-      if (sel) orow[off + __popc(b & below)] = trow[i];
-      off += __popc(b);
-    }
-  } else {
-    // fallback (more than kCap keys share the threshold's 12-bit digit, e.g. heavy ties):
-    // classify every key of bin d12 from global memory, in index order
-    auto classify = [&](int i, bool& gt, bool& eq) {
-      gt = eq = false;
-      if (i >= w1) return;
-      const uint32_t b12 = static_cast<uint32_t>(k16[i]) >> 4;
-      if (b12 > d12) {
-        gt = true;
-      } else if (b12 == d12) {
-        const uint32_t key = f2key(s[i]);
-        gt = key > T;
-        eq = key == T;
-      }
-    };
-    uint32_t cgt = 0, ceq = 0;
-    for (int base = w0; base < w1; base += 32) {
-      bool gt, eq;
-      classify(base + lane, gt, eq);
-      cgt += __popc(__ballot_sync(0xffffffffu, gt));
-      ceq += __popc(__ballot_sync(0xffffffffu, eq));
-    }
-    __syncthreads();
-    if (lane == 0) {
-      s_wsel[warp] = cgt;
-      s_weq[warp] = ceq;
-    }
-    __syncthreads();
-    uint32_t gt_before = 0, eq_before = 0;
-    for (int w2 = 0; w2 < warp; ++w2) {
-      gt_before += s_wsel[w2];
-      eq_before += s_weq[w2];
-    }
-    for (int base = w0; base < w1; base += 32) {
-      bool gt, eq;
-      classify(base + lane, gt, eq);
-      const uint32_t bg = __ballot_sync(0xffffffffu, gt), be = __ballot_sync(0xffffffffu, eq);
-      const uint32_t g = gt_before + __popc(bg & below), e = eq_before + __popc(be & below);
-      if (gt) orow[g + min(e, kk)] = trow[base + lane];
-      if (eq && e < kk) orow[g + e] = trow[base + lane];
-      gt_before += __popc(bg);
-      eq_before += __popc(be);
+      const uint32_t valid = j + CK <= m ? (1u << CK) - 1u : (j < m ? (1u << (m - j)) - 1u : 0u);
+      gtm |= static_cast<uint64_t>(g & valid) << (cc * CK);
+      eqm |= static_cast<uint64_t>(q & valid) << (cc * CK);
     }
   }
-  for (int j = row.n_e + tid; j < row.list_end; j += kThreads) orow[K + (j - row.n_e)] = trow[j];
+  // counts <= 32,768 per CTA: gt in the low 16 bits, eq in the high 16 bits of one scan
+  uint32_t total;
+  const uint32_t before = block_exclusive_scan<NT>(static_cast<uint32_t>(__popcll(gtm)) |
+                                                       (static_cast<uint32_t>(__popcll(eqm)) << 16),
+                                                   warp_sums, &total);
+  const uint32_t g_run = st.gt_before + (before & 0xffffu), e_run = st.eq_before + (before >> 16);
+  const uint32_t cta_gt = total & 0xffffu, cta_eq = total >> 16;
+  const uint32_t start = st.gt_before + min(st.eq_before, kk);
+  const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
+  for (uint64_t rem = gtm | eqm; rem != 0; rem &= rem - 1) {
+    const int b = __ffsll(static_cast<long long>(rem)) - 1;
+    const uint64_t low = (uint64_t{1} << b) - 1;
+    const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
+    const bool gt = (gtm >> b) & 1u;
+    if (!gt && e >= kk) continue;
+    const uint32_t pos = gt ? g + min(e, kk) : g + e;
+    if (pos - start < kListCap)
+      list[pos - start] = static_cast<uint16_t>(base + b);
+    else
+      orow[pos] = trow[lo + base + b];
+  }
+  __syncthreads();
+  // block-table lookups of the staged pages, all in flight at once; coalesced stores
+  for (uint32_t q = tid; q < min(count, static_cast<uint32_t>(kListCap)); q += NT) orow[start + q] = trow[lo + list[q]];
+  for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end; j += static_cast<int>(C) * NT)
+    orow[K + (j - row.n_e)] = trow[j];
+  cl.barrier_wait();
+}
+
+template <class T>
+struct LaunchCfg {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  LaunchCfg(int cluster, int n_rows, Stream s) {
+    cfg.gridDim = dim3(static_cast<unsigned>(cluster * n_rows));
+    cfg.blockDim = dim3(KeyIn<T>::kThreads);
+    cfg.dynamicSmemBytes = smem_bytes<T>();
+    cfg.stream = s;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+};
+
+template <class T>
+void set_smem_attr() {
+  static bool attr = false;
+  if (!attr) {
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<T>()));
+    attr = true;
+  }
+}
+
+template <class T>
+void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, Stream s) {
+  set_smem_attr<T>();
+  LaunchCfg<T> lc(cluster, n_rows, s);
+  const cudaLaunchConfig_t& cfg = lc.cfg;
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T>, scores, a.score_stride, a.rows, static_cast<const int*>(a.table.ids),
+                               a.table.stride, a.out, a.out_stride, a.k));
+  CISA_LAUNCH_CHECK();
 }
 
 }  // namespace
 
+int topk_cluster_size(int max_ne) {
+  int c = 1;
+  while (c < kMaxCluster && static_cast<long long>(c) * kSlice < max_ne) c *= 2;
+  return c;
+}
+
+int topk_max_active_clusters(int cluster, bool keys16) {
+  int n = 0;
+  if (keys16) {
+    set_smem_attr<uint16_t>();
+    LaunchCfg<uint16_t> lc(cluster, 1024, nullptr);
+    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<uint16_t>, &lc.cfg));
+  } else {
+    set_smem_attr<float>();
+    LaunchCfg<float> lc(cluster, 1024, nullptr);
+    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<float>, &lc.cfg));
+  }
+  return n;
+}
+
 void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const auto& rows = *a.rows_host;
   if (rows.empty()) return;
+  if ((a.scores == nullptr) == (a.score_keys == nullptr))
+    throw std::invalid_argument("topk_select: give exactly one of scores (fp32) and score_keys (16-bit)");
   double ne = 0, appended = 0;
+  int max_ne = 0;
   for (const auto& r : rows) {
-    if (r.n_e > kMaxN || r.n_e <= a.k) throw std::invalid_argument("topk_select: need K < n_e <= 65536");
+    if (r.n_e > kMaxCluster * kSlice || r.n_e <= a.k) throw std::invalid_argument("topk_select: need K < n_e <= 65536");
     ne += r.n_e;
+    max_ne = std::max(max_ne, r.n_e);
     appended += r.list_end - r.n_e;
   }
-  // scores read once from HBM (the later passes hit L2), K + appended ids read and written
-  const double bytes = ne * 4.0 + 2.0 * 4.0 * (static_cast<double>(a.k) * rows.size() + appended);
+  const double key_bytes = a.scores ? 4.0 : 2.0;
+  // scores read once, K + appended ids read (block table) and written
+  const double bytes = ne * key_bytes + 2.0 * 4.0 * (static_cast<double>(a.k) * rows.size() + appended);
   ScopedLaunch sl(ins, Component::topk, "topk_radix_select", bytes, 0.0, 0.0, s);
-  static bool attr = false;
-  if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    attr = true;
-  }
-  topk_kernel<<<static_cast<unsigned>(rows.size()), kThreads, kSmem, s>>>(a.scores, a.score_stride, a.rows, a.table.ids,
-                                                                    a.table.stride, a.out, a.out_stride, a.k);
-  CISA_LAUNCH_CHECK();
+  const int cluster = topk_cluster_size(max_ne);
+  const int n_rows = static_cast<int>(rows.size());
+  if (a.scores)
+    launch<float>(a, a.scores, cluster, n_rows, s);
+  else
+    launch<uint16_t>(a, reinterpret_cast<const uint16_t*>(a.score_keys), cluster, n_rows, s);
 }
 
 }  // namespace cisa::kernels

@@ -76,47 +76,88 @@ void test_representatives() {
   expect(!nan && e2 < 5e-3, "representatives update");
 }
 
-// Top-k on its own: random rows at full size, heavy ties (quantised scores), all-equal rows (the
-// candidate overflow path), against the reference with its tie rule (lower index first).
+// Top-k on its own, fp32 scores and 16-bit keys: random rows at full size, heavy ties (quantised
+// scores), all-equal rows, a ragged batch of rows (clusters of 4 with short and empty slices), a score
+// stride that is not a multiple of the 16-byte vector (unaligned rows), against the reference with its
+// tie rule (lower index first). Outputs poisoned; fresh random inputs per run.
+void check_topk(const std::string& name, const std::vector<std::vector<float>>& sc, int stride, int k, bool keys16,
+                const std::vector<int>& ids, const DevBuf<int>& dtab) {
+  const int nr = static_cast<int>(sc.size());
+  std::vector<TopkRow> rows;
+  std::vector<float> host(static_cast<size_t>(nr) * stride, 0.0f);
+  std::vector<std::uint16_t> hkeys(host.size(), 0);
+  int extra = 0;
+  for (int i = 0; i < nr; ++i) {
+    const int n = static_cast<int>(sc[static_cast<size_t>(i)].size());
+    const int add = std::min(3, static_cast<int>(ids.size()) - n);
+    extra = std::max(extra, add);
+    rows.push_back(TopkRow{0, n, n + add});
+    for (int j = 0; j < n; ++j) {
+      const float x = sc[static_cast<size_t>(i)][static_cast<size_t>(j)];
+      host[static_cast<size_t>(i) * stride + j] = keys16 ? score_from_key16(score_key16(x)) : x;
+      hkeys[static_cast<size_t>(i) * stride + j] = score_key16(x);
+    }
+  }
+  DevBuf<float> ds(host);
+  DevBuf<std::uint16_t> dk(hkeys);
+  DevBuf<TopkRow> dr(rows);
+  const int ostride = k + extra;
+  DevBuf<int> dout(static_cast<size_t>(nr) * ostride);
+  dout.poison();
+  TopkArgs a;
+  if (keys16)
+    a.score_keys = dk.p;
+  else
+    a.scores = ds.p;
+  a.score_stride = stride;
+  a.rows = dr.p;
+  a.table = BlockTable{dtab.p, static_cast<int>(ids.size())};
+  a.out = dout.p;
+  a.out_stride = ostride;
+  a.k = k;
+  a.rows_host = &rows;
+  topk_select(a, nullptr);
+  HCHECK(cudaDeviceSynchronize());
+  const auto got = dout.download();
+  BlockTable ht{ids.data(), static_cast<int>(ids.size())};
+  size_t mism = 0;
+  for (int i = 0; i < nr; ++i) {
+    const auto want = ref::sparse_row(host.data() + static_cast<size_t>(i) * stride, rows[static_cast<size_t>(i)], k, ht);
+    for (size_t j = 0; j < want.size(); ++j) mism += got[static_cast<size_t>(i) * ostride + j] != want[j];
+  }
+  const std::string tag = "topk " + name + (keys16 ? " (16-bit keys)" : " (fp32)");
+  std::printf("%s: %d rows, cluster %d, mismatches %zu\n", tag.c_str(), nr, topk_cluster_size(stride), mism);
+  expect(mism == 0, tag);
+}
+
 void test_topk() {
-  struct R { int n, k; int kind; };
-  const std::vector<R> cases = {{65536, 4096, 0}, {65536, 4096, 1}, {10000, 100, 2}, {5000, 4999, 0}, {777, 13, 1}};
   const int maxn = 65536;
   std::vector<int> ids(maxn);
   std::iota(ids.begin(), ids.end(), 0);
   std::shuffle(ids.begin(), ids.end(), g_rng);
   DevBuf<int> dtab(ids);
-  BlockTable t{dtab.p, maxn};
   std::normal_distribution<float> nd(0.f, 1.f);
-  for (const auto& c : cases) {
-    std::vector<float> sc(static_cast<size_t>(c.n));
-    for (auto& x : sc) {
-      const float v = nd(g_rng);
-      x = c.kind == 0 ? v : c.kind == 1 ? std::round(v * 2.0f) / 2.0f : 1.5f;
+  auto row = [&](int n, int kind) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) {
+      const float z = nd(g_rng);
+      x = kind == 0 ? z : kind == 1 ? std::round(z * 2.0f) / 2.0f : 1.5f;
     }
-    DevBuf<float> ds(sc);
-    std::vector<TopkRow> rows = {TopkRow{0, c.n, std::min(maxn, c.n + 3)}};
-    DevBuf<TopkRow> dr(rows);
-    DevBuf<int> dout(static_cast<size_t>(c.k + 3));
-    dout.poison();
-    TopkArgs a;
-    a.scores = ds.p;
-    a.score_stride = c.n;
-    a.rows = dr.p;
-    a.table = t;
-    a.out = dout.p;
-    a.out_stride = c.k + 3;
-    a.k = c.k;
-    a.rows_host = &rows;
-    topk_select(a, nullptr);
-    HCHECK(cudaDeviceSynchronize());
-    const auto got = dout.download();
-    BlockTable ht{ids.data(), maxn};
-    const auto want = ref::sparse_row(sc.data(), rows[0], c.k, ht);
-    size_t mism = 0;
-    for (size_t j = 0; j < want.size(); ++j) mism += got[j] != want[j];
-    std::printf("topk n=%d k=%d kind=%d: mismatches %zu\n", c.n, c.k, c.kind, mism);
-    expect(mism == 0, "topk n=" + std::to_string(c.n) + " kind=" + std::to_string(c.kind));
+    return v;
+  };
+  struct R { int n, k, kind; };
+  const std::vector<R> single = {{65536, 4096, 0}, {65536, 4096, 1}, {10000, 100, 2}, {5000, 4999, 0}, {777, 13, 1},
+                                 {40000, 4096, 2}, {30000, 2048, 0}};
+  for (bool k16 : {false, true}) {
+    for (const auto& c : single)
+      check_topk("n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " kind=" + std::to_string(c.kind),
+                 {row(c.n, c.kind)}, (c.n + 7) / 8 * 8, c.k, k16, ids, dtab);
+    // ragged batch: cluster of 4 (16,384 per CTA); rows whose last CTAs get short or empty slices
+    check_topk("ragged 6 rows", {row(65536, 0), row(40000, 1), row(16385, 0), row(16384, 0), row(4200, 0), row(65531, 0)},
+               65536, 4096, k16, ids, dtab);
+    // rows that do not start on 16 bytes
+    check_topk("stride 5001", {row(5001, 0), row(4999, 1), row(5001, 0)}, 5001, 700, k16, ids, dtab);
+    check_topk("stride 40001", {row(40001, 0), row(39999, 1)}, 40001, 4096, k16, ids, dtab);
   }
 }
 
@@ -171,6 +212,9 @@ void run_case(const Case& c) {
   CisaStep step(plan, c.kv_heads, c.r, dev_sms);
   DevBuf<bf16_bits> dout(T * h_q * 128);
   dout.poison();
+  if (!plan.score_rows.empty())  // poisoned: an unwritten key reads as NaN
+    HCHECK(cudaMemset(const_cast<std::uint16_t*>(step.score_keys()), 0xff,
+                      plan.score_rows.size() * static_cast<size_t>(plan.score_stride) * 2));
   Instrument ins;
   step.run(dq.p, diq.p, dout.p, kv, dreps.p, table, nullptr, &ins);
   HCHECK(cudaDeviceSynchronize());
@@ -183,12 +227,15 @@ void run_case(const Case& c) {
   BlockTable htab{tb.ids.data(), tb.stride};
   const size_t nrows = plan.score_rows.size();
   std::string tag = c.name + ": ";
-  // scoring vs reference on the device's representatives
+  // scoring vs reference on the device's representatives (16-bit keys: the score truncated to BF16
+  // precision, relative error < 2^-7 each)
   std::vector<float> gscores;
   std::vector<int> gsparse;
   if (nrows > 0) {
-    gscores.resize(nrows * plan.score_stride);
-    HCHECK(cudaMemcpy(gscores.data(), step.scores(), gscores.size() * 4, cudaMemcpyDeviceToHost));
+    std::vector<std::uint16_t> gkeys(nrows * plan.score_stride);
+    HCHECK(cudaMemcpy(gkeys.data(), step.score_keys(), gkeys.size() * 2, cudaMemcpyDeviceToHost));
+    gscores.resize(gkeys.size());
+    for (size_t i = 0; i < gkeys.size(); ++i) gscores[i] = score_from_key16(gkeys[i]);
     const auto rs = ref::scores(hiq.data(), hreps.data(), c.kv_heads, htab, plan.score_rows, plan.score_stride);
     std::vector<char> use(rs.size(), 0);
     for (size_t i = 0; i < nrows; ++i)
@@ -196,7 +243,7 @@ void run_case(const Case& c) {
     bool nan = false;
     const double e = rel_err(gscores, rs, &use, &nan);
     std::printf("%sscores rel err %.3g (%zu rows)\n", tag.c_str(), e, nrows);
-    expect(!nan && e < 1e-4, tag + "scores");
+    expect(!nan && e < 8e-3, tag + "scores");
     gsparse.resize(nrows * plan.sparse_stride);
     HCHECK(cudaMemcpy(gsparse.data(), step.sparse_table(), gsparse.size() * 4, cudaMemcpyDeviceToHost));
     size_t mism = 0;

@@ -25,6 +25,26 @@ TEST_CASE("bf16 conversion rounds to nearest even") {
   CHECK(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
 }
 
+TEST_CASE("16-bit score keys keep the order of the scores") {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> d(0.0f, 10.0f);
+  for (int i = 0; i < 20000; ++i) {
+    const float a = d(rng), b = d(rng);
+    if (a < b) CHECK(score_key16(a) <= score_key16(b));
+    // the decoded value is within one BF16 step (2^-7 relative) of the score
+    const float r = score_from_key16(score_key16(a));
+    CHECK(std::fabs(r - a) <= std::fabs(a) * 0.0079f);
+    CHECK(score_key16(r) == score_key16(a));
+  }
+  CHECK(score_key16(-1.0f) < score_key16(-0.0f));
+  CHECK(score_key16(-0.0f) < score_key16(0.0f));
+  CHECK(score_key16(1.0f) < score_key16(1.0f + 1.0f / 64.0f));      // BF16 resolution at 1
+  CHECK(score_key16(1.0f) == score_key16(1.0f + 1.0f / 256.0f));    // below it: one key
+  // every finite key decodes to a strictly increasing value (-inf = 0x007f ... +inf = 0xff80)
+  for (int k = 0x0080; k < 0xff80; ++k)
+    REQUIRE(score_from_key16(static_cast<std::uint16_t>(k)) < score_from_key16(static_cast<std::uint16_t>(k + 1)));
+}
+
 TEST_CASE("plan: K >= N_e gives the dense path, no scoring") {
   StepBatch b{{5000, 100, 0}, {64, 3, 1}, 2, 4};
   const auto plan = plan_cisa_step(b, StepConfig{128, 4096, 4});

@@ -69,7 +69,7 @@ class CisaStep {
                      Stream s, Instrument* ins = nullptr);
 
   const int* sparse_table() const;  // device [n_sparse][sparse_stride]
-  const float* scores() const;      // device [n_score_rows][score_stride]
+  const std::uint16_t* score_keys() const;  // device [n_score_rows][score_stride] 16-bit score keys
   int num_splits() const { return splits_; }
   const CisaPlan& plan() const { return plan_; }
 

@@ -34,7 +34,7 @@ void attention(const bf16_bits* q, const PagedKV& kv, const BlockTable& table, c
 // The whole step: representatives from the cache, scoring, top-k, sparse table, attention.
 struct StepResult {
   std::vector<float> o;          // [T][h_q][128]
-  std::vector<float> scores;     // [score rows][score_stride]
+  std::vector<float> scores;     // [score rows][score_stride], at the 16-bit key precision the kernels use
   std::vector<int> sparse;       // [score rows][sparse_stride]
 };
 StepResult cisa_step(const CisaPlan& plan, const StepBatch& b, const bf16_bits* q, const bf16_bits* iq,

@@ -1,7 +1,11 @@
 // Scoring: per selection (sequence, KV group, QShare group of positions) one summed index query
 // (fp32 sum of the group's BF16 index queries, rounded to BF16) dotted with the representatives of the
-// eligible pages: logical pages [0, n_e) of the sequence, read through its block table -> fp32 scores.
+// eligible pages: logical pages [0, n_e) of the sequence, read through its block table -> one 16-bit
+// order-preserving key per score (the top half of the fp32 score's order-preserving uint32 key: the
+// score truncated to BF16 precision; top-k keeps its order, ties among equal keys go to the lower page).
 #pragma once
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "cisa_kernels/instrument.hpp"
@@ -27,6 +31,22 @@ struct ScoreGroup {
 };
 inline constexpr int kMaxScoreGroupRows = 128;
 
+// fp32 score -> 16-bit key (order-preserving: a > b implies key(a) >= key(b)).
+inline std::uint16_t score_key16(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+// 16-bit key -> an fp32 value with exactly the key's order (strictly increasing in the key).
+inline float score_from_key16(std::uint16_t k) {
+  std::uint32_t u = static_cast<std::uint32_t>(k) << 16;
+  u = (u & 0x80000000u) ? (u & 0x7fffffffu) : ~u;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 // Builds groups from rows that are already ordered by (seq, kv_head).
 std::vector<ScoreGroup> make_score_groups(const std::vector<ScoreRow>& rows);
 
@@ -38,7 +58,7 @@ struct ScoreArgs {
   const ScoreRow* rows = nullptr;      // [n_rows]
   const ScoreGroup* groups = nullptr;  // [n_groups]
   bf16_bits* qsum = nullptr;           // scratch [n_rows][128]
-  float* scores = nullptr;             // [n_rows][score_stride]
+  std::uint16_t* score_keys = nullptr;  // [n_rows][score_stride], score_stride % 8 == 0
   int score_stride = 0;
   int kv_heads = 1;
   // host copies (grid sizes, byte/FLOP accounting)

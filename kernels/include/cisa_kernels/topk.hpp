@@ -1,8 +1,11 @@
 // Top-k: per row choose the K highest of n_e fp32 scores (ties -> lower page index), output the chosen
 // logical pages in ascending order translated to physical page IDs through the block table, followed
 // by the window and tail pages (logical [n_e, list_end)) -> one row of the sparse block table.
-// Radix select over order-preserving uint32 keys (8-bit digits, 4 histogram passes + 1 collect pass).
+// Input: fp32 scores, or 16-bit order-preserving score keys (what the scoring kernel writes; see
+// scoring.hpp). Radix select over order-preserving uint32 keys by a cluster of CTAs per row (digits
+// 11 + 11 + 10 bits for fp32, 11 + 5 for 16-bit keys), one read of the scores.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "cisa_kernels/instrument.hpp"
@@ -18,7 +21,8 @@ struct TopkRow {
 
 struct TopkArgs {
   // device
-  const float* scores = nullptr;  // [n_rows][score_stride]
+  const float* scores = nullptr;            // [n_rows][score_stride], or
+  const std::uint16_t* score_keys = nullptr;  // [n_rows][score_stride] 16-bit keys (exactly one is set)
   int score_stride = 0;
   const TopkRow* rows = nullptr;
   BlockTable table;
@@ -28,6 +32,11 @@ struct TopkArgs {
   // host copy
   const std::vector<TopkRow>* rows_host = nullptr;
 };
+
+// CTAs per row (a thread-block cluster) for rows of up to max_ne scores: 1 or 2.
+int topk_cluster_size(int max_ne);
+// Clusters of that size the device keeps resident at once (occupancy query).
+int topk_max_active_clusters(int cluster, bool keys16);
 
 void topk_select(const TopkArgs& a, Stream s, Instrument* ins = nullptr);
 
