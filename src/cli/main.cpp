@@ -16,6 +16,7 @@ void usage() {
             << "  cisa-sim ceilings --context L --budget K[,K...] --G G[,G...] [--chunk 16] [--window 128] [--format ...]\n"
             << "      the paper's analytical ceiling ratios\n"
             << "  cisa-sim presets [--show NAME]     list model and GPU presets\n"
+            << "  cisa-sim profiles [--show NAME] [--gpu GPU]  implementation profiles (cuDNN, FA2/3/4, Flex, ours)\n"
             << "  cisa-sim calibrate [--out FILE.yaml]      measure this GPU's bandwidth, GEMM rate, launch overhead\n"
             << "  cisa-sim merge A.h5 B.h5 ... -o ALL.h5     join --shard i/N results of one scenario\n"
 #ifdef CISA_HAVE_ROUTE
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     if (sub == "run") return cmd_run(argc - 1, argv + 1);
     if (sub == "ceilings") return cmd_ceilings(argc - 1, argv + 1);
     if (sub == "presets") return cmd_presets(argc - 1, argv + 1);
+    if (sub == "profiles") return cmd_profiles(argc - 1, argv + 1);
     if (sub == "scenarios") return cmd_scenarios(argc - 1, argv + 1);
     if (sub == "merge") return cmd_merge(argc - 1, argv + 1);
     if (sub == "calibrate") return cmd_calibrate(argc - 1, argv + 1);

@@ -1,0 +1,274 @@
+// Implementation profiles: loading (and refusing bad ones), transfer rules and labels, the dense
+// baseline, uncertainty bands, and the invariant that a card at least as good on every datasheet
+// figure is never predicted slower on any component.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "catch.hpp"
+#include "cisa/errors.hpp"
+#include "cisa/evaluate.hpp"
+#include "cisa/presets.hpp"
+#include "cisa/pricing.hpp"
+#include "cisa/results.hpp"
+#include "cisa/scenario.hpp"
+
+using namespace cisa;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A minimal valid dense profile; tests break one thing at a time.
+const std::string kDense =
+    "name: tdense\nroles: [dense]\narchs: [hopper]\n"
+    "attention:\n"
+    "  tile_rows: {min: 128, max: 128}\n"
+    "  l2_sharing: {value: shared, source: \"EST: test\"}\n"
+    "  page_visit_ns: {none: contiguous}\n"
+    "  mma_tflops:\n    h200_sxm: {value: 500, source: \"MEAS: test\"}\n"
+    "  read_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n"
+    "  floor_us:\n    h200_sxm: {value: 5, source: \"EST: test\"}\n";
+
+std::string profile_error(const std::string& text) {
+  try {
+    const YamlDoc doc = parse_yaml(text, "profile.yaml");
+    (void)parse_impl(doc, doc.root, "");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+Point point(const std::string& card, Phase phase, int r, std::int64_t L, std::int64_t K, int G) {
+  Point p;
+  p.hardware = card;
+  p.geo.q_heads = r;
+  p.geo.kv_heads = 1;
+  p.work.phase = phase;
+  p.work.context_tokens = L;
+  p.work.batch = 16;
+  p.cisa.budget_chunks = K;
+  p.cisa.qshare_g = phase == Phase::decode ? 1 : G;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("every shipped profile resolves on every shipped card with labelled, positive figures", "[profiles]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  REQUIRE(pricer.impls().size() >= 6);
+  for (const auto& [card, hw] : pricer.cards())
+    for (const auto& [name, prof] : pricer.impls()) {
+      const ResolvedImpl& r = pricer.resolved(card, name);
+      INFO(name << " on " << card);
+      CHECK(!r.used.empty());
+      for (const auto& u : r.used) {
+        INFO(u.field << " = " << u.figure.value << " (" << u.figure.source << ")");
+        CHECK(std::isfinite(u.figure.value));
+        CHECK(u.figure.value > 0);
+        CHECK(u.figure.label() != Label::GIVEN);
+        // A figure for another card than the one it was given for is always labelled XFER.
+        bool own = false;
+        for (const PerCard* pc : {&prof.mma_tflops, &prof.read_bw_tbs})
+          for (const auto& [c, f] : pc->cards) own = own || c == card;
+        if (u.field == "attention.mma_tflops" && !own) CHECK(u.figure.label() == Label::XFER);
+      }
+    }
+}
+
+TEST_CASE("transfer rules: same fraction of the datasheet, labelled with source and factor", "[profiles]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  const Hardware& h200 = pricer.cards().at("h200_sxm");
+  const Hardware& h100 = pricer.cards().at("h100_sxm");
+  const Hardware& b300 = pricer.cards().at("b300");
+  // The card bench of a card nobody measured: the H200's fraction of the datasheet.
+  CHECK(h100.card.read_bw_tbs.value == Approx(h200.card.read_bw_tbs.value * 3.35 / 4.8));
+  CHECK(h100.card.read_bw_tbs.label() == Label::XFER);
+  CHECK(b300.card.kernel_floor_us.value == h200.card.kernel_floor_us.value);
+  // Our kernels' MMA rate moves with the dense BF16 peak; their read rate with the card's.
+  const ResolvedImpl& ours_h200 = pricer.resolved("h200_sxm", "cisa_kernels");
+  const ResolvedImpl& ours_b300 = pricer.resolved("b300", "cisa_kernels");
+  CHECK(ours_h200.mma_tflops.label() == Label::MEAS);
+  CHECK(ours_b300.mma_tflops.value == Approx(ours_h200.mma_tflops.value * 2250 / 989.4));
+  CHECK(ours_b300.read_bw_tbs.value ==
+        Approx(ours_h200.read_bw_tbs.value * b300.card.read_bw_tbs.value / h200.card.read_bw_tbs.value));
+  CHECK(contains(ours_b300.mma_tflops.source, "XFER: "));
+  CHECK(contains(ours_b300.mma_tflops.source, "on h200_sxm"));
+  // A card of the same architecture is the preferred source: cuDNN on the B300 from the B200.
+  const ResolvedImpl& cudnn_b300 = pricer.resolved("b300", "cudnn");
+  CHECK(contains(cudnn_b300.mma_tflops.source, "on b200"));
+  // Page-visit SM time scales with 1 / (BF16 peak per SM).
+  CHECK(ours_b300.page_visit_ns[3].value ==
+        Approx(ours_h200.page_visit_ns[3].value * (989.4 / 132) / (2250.0 / 160)));
+  // Where a profile runs: auto picks ours on Hopper and FA4 on Blackwell.
+  CHECK(pricer.auto_cisa("h200_sxm") == "cisa_kernels");
+  CHECK(pricer.auto_cisa("b300") == "fa4");
+}
+
+TEST_CASE("the dense baseline is the fastest dense implementation known on the card", "[profiles]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  const auto known = pricer.best_candidates("h200_sxm");
+  CHECK(std::find(known.begin(), known.end(), "fa3") == known.end());  // XFER on the H200: not "known"
+  Point p = point("h200_sxm", Phase::terminal_prefill, 4, 1 << 20, 4096, 16);
+  const Prediction pr = predict(p, pricer.for_point(p));
+  CHECK(pr.dense_impl == "cudnn");  // 591 vs 365 TF/s (MEAS) in compute-bound prefill
+  CHECK(pr.cisa_impl == "cisa_kernels");
+  CHECK(pr.dense.attention < pr.dense_own_attention);
+  // Naming the baseline prices it as named.
+  p.dense_impl = "fa2";
+  CHECK(predict(p, pricer.for_point(p)).dense_impl == "fa2");
+  // A dense-only profile cannot run CISA, a CISA-only one cannot be the baseline.
+  p.cisa_impl = "cudnn";
+  CHECK_THROWS_AS(pricer.for_point(p), std::invalid_argument);
+  p.cisa_impl = "cisa_kernels";
+  p.dense_impl = "flex";
+  CHECK_THROWS_AS(pricer.for_point(p), std::invalid_argument);
+  p.dense_impl = "nonesuch";
+  CHECK_THROWS_AS(pricer.for_point(p), std::invalid_argument);
+}
+
+TEST_CASE("a card at least as good on every datasheet figure is never slower on any component", "[profiles][invariants]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  // Hopper -> Blackwell: every datasheet figure is larger. (H100 vs H200 share the dense peak, and
+  // their own published/measured figures differ by shape within their bands: no order there.)
+  const std::pair<const char*, const char*> pairs[] = {
+      {"h200_sxm", "b300"}, {"h100_sxm", "b200"}, {"h200_sxm", "b200"}, {"h100_sxm", "b300"}};
+  for (const auto& [slow, fast] : pairs)
+    for (const char* impl : {"cisa_kernels", "flex", "fa3"})
+      for (const char* dense : {"cisa_kernels", "cudnn", "fa2"})
+        for (Phase phase : {Phase::terminal_prefill, Phase::decode})
+          for (int r : {4, 32})
+            for (std::int64_t L : {std::int64_t{1} << 17, std::int64_t{1} << 20})
+              for (std::int64_t K : {2048, 4096})
+                for (int G : {1, 4, 16}) {
+                  Point a = point(slow, phase, r, L, K, G), b = point(fast, phase, r, L, K, G);
+                  a.cisa_impl = b.cisa_impl = impl;
+                  a.dense_impl = b.dense_impl = dense;
+                  const Prediction x = predict(a, pricer.for_point(a)), y = predict(b, pricer.for_point(b));
+                  INFO(slow << " vs " << fast << ", " << impl << "/" << dense << ", " << to_string(phase) << " r " << r
+                            << " L " << L << " K " << K << " G " << G);
+                  const double tol = 1 + 1e-9;
+                  CHECK(y.dense.attention <= x.dense.attention * tol);
+                  CHECK(y.cisa.attention <= x.cisa.attention * tol);
+                  CHECK(y.cisa.scoring <= x.cisa.scoring * tol);
+                  CHECK(y.cisa.topk <= x.cisa.topk * tol);
+                  CHECK(y.cisa.setup <= x.cisa.setup * tol);
+                  CHECK(y.cisa.other <= x.cisa.other * tol);
+                }
+}
+
+TEST_CASE("uncertainty bands: lo <= point <= hi; MEAS bands from the recorded spread", "[profiles]") {
+  Figure meas{4.0, "MEAS: probe; spread 10.0%"};
+  CHECK(band_of(meas).hi == Approx(1.05));
+  Figure tight{4.0, "MEAS: probe; spread 0.2%"};
+  CHECK(band_of(tight).hi == Approx(1.02));  // at least the 2 % run-to-run drift
+  CHECK(band_of(Figure{4.0, "XFER: x"}).hi == Approx(1.2));
+  CHECK(band_of(Figure{4.0, "DS: datasheet"}).hi == 1.0);
+  Figure ranged{4.0, "PUB: x", 3.0, 5.0};
+  CHECK(band_of(ranged).lo == Approx(0.75));
+  // Every band column of a run brackets its point value.
+  const Scenario sc = load_scenario("", {"sweep.G=[1,4,16]"});
+  const Table t = evaluate_scenario(sc);
+  for (const auto& name : band_columns()) {
+    const auto& v = std::get<std::vector<double>>(t.find(name)->data);
+    const auto& lo = std::get<std::vector<double>>(t.find(name + "_lo")->data);
+    const auto& hi = std::get<std::vector<double>>(t.find(name + "_hi")->data);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      INFO(name << " row " << i);
+      if (std::isnan(v[i])) continue;
+      CHECK(lo[i] <= v[i] * (1 + 1e-12));
+      CHECK(v[i] <= hi[i] * (1 + 1e-12));
+    }
+  }
+}
+
+TEST_CASE("no silent fallback: a figure a profile lacks stops the run, naming it", "[profiles]") {
+  // Drop the read rate: the profile loads (figures are per card) but cannot price anything.
+  const std::string text = replaced(kDense, "  read_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n", "");
+  const YamlDoc doc = parse_yaml(text, "p.yaml");
+  ImplCatalog impls = shipped_impls();
+  impls.emplace("tdense", parse_impl(doc, doc.root, ""));
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  Point p = point("h200_sxm", Phase::decode, 4, 1 << 20, 4096, 1);
+  p.dense_impl = "tdense";
+  try {
+    pricer.for_point(p);
+    FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    CHECK(contains(e.what(), "tdense"));
+    CHECK(contains(e.what(), "read_bw_tbs"));
+  }
+  // Through a scenario: exit-2 error at the implementation key.
+  const fs::path dir = fs::temp_directory_path() / "cisa_test_profiles";
+  fs::create_directories(dir);
+  std::ofstream(dir / "tdense.yaml") << text;
+  std::ofstream(dir / "s.yaml") << "name: t\nmodel: inkling_small\ntp: 8\nhardware: h200_sxm\nimplementation: {dense: "
+                                << (dir / "tdense.yaml").string() << "}\n";
+  try {
+    load_scenario((dir / "s.yaml").string(), {});
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(contains(e.what(), "s.yaml:5"));
+    CHECK(contains(e.what(), "read_bw_tbs"));
+  }
+}
+
+TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]") {
+  CHECK(profile_error(kDense).empty());
+  CHECK(contains(profile_error(replaced(kDense, "roles: [dense]\n", "")), "roles"));
+  CHECK(contains(profile_error(replaced(kDense, "roles: [dense]", "roles: [sparse]")), "expected dense or cisa"));
+  CHECK(contains(profile_error(replaced(kDense, "archs: [hopper]", "archs: [ampere]")), "expected hopper or blackwell"));
+  CHECK(contains(profile_error(replaced(kDense, "    h200_sxm: {value: 500", "    h200_sx: {value: 500")), "h200_sxm"));
+  CHECK(contains(profile_error(replaced(kDense, "\"MEAS: test\"}\n  read", "\"measured\"}\n  read")), "label"));
+  CHECK(contains(profile_error(replaced(kDense, "{value: 500, source", "{value: -5, source")), "> 0"));
+  CHECK(contains(profile_error(replaced(kDense, "{value: 500, source", "{value: 500, lo: 600, hi: 700, source")),
+                 "lo <= value <= hi"));
+  CHECK(contains(profile_error(replaced(kDense, "  l2_sharing: {value: shared, source: \"EST: test\"}\n", "")),
+                 "l2_sharing"));
+  CHECK(contains(profile_error(replaced(kDense, "value: shared", "value: sometimes")), "shared, none or unknown"));
+  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns: {none: contiguous}\n", "")), "page_visit_ns"));
+  CHECK(contains(profile_error(replaced(kDense, "max: 128}", "max: 100}")), "power of two"));
+  CHECK(contains(profile_error(replaced(kDense, "min: 128, max: 128", "min: 128, max: 64")), "min must be <= max"));
+  CHECK(contains(profile_error(replaced(kDense, "roles: [dense]", "roles: [dense, cisa]")), "selection"));
+  CHECK(contains(profile_error(kDense + "selection_from: cisa_kernels\nselection: {score_bytes: 4}\n"), "not both"));
+  CHECK(contains(profile_error(kDense + "selection: {score_bytes: 3}\n"), "2 or 4"));
+  CHECK(contains(profile_error(kDense + "atention: {}\n"), "did you mean"));
+  // selection_from must name a profile with kernels of its own (resolution time).
+  const std::string cisa = replaced(kDense, "roles: [dense]", "roles: [cisa]") + "selection_from: nonesuch\n";
+  const YamlDoc doc = parse_yaml(cisa, "p.yaml");
+  ImplCatalog impls = shipped_impls();
+  impls.emplace("tdense", parse_impl(doc, doc.root, ""));
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  try {
+    pricer.resolved("h200_sxm", "tdense");
+    FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    CHECK(contains(e.what(), "nonesuch"));
+  }
+}
+
+TEST_CASE("scenarios choose implementations, sweep them and record them per point", "[profiles][scenario]") {
+  const Scenario sc = load_scenario("", {"implementation.dense=fa2", "sweep.cisa_impl=[cisa_kernels, flex, fa3]"});
+  const Table t = evaluate_scenario(sc);
+  const auto& dense = std::get<std::vector<std::string>>(t.find("dense_impl")->data);
+  const auto& cisa = std::get<std::vector<std::string>>(t.find("cisa_impl")->data);
+  std::set<std::string> seen(cisa.begin(), cisa.end());
+  CHECK(seen == std::set<std::string>{"cisa_kernels", "flex", "fa3"});
+  for (const auto& d : dense) CHECK(d == "fa2");
+  // The attributes name every figure used with its label.
+  const Attributes a = provenance(sc, "test");
+  CHECK(a.count("implementation_figures.h200_sxm.flex"));
+  CHECK(contains(a.at("implementation_figures.h200_sxm.fa3"), "label: XFER"));
+  CHECK(contains(a.at("implementation_figures.h200_sxm.cisa_kernels"), "label: MEAS"));
+}
