@@ -24,37 +24,39 @@ __device__ __forceinline__ uint32_t key16(float f) {
   return ((u & 0x80000000u) ? ~u : (u | 0x80000000u)) >> 16;
 }
 
-__global__ void __launch_bounds__(128) sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
-                                                     const ScoreRow* __restrict__ rows, __nv_bfloat16* __restrict__ qsum) {
+__global__ void __launch_bounds__(128)
+    sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
+                  const ScoreRow* __restrict__ rows, __nv_bfloat16* __restrict__ qsum) {
   const ScoreRow r = rows[blockIdx.x];
   const int d = threadIdx.x;
   float s = 0.0f;
   for (int t = 0; t < r.n_q; ++t)
-    s += __bfloat162float(iq[(static_cast<std::int64_t>(r.q_tok0 + t) * kv_heads + r.kv_head) * kHeadDim + d]);
+    s += __bfloat162float(
+        iq[(static_cast<std::int64_t>(r.q_tok0 + t) * kv_heads + r.kv_head) * kHeadDim + d]);
   qsum[static_cast<std::int64_t>(blockIdx.x) * kHeadDim + d] = __float2bfloat16_rn(s);
 }
 
 // MI: 16-row tiles per warp (4 warps): 1 for groups of up to 64 rows, 2 for up to 128.
 template <int STAGES, int MI>
-__global__ void __launch_bounds__(128, MI == 1 ? 6 : 4) score_kernel(const __nv_bfloat16* __restrict__ qsum,
-                                                    const __nv_bfloat16* __restrict__ reps, int kv_heads,
-                                                    const int* __restrict__ table, int table_stride,
-                                                    const ScoreRow* __restrict__ rows,
-                                                    const ScoreGroup* __restrict__ groups, uint16_t* __restrict__ keys,
-                                                    int key_stride) {
+__global__ void __launch_bounds__(128, MI == 1 ? 6 : 4)
+    score_kernel(const __nv_bfloat16* __restrict__ qsum, const __nv_bfloat16* __restrict__ reps,
+                 int kv_heads, const int* __restrict__ table, int table_stride,
+                 const ScoreRow* __restrict__ rows, const ScoreGroup* __restrict__ groups,
+                 uint16_t* __restrict__ keys, int key_stride) {
   extern __shared__ __align__(128) unsigned char smem[];
   const ScoreGroup g = groups[blockIdx.y];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int mtiles = (g.n_rows + 15) / 16;
-  const uint32_t uR = detail::smem_u32(smem);                 // STAGES x [64][128] bf16
-  const uint32_t uQ = uR + STAGES * kTileBytes;               // [mtiles*16][128] bf16
+  const uint32_t uR = detail::smem_u32(smem);    // STAGES x [64][128] bf16
+  const uint32_t uQ = uR + STAGES * kTileBytes;  // [mtiles*16][128] bf16
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
   const int page_base = blockIdx.x * kTilesPerCta * kTilePages;
   const int n_tiles = min(kTilesPerCta, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
   for (int c = tid; c < mtiles * 16 * 16; c += 128) {
     const int rr = c >> 4, ch = c & 15;
     const bool ok = rr < g.n_rows;
-    detail::cp_async16(uQ + detail::swz(rr, ch), qsum + static_cast<std::int64_t>(g.row0 + (ok ? rr : 0)) * kHeadDim + ch * 8,
+    detail::cp_async16(uQ + detail::swz(rr, ch),
+                       qsum + static_cast<std::int64_t>(g.row0 + (ok ? rr : 0)) * kHeadDim + ch * 8,
                        ok ? 16 : 0);
   }
   // the CTA's block-table entries, read once (no table round trip before each tile's loads)
@@ -74,8 +76,8 @@ __global__ void __launch_bounds__(128, MI == 1 ? 6 : 4) score_kernel(const __nv_
       const int j = page0 + p;
       const bool ok = j < g.max_ne;
       const std::int64_t pid = s_pid[t * kTilePages + p];
-      detail::cp_async16(uR + st * kTileBytes + detail::swz(p, ch), reps + (pid * kv_heads + g.kv_head) * kHeadDim + ch * 8,
-                         ok ? 16 : 0);
+      detail::cp_async16(uR + st * kTileBytes + detail::swz(p, ch),
+                         reps + (pid * kv_heads + g.kv_head) * kHeadDim + ch * 8, ok ? 16 : 0);
     }
   };
 #pragma unroll
@@ -109,12 +111,14 @@ __global__ void __launch_bounds__(128, MI == 1 ? 6 : 4) score_kernel(const __nv_
 #pragma unroll
       for (int ks = 0; ks < 8; ++ks) {
         uint32_t a0, a1, a2, a3;
-        detail::ldmatrix_x4(a0, a1, a2, a3, uQ + detail::swz(mt * 16 + (lane & 15), 2 * ks + (lane >> 4)));
+        detail::ldmatrix_x4(a0, a1, a2, a3,
+                            uQ + detail::swz(mt * 16 + (lane & 15), 2 * ks + (lane >> 4)));
 #pragma unroll
         for (int np = 0; np < 4; ++np) {
           uint32_t b0, b1, b2, b3;
           detail::ldmatrix_x4(b0, b1, b2, b3,
-                              uT + detail::swz(np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)));
+                              uT + detail::swz(np * 16 + (lane & 7) + ((lane >> 4) << 3),
+                                               2 * ks + ((lane >> 3) & 1)));
           detail::mma_bf16(acc[2 * np], a0, a1, a2, a3, b0, b1);
           detail::mma_bf16(acc[2 * np + 1], a0, a1, a2, a3, b2, b3);
         }
@@ -126,14 +130,17 @@ __global__ void __launch_bounds__(128, MI == 1 ? 6 : 4) score_kernel(const __nv_
       for (int half = 0; half < 2; ++half) {
         const int rr = mt * 16 + gid + half * 8;
         const int ne = ne_row[mi][half];
-        uint16_t* out = keys + static_cast<std::int64_t>(g.row0 + (rr < g.n_rows ? rr : 0)) * key_stride;
+        uint16_t* out =
+            keys + static_cast<std::int64_t>(g.row0 + (rr < g.n_rows ? rr : 0)) * key_stride;
 #pragma unroll
         for (int a = 0; a < 4; ++a) {
           const uint32_t p0 = key16(acc[2 * a][2 * half]) | (key16(acc[2 * a][2 * half + 1]) << 16);
-          const uint32_t p1 = key16(acc[2 * a + 1][2 * half]) | (key16(acc[2 * a + 1][2 * half + 1]) << 16);
+          const uint32_t p1 =
+              key16(acc[2 * a + 1][2 * half]) | (key16(acc[2 * a + 1][2 * half + 1]) << 16);
           const uint32_t y = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
           const uint2 chunk = odd ? make_uint2(y, p1) : make_uint2(p0, y);
-          const int j = page0 + (2 * a + (odd ? 1 : 0)) * 8 + 2 * (tig & 2);  // first of the 4 pages
+          const int j =
+              page0 + (2 * a + (odd ? 1 : 0)) * 8 + 2 * (tig & 2);  // first of the 4 pages
           if (rr >= g.n_rows) continue;
           if (j + 3 < ne) {
             *reinterpret_cast<uint2*>(out + j) = chunk;
@@ -155,13 +162,15 @@ template <int STAGES, int MI>
 void launch_score(const ScoreArgs& a, dim3 grid, int q_rows, Stream s) {
   static bool attr_set = false;
   if (!attr_set) {
-    CISA_CUDA(cudaFuncSetAttribute(score_kernel<STAGES, MI>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CISA_CUDA(cudaFuncSetAttribute(score_kernel<STAGES, MI>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    score_smem<STAGES>(MI * 64)));
     attr_set = true;
   }
   score_kernel<STAGES, MI><<<grid, 128, static_cast<size_t>(score_smem<STAGES>(q_rows)), s>>>(
-      reinterpret_cast<const __nv_bfloat16*>(a.qsum), reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads,
-      a.table.ids, a.table.stride, a.rows, a.groups, a.score_keys, a.score_stride);
+      reinterpret_cast<const __nv_bfloat16*>(a.qsum),
+      reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
+      a.rows, a.groups, a.score_keys, a.score_stride);
   CISA_LAUNCH_CHECK();
 }
 
@@ -171,7 +180,8 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   const auto& rows = *a.rows_host;
   const auto& groups = *a.groups_host;
   if (rows.empty()) return;
-  if (a.score_stride % 8 != 0) throw std::invalid_argument("score_pages: score_stride must be a multiple of 8");
+  if (a.score_stride % 8 != 0)
+    throw std::invalid_argument("score_pages: score_stride must be a multiple of 8");
   double q_tokens = 0, ne_sum = 0, rep_bytes = 0, issued = 0;
   int max_ne = 0;
   for (const auto& r : rows) {
@@ -180,27 +190,31 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   }
   for (const auto& g : groups) {
     rep_bytes += static_cast<double>(g.max_ne) * (kHeadDim * 2.0 + 4.0);
-    issued += 2.0 * kHeadDim * ((g.n_rows + 15) / 16 * 16.0) * ((g.max_ne + kTilePages - 1) / kTilePages * kTilePages);
+    issued += 2.0 * kHeadDim * ((g.n_rows + 15) / 16 * 16.0) *
+              ((g.max_ne + kTilePages - 1) / kTilePages * kTilePages);
     max_ne = std::max(max_ne, g.max_ne);
   }
   {
-    ScopedLaunch sl(ins, Component::scoring, "sum_index_queries", q_tokens * kHeadDim * 2.0 + rows.size() * kHeadDim * 2.0,
-                    q_tokens * kHeadDim, q_tokens * kHeadDim, s);
-    sum_iq_kernel<<<static_cast<unsigned>(rows.size()), 128, 0, s>>>(reinterpret_cast<const __nv_bfloat16*>(a.iq),
-                                                                    a.kv_heads, a.rows,
-                                                                    reinterpret_cast<__nv_bfloat16*>(a.qsum));
+    ScopedLaunch sl(ins, Component::scoring, "sum_index_queries",
+                    q_tokens * kHeadDim * 2.0 + rows.size() * kHeadDim * 2.0, q_tokens * kHeadDim,
+                    q_tokens * kHeadDim, s);
+    sum_iq_kernel<<<static_cast<unsigned>(rows.size()), 128, 0, s>>>(
+        reinterpret_cast<const __nv_bfloat16*>(a.iq), a.kv_heads, a.rows,
+        reinterpret_cast<__nv_bfloat16*>(a.qsum));
     CISA_LAUNCH_CHECK();
   }
   int max_rows = 0;
   for (const auto& g : groups) max_rows = std::max(max_rows, g.n_rows);
   // representatives (+ block-table ids) read, 2-byte keys written, summed queries read
   ScopedLaunch sl(ins, Component::scoring, "score_pages",
-                  rep_bytes + ne_sum * 2.0 + rows.size() * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum, issued, s);
-  dim3 grid(static_cast<unsigned>((max_ne + kTilePages * kTilesPerCta - 1) / (kTilePages * kTilesPerCta)),
-            static_cast<unsigned>(groups.size()));
-  // small groups (decode): every tile of a CTA in flight at once; large stacks of queries: 2 stages,
-  // so that 3 CTAs fit per SM
-  // one tile in flight per CTA (more stages cost CTAs per SM and measured slower, run 2 of issue 14)
+                  rep_bytes + ne_sum * 2.0 + rows.size() * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
+                  issued, s);
+  dim3 grid(
+      static_cast<unsigned>((max_ne + kTilePages * kTilesPerCta - 1) / (kTilePages * kTilesPerCta)),
+      static_cast<unsigned>(groups.size()));
+  // small groups (decode): every tile of a CTA in flight at once; large stacks of queries: 2
+  // stages, so that 3 CTAs fit per SM one tile in flight per CTA (more stages cost CTAs per SM and
+  // measured slower, run 2 of issue 14)
   if (max_rows <= 64)
     launch_score<1, 1>(a, grid, max_rows, s);
   else

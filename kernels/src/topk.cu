@@ -1,12 +1,12 @@
-// Top-k by radix select, one thread-block cluster of C CTAs (C = 1 or 2, 1,024 threads each) per row
-// of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) * per).
-// Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in the
-// top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use), keeps
-// the keys in shared memory and builds the first digit's histogram. Each radix pass then: cluster
-// barrier, every CTA sums the C histograms through distributed shared memory (DSMEM) and finds the
-// digit of the K-th largest key (the same in every CTA: integer sums); the next digit's histogram
-// counts only the slice's keys that share the prefix. Digits 11 + 11 + 10 bits (fp32) or 11 + 5
-// (16-bit keys); the passes stop early when the K-th key's bin is taken whole. From the same
+// Top-k by radix select, one thread-block cluster of C CTAs (C = 1 or 2, 1,024 threads each) per
+// row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) * per).
+// Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
+// the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
+// keeps the keys in shared memory and builds the first digit's histogram. Each radix pass then:
+// cluster barrier, every CTA sums the C histograms through distributed shared memory (DSMEM) and
+// finds the digit of the K-th largest key (the same in every CTA: integer sums); the next digit's
+// histogram counts only the slice's keys that share the prefix. Digits 11 + 11 + 10 bits (fp32) or
+// 11 + 5 (16-bit keys); the passes stop early when the K-th key's bin is taken whole. From the same
 // histograms each CTA also gets how many keys above the threshold and equal to it lie in the CTAs
 // before it, so its selected pages take known contiguous positions: their local indices are staged
 // in shared memory in order, then all threads translate them through the block table at once
@@ -67,7 +67,8 @@ constexpr int smem_bytes() {
 
 // Exclusive block scan (NT threads); *total = block sum.
 template <int NT>
-__device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* warp_sums, uint32_t* total) {
+__device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* warp_sums,
+                                                         uint32_t* total) {
   constexpr int kWarps = NT / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   uint32_t x = v;
@@ -102,8 +103,8 @@ struct PassResult {
 // largest keys), finds the bin holding the kk-th largest key and the rank inside it, and, for this
 // CTA, how many keys of the CTAs before it lie above that bin (gt_before) and in it (eq_before).
 template <int NT, int BINS>
-__device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, uint32_t* hist, uint32_t kk,
-                                                   uint32_t* warp_sums, uint32_t* s) {
+__device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, uint32_t* hist,
+                                                   uint32_t kk, uint32_t* warp_sums, uint32_t* s) {
   constexpr int PER = BINS >= NT ? BINS / NT : 1;
   const int t = threadIdx.x;
   const unsigned rank = cl.block_rank(), C = cl.num_blocks();
@@ -183,8 +184,8 @@ struct SelectState {
 // Pass P after the cluster barrier: merge, select the digit, update the state. Returns true when
 // the selection is decided (the digit's bin is taken whole, or no bits are left).
 template <int NT, int KB, int P>
-__device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist, SelectState& st,
-                                           uint32_t* warp_sums, uint32_t* s_sel) {
+__device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist,
+                                           SelectState& st, uint32_t* warp_sums, uint32_t* s_sel) {
   using D = Digit<KB, P>;
   cl.sync();
   const PassResult r = merge_select<NT, D::bins>(cl, hist, st.kk, warp_sums, s_sel);
@@ -222,15 +223,16 @@ __device__ __forceinline__ void for_my_keys(const typename KeyIn<T>::Smem* keys,
 template <class T>
 __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
-                const int* __restrict__ table, int table_stride, int* __restrict__ out, int out_stride, int K) {
+                const int* __restrict__ table, int table_stride, int* __restrict__ out,
+                int out_stride, int K) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, NT = In::kThreads, EPT = kSlice / NT;
   extern __shared__ __align__(16) unsigned char tk_smem[];
-  KS* keys = reinterpret_cast<KS*>(tk_smem);                             // [kSlice]
-  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + kSlice);         // [kBins] passes 0 and 2
-  uint32_t* hist_b = hist_a + kBins;                                     // [kBins] pass 1
-  uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kBins);          // [kListCap] staged, local index
+  KS* keys = reinterpret_cast<KS*>(tk_smem);                      // [kSlice]
+  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + kSlice);  // [kBins] passes 0 and 2
+  uint32_t* hist_b = hist_a + kBins;                              // [kBins] pass 1
+  uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kBins);   // [kListCap] staged, local index
   __shared__ uint32_t warp_sums[32];
   __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
@@ -241,7 +243,8 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   const int* trow = table + static_cast<std::int64_t>(row.seq) * table_stride;
   int* orow = out + static_cast<std::int64_t>(row_id) * out_stride;
   const int n = row.n_e;
-  const int per = ((n + static_cast<int>(C) - 1) / static_cast<int>(C) + In::kVec - 1) / In::kVec * In::kVec;
+  const int per =
+      ((n + static_cast<int>(C) - 1) / static_cast<int>(C) + In::kVec - 1) / In::kVec * In::kVec;
   const int lo = min(n, static_cast<int>(rank) * per), m = min(n, lo + per) - lo;
   const T* s = srow + lo;
   const int tid = threadIdx.x;
@@ -289,7 +292,8 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     }
   }
 
-  // radix passes: cluster barrier (the C histograms complete), merge, select the digit, next histogram
+  // radix passes: cluster barrier (the C histograms complete), merge, select the digit, next
+  // histogram
   SelectState st;
   st.kk = static_cast<uint32_t>(K);
   auto build = [&](uint32_t* hist, int shift, uint32_t bmask) {
@@ -343,9 +347,9 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   }
   // counts <= 32,768 per CTA: gt in the low 16 bits, eq in the high 16 bits of one scan
   uint32_t total;
-  const uint32_t before = block_exclusive_scan<NT>(static_cast<uint32_t>(__popcll(gtm)) |
-                                                       (static_cast<uint32_t>(__popcll(eqm)) << 16),
-                                                   warp_sums, &total);
+  const uint32_t before = block_exclusive_scan<NT>(
+      static_cast<uint32_t>(__popcll(gtm)) | (static_cast<uint32_t>(__popcll(eqm)) << 16),
+      warp_sums, &total);
   const uint32_t g_run = st.gt_before + (before & 0xffffu), e_run = st.eq_before + (before >> 16);
   const uint32_t cta_gt = total & 0xffffu, cta_eq = total >> 16;
   const uint32_t start = st.gt_before + min(st.eq_before, kk);
@@ -364,8 +368,10 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   }
   __syncthreads();
   // block-table lookups of the staged pages, all in flight at once; coalesced stores
-  for (uint32_t q = tid; q < min(count, static_cast<uint32_t>(kListCap)); q += NT) orow[start + q] = trow[lo + list[q]];
-  for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end; j += static_cast<int>(C) * NT)
+  for (uint32_t q = tid; q < min(count, static_cast<uint32_t>(kListCap)); q += NT)
+    orow[start + q] = trow[lo + list[q]];
+  for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end;
+       j += static_cast<int>(C) * NT)
     orow[K + (j - row.n_e)] = trow[j];
   cl.barrier_wait();
 }
@@ -392,7 +398,8 @@ template <class T>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<T>()));
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   smem_bytes<T>()));
     attr = true;
   }
 }
@@ -402,8 +409,9 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, Stream 
   set_smem_attr<T>();
   LaunchCfg<T> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T>, scores, a.score_stride, a.rows, static_cast<const int*>(a.table.ids),
-                               a.table.stride, a.out, a.out_stride, a.k));
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T>, scores, a.score_stride, a.rows,
+                               static_cast<const int*>(a.table.ids), a.table.stride, a.out,
+                               a.out_stride, a.k));
   CISA_LAUNCH_CHECK();
 }
 
@@ -433,18 +441,21 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const auto& rows = *a.rows_host;
   if (rows.empty()) return;
   if ((a.scores == nullptr) == (a.score_keys == nullptr))
-    throw std::invalid_argument("topk_select: give exactly one of scores (fp32) and score_keys (16-bit)");
+    throw std::invalid_argument(
+        "topk_select: give exactly one of scores (fp32) and score_keys (16-bit)");
   double ne = 0, appended = 0;
   int max_ne = 0;
   for (const auto& r : rows) {
-    if (r.n_e > kMaxCluster * kSlice || r.n_e <= a.k) throw std::invalid_argument("topk_select: need K < n_e <= 65536");
+    if (r.n_e > kMaxCluster * kSlice || r.n_e <= a.k)
+      throw std::invalid_argument("topk_select: need K < n_e <= 65536");
     ne += r.n_e;
     max_ne = std::max(max_ne, r.n_e);
     appended += r.list_end - r.n_e;
   }
   const double key_bytes = a.scores ? 4.0 : 2.0;
   // scores read once, K + appended ids read (block table) and written
-  const double bytes = ne * key_bytes + 2.0 * 4.0 * (static_cast<double>(a.k) * rows.size() + appended);
+  const double bytes =
+      ne * key_bytes + 2.0 * 4.0 * (static_cast<double>(a.k) * rows.size() + appended);
   ScopedLaunch sl(ins, Component::topk, "topk_radix_select", bytes, 0.0, 0.0, s);
   const int cluster = topk_cluster_size(max_ne);
   const int n_rows = static_cast<int>(rows.size());
