@@ -147,7 +147,8 @@ void test_topk() {
   };
   struct R { int n, k, kind; };
   const std::vector<R> single = {{65536, 4096, 0}, {65536, 4096, 1}, {10000, 100, 2}, {5000, 4999, 0}, {777, 13, 1},
-                                 {40000, 4096, 2}, {30000, 2048, 0}};
+                                 {40000, 4096, 2}, {30000, 2048, 0},
+                                 {30000, 20000, 1}};  // more selected than the 8,192 staged per CTA
   for (bool k16 : {false, true}) {
     for (const auto& c : single)
       check_topk("n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " kind=" + std::to_string(c.kind),
