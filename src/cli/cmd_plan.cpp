@@ -9,12 +9,14 @@
 #include <iostream>
 #include <numeric>
 #include <set>
+#include <sstream>
 
 #include "cisa/errors.hpp"
 #include "cisa/write_hdf5.hpp"
 #include "cisa/write_text.hpp"
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/fit_table.hpp"
 #include "plan/plan.hpp"
 
 namespace po = boost::program_options;
@@ -199,7 +201,7 @@ void search_tables(std::ostream& os, const PlanScenario& sc, const std::vector<P
   for (const auto& r : rows) contexts.insert(r.cfg.context);
   if (contexts.size() < 2) return;
   os << "\nPer context: max concurrency of the scenario's parallel layout and the best feasible configuration of each side\n";
-  os << fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>12} {:>26} {:>12} {:>26} {:>7}\n", "ctx", "K", "conc dense", "conc CISA",
+  os << fmt::format("  {:>5} {:>5} {:>10} {:>9} {:>11} {:>22} {:>11} {:>26} {:>6}\n", "ctx", "K", "conc dense", "conc CISA",
                     "tok/s/GPU d", "dense tp/dp/ep/wts/B", "tok/s/GPU c", "CISA tp/dp/ep/wts/K/G/B", "ratio");
   const plan::PlanConfig& b0 = rows.front().cfg;
   for (const std::int64_t L : contexts) {
@@ -220,7 +222,7 @@ void search_tables(std::ostream& os, const PlanScenario& sc, const std::vector<P
     };
     const double td = d.empty() ? NAN : rows[d.front()].tokens_per_s_per_gpu_dense;
     const double tc = c.empty() ? NAN : rows[c.front()].tokens_per_s_per_gpu_cisa;
-    os << fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>12} {:>26} {:>12} {:>26} {:>7}\n", tokens(L),
+    os << fmt::format("  {:>5} {:>5} {:>10} {:>9} {:>11} {:>22} {:>11} {:>26} {:>6}\n", tokens(L),
                       layout ? fmt::format("{}", layout->cfg.budget) : "-",
                       layout && layout->mem.weights_fit ? fmt::format("{}", layout->mem.max_seqs_dense * layout->cfg.par.dp) : "-",
                       layout && layout->mem.weights_fit ? fmt::format("{}", layout->mem.max_seqs_cisa * layout->cfg.par.dp) : "-",
@@ -291,7 +293,12 @@ int cmd_plan(int argc, char** argv) {
       write_markdown(std::cout, t, cols);
     }
     if (format == "table") {
-      header(std::cout, sc);
+      {
+        std::ostringstream h;  // header lines wrapped at 120 characters
+        header(h, sc);
+        std::istringstream lines(h.str());
+        for (std::string line; std::getline(lines, line);) std::cout << wrap(line, kTableWidth, "    ") << "\n";
+      }
       memory_table(std::cout, sc, base);
       if (base.fits_dense || base.fits_cisa) perf_table(std::cout, sc, base);
       search_tables(std::cout, sc, rows, top);

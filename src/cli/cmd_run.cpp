@@ -80,6 +80,7 @@ int cmd_run(int argc, char** argv) {
       table_opt.markdown = format == "markdown";
       table_opt.columns = split_list(columns);
       print_run_table(std::cout, t, table_opt);
+      print_budget_warning(std::cout, t);
       if (table_opt.max_rows && t.rows() > table_opt.max_rows) print_run_summary(std::cout << "speedups over all points:\n", t);
       std::cout << "\n" << t.rows() << " points";
       if (shard.count > 1) std::cout << " (shard " << shard_text << " of " << sc.points.size() << ")";

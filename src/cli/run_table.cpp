@@ -203,6 +203,19 @@ void print_run_table(std::ostream& os, const Table& t, const RunTableOptions& op
   }
 }
 
+void print_budget_warning(std::ostream& os, const Table& t) {
+  const Column *L = t.find("context_tokens"), *K = t.find("budget_chunks"), *c = t.find("chunk_tokens");
+  if (!L || !K || !c) return;
+  const auto l = numbers(*L), k = numbers(*K), ch = numbers(*c);
+  std::size_t n = 0;
+  for (std::size_t r = 0; r < l.size(); ++r) n += k[r] * ch[r] >= l[r];
+  if (n)
+    os << wrap(fmt::format("warning: {} point{} with K x c >= L: the budget covers the whole history, so CISA takes the "
+                           "dense path there (no saving)",
+                           n, n == 1 ? "" : "s"))
+       << "\n";
+}
+
 void print_run_summary(std::ostream& os, const Table& t) {
   const Column* phase = t.find("phase");
   if (!phase) return;

@@ -22,6 +22,8 @@ struct RunTableOptions {
 void print_run_header(std::ostream& os, const Scenario& sc, const Table& t, const Attributes& attrs);
 // Throws InputError naming an unknown --columns entry (with a suggestion).
 void print_run_table(std::ostream& os, const Table& t, const RunTableOptions& opt);
+// Names the points whose budget covers the whole history (K x c >= L: CISA runs dense there).
+void print_budget_warning(std::ostream& os, const Table& t);
 // One line per phase: min / median / max of the speedups over the points (long sweeps).
 void print_run_summary(std::ostream& os, const Table& t);
 
