@@ -115,7 +115,10 @@ void perf_table(std::ostream& os, const PlanScenario& sc, const PlanRow& r) {
   line("  weights/other layers + LM head (ms)", (r.decode_dense.layers + r.decode_dense.lm_head) * 1e3,
        (r.decode_cisa.layers + r.decode_cisa.lm_head) * 1e3, 2, false);
   line("  comm: TP all-reduce + EP all-to-all (ms)", r.decode_dense.comm * 1e3, r.decode_cisa.comm * 1e3, 2, false);
-  line("TPOT under steady load, prefill interleaved (ms)", r.tpot_s_dense * 1e3, r.tpot_s_cisa * 1e3, 1, true);
+  line("TPOT = inter-token latency, decode step / accepted (ms)", r.tpot_s_dense * 1e3, r.tpot_s_cisa * 1e3, 1, true);
+  line("TPOT with prefill interleaved, steady load (ms)", r.tpot_interleaved_s_dense * 1e3, r.tpot_interleaved_s_cisa * 1e3, 1,
+       true);
+  line("output tokens/s per user (1 / TPOT)", r.tokens_per_s_per_user_dense, r.tokens_per_s_per_user_cisa, 1, false);
   line("output tokens/s per GPU", r.tokens_per_s_per_gpu_dense, r.tokens_per_s_per_gpu_cisa, 2, false);
   os << fmt::format("  S (fixed-output throughput speedup, CISA / dense): {}x", num(r.speedup, 2));
   if (std::isfinite(sc.output_length_ratio))

@@ -3,6 +3,8 @@
 #include "cisa/presets.hpp"
 #include "cisa/pricing.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -358,6 +360,8 @@ double replica_tokens_per_s(double prefill_s, double step_s, int batch, std::int
   return O / (prefill_s + O * step_s / (batch * accepted));
 }
 
+double tpot_s(double step_s, double accepted) { return step_s / accepted; }
+
 double loaded_tpot_s(double prefill_s, double step_s, int batch, std::int64_t output, double accepted) {
   if (batch < 1) return kNaN;
   return step_s / accepted + batch * prefill_s / static_cast<double>(output);
@@ -446,7 +450,10 @@ std::vector<PlanRow> evaluate_plan(const PlanScenario& sc) {
         r.decode_dense = decode_step(in, r.batch_dense, history, sc.mtp_tokens);
         r.ttft_s_dense = r.prefill.dense();
         r.decode_step_s_dense = r.decode_dense.dense();
-        r.tpot_s_dense = loaded_tpot_s(r.ttft_s_dense, r.decode_step_s_dense, r.batch_dense, sc.output_tokens, sc.mtp_accepted);
+        r.tpot_s_dense = tpot_s(r.decode_step_s_dense, sc.mtp_accepted);
+        r.tpot_interleaved_s_dense =
+            loaded_tpot_s(r.ttft_s_dense, r.decode_step_s_dense, r.batch_dense, sc.output_tokens, sc.mtp_accepted);
+        r.tokens_per_s_per_user_dense = 1.0 / r.tpot_s_dense;
         r.tokens_per_s_per_gpu_dense =
             replica_tokens_per_s(r.ttft_s_dense, r.decode_step_s_dense, r.batch_dense, sc.output_tokens, sc.mtp_accepted) /
             gpus_per_replica;
@@ -455,7 +462,10 @@ std::vector<PlanRow> evaluate_plan(const PlanScenario& sc) {
         r.decode_cisa = r.batch_cisa == r.batch_dense && r.fits_dense ? r.decode_dense : decode_step(in, r.batch_cisa, history, sc.mtp_tokens);
         r.ttft_s_cisa = r.prefill.cisa();
         r.decode_step_s_cisa = r.decode_cisa.cisa();
-        r.tpot_s_cisa = loaded_tpot_s(r.ttft_s_cisa, r.decode_step_s_cisa, r.batch_cisa, sc.output_tokens, sc.mtp_accepted);
+        r.tpot_s_cisa = tpot_s(r.decode_step_s_cisa, sc.mtp_accepted);
+        r.tpot_interleaved_s_cisa =
+            loaded_tpot_s(r.ttft_s_cisa, r.decode_step_s_cisa, r.batch_cisa, sc.output_tokens, sc.mtp_accepted);
+        r.tokens_per_s_per_user_cisa = 1.0 / r.tpot_s_cisa;
         r.tokens_per_s_per_gpu_cisa =
             replica_tokens_per_s(r.ttft_s_cisa, r.decode_step_s_cisa, r.batch_cisa, sc.output_tokens, sc.mtp_accepted) /
             gpus_per_replica;
@@ -465,14 +475,14 @@ std::vector<PlanRow> evaluate_plan(const PlanScenario& sc) {
         if (std::isfinite(sc.output_length_ratio)) r.speedup_adj = r.speedup / sc.output_length_ratio;
       }
     }
-    auto check = [&](bool fits, double tpot_s, double ttft_s, std::string& reason) {
+    auto check = [&](bool fits, double tpot, double ttft_s, std::string& reason) {
       if (!fits) return false;
-      if (tpot_s * 1e3 > sc.tpot_target_ms) {
-        reason = "TPOT " + std::to_string(tpot_s * 1e3) + " ms > target " + std::to_string(sc.tpot_target_ms) + " ms";
+      if (tpot * 1e3 > sc.tpot_target_ms) {  // rounded as the tables print them
+        reason = fmt::format("TPOT {:.1f} ms > target {:g} ms", tpot * 1e3, sc.tpot_target_ms);
         return false;
       }
       if (ttft_s > sc.ttft_target_s) {
-        reason = "TTFT " + std::to_string(ttft_s) + " s > target " + std::to_string(sc.ttft_target_s) + " s";
+        reason = fmt::format("TTFT {:.2f} s > target {:g} s", ttft_s, sc.ttft_target_s);
         return false;
       }
       return true;
@@ -553,8 +563,12 @@ Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows) {
   auto& ttc = t.add_f64("ttft_ms_cisa", "ms", "same, CISA");
   auto& dsd = t.add_f64("decode_step_ms_dense", "ms", "one decode step (mtp_tokens positions per sequence) of batch_dense sequences at history context + output/2, dense");
   auto& dsc = t.add_f64("decode_step_ms_cisa", "ms", "one decode step of batch_cisa sequences, CISA");
-  auto& tpd = t.add_f64("tpot_ms_dense", "ms", "time per output token under steady load: decode step / mtp_accepted + batch x prefill / output (prefill interleaved), dense");
+  auto& tpd = t.add_f64("tpot_ms_dense", "ms", "TPOT: inter-token latency of a decode step, decode step / mtp_accepted (as AIConfigurator and vLLM report it), dense");
   auto& tpc = t.add_f64("tpot_ms_cisa", "ms", "same, CISA");
+  auto& tid = t.add_f64("tpot_interleaved_ms_dense", "ms", "time per output token with prefill interleaved under steady load: decode step / mtp_accepted + batch x prefill / output, dense");
+  auto& tic = t.add_f64("tpot_interleaved_ms_cisa", "ms", "same, CISA");
+  auto& tud = t.add_f64("tokens_per_s_per_user_dense", "tokens/s", "output tokens per second one user sees: 1 / TPOT, dense");
+  auto& tuc = t.add_f64("tokens_per_s_per_user_cisa", "tokens/s", "same, CISA");
   auto& tsd = t.add_f64("tokens_per_s_per_gpu_dense", "tokens/s", "output tokens per second per GPU, fixed-output requests, steady state, dense");
   auto& tsc = t.add_f64("tokens_per_s_per_gpu_cisa", "tokens/s", "same, CISA");
   auto& S = t.add_f64("speedup_throughput", "x", "S: fixed-output throughput speedup, CISA / dense tokens/s per GPU (each at its batch)");
@@ -632,6 +646,10 @@ Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows) {
     dsc.push_back(r.decode_step_s_cisa * ms);
     tpd.push_back(r.tpot_s_dense * ms);
     tpc.push_back(r.tpot_s_cisa * ms);
+    tid.push_back(r.tpot_interleaved_s_dense * ms);
+    tic.push_back(r.tpot_interleaved_s_cisa * ms);
+    tud.push_back(r.tokens_per_s_per_user_dense);
+    tuc.push_back(r.tokens_per_s_per_user_cisa);
     tsd.push_back(r.tokens_per_s_per_gpu_dense);
     tsc.push_back(r.tokens_per_s_per_gpu_cisa);
     S.push_back(r.speedup);
@@ -680,7 +698,8 @@ Attributes plan_attributes(const PlanScenario& sc, const std::string& command_li
   a["dense_impl"] = sc.dense_impl == "best" ? "best (fastest known on the card; per row in dense_impl)" : sc.dense_impl;
   a["cisa_impl"] = pr.cisa[1].impl;
   a["plan_model"] =
-      "fixed-output steady state per replica: tokens/s = O / (T_prefill + O * T_step / B); TPOT = T_step + B * T_prefill / O; "
+      "fixed-output steady state per replica: tokens/s = O / (T_prefill + O * T_step / B); TPOT = T_step / a (inter-token latency); "
+      "TPOT with prefill interleaved = T_step / a + B * T_prefill / O; "
       "TTFT = isolated chunked prefill; decode history = context + O/2; memory holds context + O tokens";
   return a;
 }

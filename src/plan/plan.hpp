@@ -79,7 +79,12 @@ struct PlanRow {
   StepTimes decode_dense, decode_cisa;  // one step at each side's batch
   double ttft_s_dense = kNaN, ttft_s_cisa = kNaN;
   double decode_step_s_dense = kNaN, decode_step_s_cisa = kNaN;
+  // TPOT = inter-token latency of a decode step (decode step / accepted tokens), as AIConfigurator
+  // and vLLM report it; the interleaved figure adds each sequence's share of the prefills that
+  // run between its decode steps under steady load.
   double tpot_s_dense = kNaN, tpot_s_cisa = kNaN;
+  double tpot_interleaved_s_dense = kNaN, tpot_interleaved_s_cisa = kNaN;
+  double tokens_per_s_per_user_dense = kNaN, tokens_per_s_per_user_cisa = kNaN;  // 1 / TPOT
   double tokens_per_s_per_gpu_dense = kNaN, tokens_per_s_per_gpu_cisa = kNaN;
   double speedup = kNaN, speedup_adj = kNaN;
   double mix_concurrency_dense = kNaN, mix_concurrency_cisa = kNaN;
@@ -89,8 +94,10 @@ struct PlanRow {
 std::vector<PlanRow> evaluate_plan(const PlanScenario& sc);
 // Steady-state serving of fixed-length requests (context prompt, `output` tokens each) on one replica,
 // `accepted` tokens emitted per sequence per decode step (1 without MTP):
-// tokens/s = output / (T_prefill + output * T_step / (B * a)); TPOT = T_step / a + B * T_prefill / output.
+// tokens/s = output / (T_prefill + output * T_step / (B * a)); TPOT = T_step / a (inter-token latency);
+// TPOT with prefill interleaved = T_step / a + B * T_prefill / output.
 double replica_tokens_per_s(double prefill_s, double step_s, int batch, std::int64_t output, double accepted = 1.0);
+double tpot_s(double step_s, double accepted = 1.0);
 double loaded_tpot_s(double prefill_s, double step_s, int batch, std::int64_t output, double accepted = 1.0);
 
 Table plan_table(const PlanScenario& sc, const std::vector<PlanRow>& rows);

@@ -272,7 +272,7 @@ TEST_CASE("Plan writes /plan with the documented columns", "[plan][hdf5]") {
   const Table back = read_hdf5_group(out, "plan");
   CHECK(back.rows() == rows.size());
   for (const char* col : {"context_tokens", "max_concurrency_dense", "max_concurrency_cisa", "tokens_per_s_per_gpu_dense",
-                          "tokens_per_s_per_gpu_cisa", "ttft_ms_dense", "ttft_ms_cisa", "tpot_ms_dense", "tpot_ms_cisa",
+                          "tokens_per_s_per_gpu_cisa", "ttft_ms_dense", "ttft_ms_cisa", "tpot_ms_dense", "tpot_ms_cisa", "tpot_interleaved_ms_cisa", "tokens_per_s_per_user_cisa",
                           "mem_weights_bytes", "kv_bytes_per_seq", "rep_bytes_per_seq", "speedup_throughput",
                           "speedup_throughput_adj", "pareto_dense", "pareto_cisa"}) {
     INFO(col);
@@ -396,4 +396,28 @@ TEST_CASE("MTP / speculative decode: k positions share one CISA selection", "[pl
   CHECK(r3.tokens_per_s_per_gpu_cisa > r1.tokens_per_s_per_gpu_cisa);
   CHECK(r3.tpot_s_cisa < r1.tpot_s_cisa);
   CHECK(replica_tokens_per_s(2.0, 0.03, 8, 4096, 2.0) == Approx(8 / loaded_tpot_s(2.0, 0.03, 8, 4096, 2.0)));
+}
+
+TEST_CASE("TPOT is the inter-token latency of a decode step; constraints filter on it", "[plan][perf][tpot]") {
+  const std::string head = "name: t\nmodel: nemotron3_ultra\nhardware: b300\nweights: fp8\nparallel: {tp: 2, dp: 2, ep: 4}\n";
+  const PlanScenario sc = scenario_from_text(head + "workload: {batch: 8, mtp_tokens: 3, mtp_accepted: 2.4}\n");
+  const PlanRow r = evaluate_plan(sc).front();
+  CHECK(r.tpot_s_cisa == Approx(r.decode_step_s_cisa / 2.4).epsilon(1e-12));
+  CHECK(r.tpot_s_dense == Approx(r.decode_step_s_dense / 2.4).epsilon(1e-12));
+  CHECK(r.tokens_per_s_per_user_cisa == Approx(1.0 / r.tpot_s_cisa).epsilon(1e-12));
+  CHECK(r.tpot_interleaved_s_cisa ==
+        Approx(loaded_tpot_s(r.ttft_s_cisa, r.decode_step_s_cisa, r.batch_cisa, sc.output_tokens, 2.4)).epsilon(1e-12));
+  CHECK(r.tpot_interleaved_s_cisa > r.tpot_s_cisa);
+  // A target between the two figures: met on TPOT (the standard metric), not on the interleaved one.
+  const double target_ms = 0.5 * (r.tpot_s_cisa + r.tpot_interleaved_s_cisa) * 1e3;
+  const std::string tgt = "constraints: {tpot_ms: " + std::to_string(target_ms) + "}\n";
+  const PlanRow met = evaluate_plan(scenario_from_text(head + "workload: {batch: 8, mtp_tokens: 3, mtp_accepted: 2.4}\n" + tgt)).front();
+  CHECK(met.feasible_cisa);
+  // Missed targets read rounded: "TPOT 12.3 ms > target 1 ms".
+  const PlanRow missed =
+      evaluate_plan(scenario_from_text(head + "workload: {batch: 8}\nconstraints: {tpot_ms: 0.001, ttft_s: 1000}\n")).front();
+  CHECK_FALSE(missed.feasible_cisa);
+  INFO(missed.reason_cisa);
+  CHECK(contains(missed.reason_cisa, "ms > target 0.001 ms"));
+  CHECK_FALSE(contains(missed.reason_cisa, "000000"));
 }
