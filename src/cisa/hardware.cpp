@@ -94,7 +94,7 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     // Datasheet peaks everywhere; no floors; top-k limited by shared-memory bandwidth
     // (128 B/clock/SM = 32 fp32 keys at an assumed 1.98 GHz boost clock).
     r.attention_flops = r.gemm_flops;
-    r.attention_read_Bps = r.scoring_read_bw_Bps = r.read_bw_Bps;
+    r.attention_read_Bps = r.attention_gather_Bps = r.scoring_read_bw_Bps = r.read_bw_Bps;
     r.scoring_write_bw_Bps = r.write_bw_Bps;
     r.topk_keys_per_s_per_sm = r.topk_l2_keys_per_s_per_sm = 32.0 * 1.98e9;
     r.topk_ids_per_s_per_sm = INFINITY;
@@ -107,6 +107,10 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
   need(im.read_bw_tbs, "read_bw_tbs", who);
   r.attention_flops = at(im.mma_tflops, b, true) * 1e12;
   r.attention_read_Bps = at(im.read_bw_tbs, b, true) * 1e12;
+  if (im.prices_cisa) {
+    need(im.gather_bw_tbs, "gather_bw_tbs", who);
+    r.attention_gather_Bps = at(im.gather_bw_tbs, b, true) * 1e12;
+  }
   r.attention_floor_s = at(im.attention_floor_us, b, false) * 1e-6;
   if (im.page_visits)
     for (int i = 0; i < 4; ++i) r.attention_page_s[i] = at(im.page_visit_ns[i], b, false) * 1e-9;
@@ -136,6 +140,7 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   s.score_tiles_per_cta = im.score_tiles_per_cta;
   s.topk_radix_passes = im.topk_radix_passes;
   s.score_bytes = im.score_bytes;
+  s.topk_cluster_above = im.topk_cluster_above;
   s.split_min_tokens = im.split_min_tokens;
   s.sms = rates.sms;
   s.l2_reuse = rates.l2_reuse;

@@ -63,7 +63,8 @@ struct Rates {
   double write_bw_Bps = 0;  // the card's streaming write
   double gemm_flops = 0;
   double attention_flops = 0;    // the implementation's attention MMA rate
-  double attention_read_Bps = 0;  // its attention streaming / page-gather rate
+  double attention_read_Bps = 0;    // its dense attention's streaming read rate
+  double attention_gather_Bps = 0;  // its CISA attention's selected-page read rate
   double scoring_read_bw_Bps = 0, scoring_write_bw_Bps = 0;
   double launch_s = 0;
   // Fixed cost per launch as a CUDA-event-timed component sees it (launch, ramp, tail).

@@ -28,6 +28,7 @@ const std::vector<FieldSpec>& attention_fields() {
   static const std::vector<FieldSpec> f = {
       {"mma_tflops", &ImplProfile::mma_tflops, nullptr},
       {"read_bw_tbs", &ImplProfile::read_bw_tbs, nullptr},
+      {"gather_bw_tbs", &ImplProfile::gather_bw_tbs, nullptr},
       {"floor_us", &ImplProfile::attention_floor_us, nullptr},
   };
   return f;
@@ -155,7 +156,7 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
 void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string& field, ImplProfile& p) {
   require_keys_known(doc, s, field,
                      names_of(selection_fields(), {"score_tile_rows", "score_pages_per_tile", "score_tiles_per_cta",
-                                                   "topk_radix_passes", "score_bytes"}));
+                                                   "topk_radix_passes", "topk_cluster_above", "score_bytes"}));
   if (s["score_tile_rows"]) p.score_tile_rows = small_int(doc, s["score_tile_rows"], field + ".score_tile_rows", 1, 1024);
   if (s["score_pages_per_tile"])
     p.score_pages_per_tile = small_int(doc, s["score_pages_per_tile"], field + ".score_pages_per_tile", 1, 4096);
@@ -163,6 +164,8 @@ void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string&
     p.score_tiles_per_cta = small_int(doc, s["score_tiles_per_cta"], field + ".score_tiles_per_cta", 1, 1024);
   if (s["topk_radix_passes"])
     p.topk_radix_passes = small_int(doc, s["topk_radix_passes"], field + ".topk_radix_passes", 1, 8);
+  if (s["topk_cluster_above"])
+    p.topk_cluster_above = small_int(doc, s["topk_cluster_above"], field + ".topk_cluster_above", 0, 1 << 30);
   if (s["score_bytes"]) {
     const std::int64_t b = get_int(doc, s["score_bytes"], field + ".score_bytes");
     if (b != 2 && b != 4) throw InputError(locate(doc, s["score_bytes"], field + ".score_bytes"), "must be 2 or 4");

@@ -107,6 +107,7 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.score_pages_per_tile = p.score_pages_per_tile;
   o.score_tiles_per_cta = p.score_tiles_per_cta;
   o.topk_radix_passes = p.topk_radix_passes;
+  o.topk_cluster_above = p.topk_cluster_above;
   o.score_bytes = p.score_bytes;
   o.scoring_read_bw_tbs = r.get(p.scoring_read_bw_tbs, Transfer::read_bw, "scoring.read_bw_tbs");
   o.scoring_write_bw_tbs = r.get(p.scoring_write_bw_tbs, Transfer::write_bw, "scoring.write_bw_tbs");
@@ -139,6 +140,7 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   Resolver r{card, cards, o, "implementation '" + p.name + "': attention.", ""};
   o.mma_tflops = r.get(p.mma_tflops, Transfer::mma, "attention.mma_tflops");
   o.read_bw_tbs = r.get(p.read_bw_tbs, Transfer::read_bw, "attention.read_bw_tbs");
+  if (p.prices_cisa) o.gather_bw_tbs = r.get(p.gather_bw_tbs, Transfer::read_bw, "attention.gather_bw_tbs");
   o.attention_floor_us = r.get(p.attention_floor_us, Transfer::same, "attention.floor_us");
   if (p.page_visits) {
     static const char* kTiles[4] = {"m16", "m32", "m64", "m128"};

@@ -47,7 +47,8 @@ struct ImplProfile {
   int tile_rows_min = 128, tile_rows_max = 128;
   bool gqa_packing = true;
   PerCard mma_tflops;   // attention MMA rate on issued FLOPs, TF/s
-  PerCard read_bw_tbs;  // attention streaming / page-gather read rate, TB/s
+  PerCard read_bw_tbs;    // dense attention: streaming read rate of the history, TB/s
+  PerCard gather_bw_tbs;  // CISA attention: read rate of the selected pages (16-token page gather), TB/s
   bool page_visits = false;  // a per-(work item, page) SM cost is modelled
   PerCard page_visit_ns[4];  // tiles of 16 / 32 / 64 / 128 rows
   PerCard attention_floor_us;
@@ -60,6 +61,7 @@ struct ImplProfile {
   std::string selection_from;
   int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4;
   int topk_radix_passes = 4;
+  int topk_cluster_above = 0;  // rows with more eligible keys run on a 2-CTA cluster (0: never)
   double score_bytes = 4;  // bytes per score written by scoring and read by top-k
   PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
@@ -82,12 +84,13 @@ struct ResolvedImpl {
   bool gqa_packing = true;
   L2Sharing l2_sharing = L2Sharing::unknown;
   int split_min_tokens = 256;
-  Figure mma_tflops, read_bw_tbs, attention_floor_us;
+  Figure mma_tflops, read_bw_tbs, gather_bw_tbs, attention_floor_us;
   bool page_visits = false;
   Figure page_visit_ns[4];
   bool has_selection = false;
   std::string selection_impl;  // profile whose selection kernels price scoring / top-k / setup
   int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4, topk_radix_passes = 4;
+  int topk_cluster_above = 0;
   double score_bytes = 4;
   Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   Figure topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;

@@ -56,11 +56,12 @@ double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates
   const double rate =
       topk_scores_in_l2(f, sh, rates) ? rates.topk_l2_keys_per_s_per_sm : rates.topk_keys_per_s_per_sm;
   // Per row: radix passes over its N_e scores, then the output pass translating and writing its K
-  // page IDs (K = written IDs per row).
+  // page IDs (K = written IDs per row). Long rows split over a cluster of 2 CTAs, each doing half.
   const double k_out = f.topk.dram_write_bytes / (4.0 * f.topk_rows);
-  const double per_row =
-      f.topk_elements / f.topk_rows * sh.topk_radix_passes / rate + k_out / rates.topk_ids_per_s_per_sm;
-  const double waves = std::ceil(f.topk_rows / rates.sms);
+  const double keys = f.topk_elements / f.topk_rows;
+  const double split = (sh.topk_cluster_above > 0 && keys > sh.topk_cluster_above) ? 2.0 : 1.0;
+  const double per_row = (keys * sh.topk_radix_passes / rate + k_out / rates.topk_ids_per_s_per_sm) / split;
+  const double waves = std::ceil(split * f.topk_rows / rates.sms);
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);
   return std::max(waves * per_row, t_mem) + f.topk.launches * rates.topk_floor_s;
 }
@@ -73,20 +74,27 @@ double setup_time(const ForwardCost& f, const Rates& rates) {
 }
 
 namespace {
-ClassRates attention_class(const KernelCost& k, const Rates& rates) {
+ClassRates attention_class(const KernelCost& k, double read_Bps, const Rates& rates) {
   const int tile = k.tile_rows <= 16 ? 0 : k.tile_rows <= 32 ? 1 : k.tile_rows <= 64 ? 2 : 3;
-  return ClassRates{rates.attention_read_Bps, rates.write_bw_Bps, rates.attention_floor_s,
-                    rates.attention_page_s[tile]};
+  return ClassRates{read_Bps, rates.write_bw_Bps, rates.attention_floor_s, rates.attention_page_s[tile]};
 }
 }  // namespace
 
 double dense_attention_time(const ForwardCost& f, const Rates& rates) {
-  return kernel_time(f.attention_dense, rates.attention_flops, rates, attention_class(f.attention_dense, rates));
+  return kernel_time(f.attention_dense, rates.attention_flops, rates,
+                     attention_class(f.attention_dense, rates.attention_read_Bps, rates));
 }
 
 ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
   ComponentTimes t;
-  t.attention = kernel_time(f.attention_cisa, rates.attention_flops, rates, attention_class(f.attention_cisa, rates));
+  // Selected pages are gathered at the implementation's page-gather rate, its dense prefix (short
+  // contexts) streams at the dense rate: one effective rate for the kernel's reads.
+  const KernelCost& a = f.attention_cisa;
+  const double reads = a.dram_bytes - a.dram_write_bytes;
+  const double prefix = std::min(f.cisa_dense_prefix_bytes, reads);
+  const double secs = prefix / rates.attention_read_Bps + (reads - prefix) / rates.attention_gather_Bps;
+  const double read_Bps = secs > 0 ? reads / secs : rates.attention_gather_Bps;
+  t.attention = kernel_time(a, rates.attention_flops, rates, attention_class(a, read_Bps, rates));
   // The scoring kernel class streams representatives in and scores out at its own rates.
   const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s, 0.0,
                            rates.scoring_step_s};

@@ -53,6 +53,7 @@ void ForwardCost::add(const ForwardCost& o) {
   splits_dense = std::max(splits_dense, o.splits_dense);
   splits_cisa = std::max(splits_cisa, o.splits_cisa);
   setup_h2d_bytes += o.setup_h2d_bytes;
+  cisa_dense_prefix_bytes += o.cisa_dense_prefix_bytes;
 }
 
 std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b) {
@@ -328,6 +329,7 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     qo += p.qo;
     out.units += p.tiles;
     min_tokens = std::min(min_tokens, p.min_tokens);
+    f.cisa_dense_prefix_bytes = s.seqs * (p.kv_dram + p.meta + p.qo);
   }
   double sel_hit = 0;        // share of a selection's K pages served by L2 (last group class evaluated)
   bool floor_bound = false;  // the sequence's selected reads are the per-wave union (already complete)
@@ -386,6 +388,7 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
   ac.l2_bytes = s.seqs * (kv_req + meta + qo + partials);
   ac.dram_bytes = s.seqs * (kv_dram + meta + qo + partials);
   ac.dram_write_bytes = s.seqs * (qo + partials) / 2.0;
+  if (s.m_sp == 0) f.cisa_dense_prefix_bytes = ac.dram_bytes;  // all of it on the dense path
   ac.flops_issued *= s.seqs;
   ac.flops_useful *= s.seqs;
   ac.page_visits *= s.seqs;
@@ -542,6 +545,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     a.bytes_cisa.kv = kv / r;
     a.attention_cisa.dram_bytes -= kv - kv / r;
     f.attention_cisa = a.attention_cisa;
+    f.cisa_dense_prefix_bytes = a.cisa_dense_prefix_bytes / r;
     f.bytes_cisa = a.bytes_cisa;
     f.l2_kv_cisa = a.l2_kv_cisa;
     f.splits_cisa = a.splits_cisa;

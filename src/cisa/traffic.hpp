@@ -24,6 +24,7 @@ struct KernelShape {
   bool share_selected = true;  // co-resident CTAs of a sequence find each other's random picks in L2
   bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head
   double score_bytes = 4;      // bytes per score written by scoring, read by top-k
+  int topk_cluster_above = 0;  // top-k rows with more eligible keys run on 2 CTAs (0: never)
 };
 
 // Tile rows the attention kernel uses for work items of `rows` rows: the smallest power of two
@@ -72,6 +73,7 @@ struct ForwardCost {
   double topk_elements = 0;  // sum of N_e over selections
   double splits_dense = 1, splits_cisa = 1;
   double setup_h2d_bytes = 0;  // step descriptors uploaded host -> device (setup)
+  double cisa_dense_prefix_bytes = 0;  // DRAM bytes of the CISA attention's dense prefix (N_e <= K)
   void add(const ForwardCost& o);
 };
 

@@ -66,6 +66,7 @@ std::string calibration_yaml(const std::string& card_name) {
   shape.score_tiles_per_cta = kernels.score_tiles_per_cta;
   shape.topk_radix_passes = kernels.topk_radix_passes;
   shape.score_bytes = kernels.score_bytes;
+  shape.topk_cluster_above = kernels.topk_cluster_above;
   shape.split_min_tokens = kernels.split_min_tokens;
   shape.l2_bytes = dev.l2_bytes;
   const KernelRates kr = measure_kernel_rates(dev.sms, shape);
@@ -88,6 +89,7 @@ std::string calibration_yaml(const std::string& card_name) {
     << "\"\n    attention:\n"
     << meas(a, "mma_tflops", kr.attention_tflops, kr.attention_method)
     << meas(a, "read_bw_tbs", kr.attention_read_bw_tbs, kr.attention_read_method)
+    << meas(a, "gather_bw_tbs", kr.attention_gather_bw_tbs, kr.attention_gather_method)
     << meas(a, "floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch") << a
     << "page_visit_ns:\n"
     << meas(v, "m16", kr.attention_page_ns[0], kr.attention_page_method)

@@ -215,10 +215,13 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape) {
     pre1k = time_pipeline({4, 512, 1, 1024, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 5);
   }
   {
+    // Per CTA as the model prices it: long rows split over a 2-CTA cluster, each doing half.
     auto row = [&](const PipelineTimes& t, double K, double& keys, double& ids, double& secs) {
-      const double waves = std::ceil(t.model.topk_rows / sms);
-      keys = waves * t.model.topk_elements / t.model.topk_rows * passes;
-      ids = waves * K;
+      const double ne = t.model.topk_elements / t.model.topk_rows;
+      const double split = (shape.topk_cluster_above > 0 && ne > shape.topk_cluster_above) ? 2.0 : 1.0;
+      const double waves = std::ceil(split * t.model.topk_rows / sms);
+      keys = waves * ne * passes / split;
+      ids = waves * K / split;
       secs = t.topk_ms * 1e-3 - topk_floor_s;
     };
     // Setup = latency + descriptor bytes / bandwidth, from the floor shape and this one (8,192
@@ -264,9 +267,19 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape) {
   {
     World w(64, (std::int64_t(1) << 20) + 1, 1, 67);
     dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 15);
-    const double per_row = dec.model.topk_elements / dec.model.topk_rows * passes;
+    // The same step's attention gathers 64 x (4,096 + 128) random pages: the page-gather read rate.
+    out.attention_gather_bw_tbs =
+        dec.model.attention_cisa.dram_bytes /
+        (dec.attention_ms * 1e-3 - dec.attention_launches * out.attention_floor_us * 1e-6) / 1e12;
+    out.attention_gather_method =
+        "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096, W=128, random selections: the model's CISA "
+        "attention DRAM bytes / (median of 15 - floors), L2 flushed";
+    const double ne = dec.model.topk_elements / dec.model.topk_rows;
+    const double split = (shape.topk_cluster_above > 0 && ne > shape.topk_cluster_above) ? 2.0 : 1.0;
+    const double waves = std::ceil(split * dec.model.topk_rows / sms);
+    const double per_row = waves * ne * passes / split;
     const double out_s =
-        out.topk_out_ids_per_ns_per_sm > 0 ? 4096.0 / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
+        out.topk_out_ids_per_ns_per_sm > 0 ? waves * 4096.0 / split / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
     out.topk_l2_elem_passes_per_ns_per_sm =
         per_row / ((dec.topk_ms * 1e-3 - topk_floor_s - out_s) * 1e9);
     out.topk_l2_method =

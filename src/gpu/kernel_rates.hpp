@@ -13,6 +13,8 @@ struct KernelRates {
   std::string attention_method;
   double attention_read_bw_tbs = 0;  // model DRAM bytes / time, dense decode (streaming)
   std::string attention_read_method;
+  double attention_gather_bw_tbs = 0;  // model DRAM bytes / time, CISA decode attention (page gather)
+  std::string attention_gather_method;
   // Top-k per-SM key-pass rate (model: 4 passes per key, one CTA per row, waves of rows), in the
   // pipeline (scores written by the scoring kernel just before): rows whose scores come from DRAM
   // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).

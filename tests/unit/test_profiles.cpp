@@ -245,7 +245,10 @@ TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]"
   CHECK(contains(profile_error(kDense + "selection: {score_bytes: 3}\n"), "2 or 4"));
   CHECK(contains(profile_error(kDense + "atention: {}\n"), "did you mean"));
   // selection_from must name a profile with kernels of its own (resolution time).
-  const std::string cisa = replaced(kDense, "roles: [dense]", "roles: [cisa]") + "selection_from: nonesuch\n";
+  const std::string cisa =
+      replaced(replaced(kDense, "roles: [dense]", "roles: [cisa]"), "  floor_us:",
+               "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:") +
+      "selection_from: nonesuch\n";
   const YamlDoc doc = parse_yaml(cisa, "p.yaml");
   ImplCatalog impls = shipped_impls();
   impls.emplace("tdense", parse_impl(doc, doc.root, ""));
