@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "cisa/embedded.hpp"
+#include "cisa/hf_config.hpp"
 
 namespace cisa {
 
@@ -236,6 +237,15 @@ Hardware resolve_hardware(const YamlDoc& doc, const YAML::Node& n, const std::st
 }
 
 ModelPreset resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
+  if (n.IsScalar() && is_hf_config_path(n.Scalar())) {  // a Hugging Face config.json (hf_config.hpp)
+    try {
+      const HfModel m = load_hf_config(n.Scalar());
+      note_unused_once(m);
+      return m.preset;
+    } catch (const InputError& e) {
+      throw InputError(locate(doc, n, field), e.what());
+    }
+  }
   return resolve_preset<ModelPreset>(doc, n, field, parse_model, model_preset);
 }
 
