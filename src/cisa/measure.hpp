@@ -33,6 +33,8 @@ struct ErrorSummary {
   std::string verdict;            // "within target", "biased high/low", "misses target"
 };
 std::vector<ErrorSummary> summarize_errors(const Table& points);
+// Median of an ascending list (NaN when empty); an even count averages the middle pair.
+double median_of_sorted(const std::vector<double>& sorted);
 // The stdout report: one line per component and phase, the worst points, a verdict per component.
 void write_error_report(std::ostream& os, const Table& points);
 
