@@ -122,9 +122,14 @@ class ResultFile:
         return x if math.isfinite(x) and x > 0 else None
 
 
+MAX_ROWS = 1 << 27  # as the C++ readers: above the 5e7-point sweep limit
+
+
 def _read_dataset(ds: h5py.Dataset) -> np.ndarray:
     if ds.ndim != 1:
         raise ReportInputError(f"{ds.name}: expected a 1-D column, found shape {ds.shape}")
+    if ds.shape[0] > MAX_ROWS:  # a corrupt or foreign header must not size our memory
+        raise ReportInputError(f"{ds.name}: implausible length {ds.shape[0]}")
     kind = ds.dtype.kind
     if kind in ("O", "S", "U") or h5py.check_string_dtype(ds.dtype) is not None:
         if h5py.check_string_dtype(ds.dtype) is not None:
@@ -150,7 +155,12 @@ def read_group(h5: h5py.File, name: str) -> Group:
     for key, ds in g.items():
         if not isinstance(ds, h5py.Dataset):
             continue
-        arr = _read_dataset(ds)
+        try:
+            arr = _read_dataset(ds)
+        except ReportInputError:
+            raise
+        except (OSError, KeyError, ValueError, RuntimeError, TypeError) as e:  # corrupt data
+            raise ReportInputError(f"/{name}/{key}: cannot read ({e})") from None
         if length is None:
             length = len(arr)
         elif len(arr) != length:
@@ -170,12 +180,17 @@ def load(path: str) -> ResultFile:
         raise ReportInputError(f"{path}: no such file") from None
     except OSError as e:
         raise ReportInputError(f"{path}: not a readable HDF5 file ({e})") from None
-    with h5:
-        attrs = {k: _to_str(v) for k, v in h5.attrs.items()}
-        groups = {}
-        for name, obj in h5.items():
-            if isinstance(obj, h5py.Group):
-                groups[name] = read_group(h5, name)
+    try:
+        with h5:
+            attrs = {k: _to_str(v) for k, v in h5.attrs.items()}
+            groups = {}
+            for name, obj in h5.items():
+                if isinstance(obj, h5py.Group):
+                    groups[name] = read_group(h5, name)
+    except ReportInputError as e:
+        raise ReportInputError(f"{path}: {e}") from None
+    except (OSError, KeyError, ValueError, RuntimeError, TypeError) as e:  # corrupt metadata
+        raise ReportInputError(f"{path}: corrupt or foreign HDF5 file ({e})") from None
     if "points" not in groups and "plan" not in groups:
         raise ReportInputError(f"{path}: neither a /points nor a /plan group "
                                "(is this a cisa-sim result file?)")

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 using h5::Handle;
 
 constexpr hsize_t kMaxStringWidth = 1 << 20;
-constexpr hsize_t kMaxRows = hsize_t{1} << 32;
+constexpr hsize_t kMaxRows = hsize_t{1} << 27;  // above the 5e7-point sweep limit
 
 class Reader {
  public:

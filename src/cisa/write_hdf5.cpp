@@ -48,22 +48,25 @@ class Writer {
     c_.ok(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "fclose degree");
     file_ =
         h5::file(c_.id(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), "H5Fcreate"));
-    str_ = h5::type(c_.id(H5Tcopy(H5T_C_S1), "H5Tcopy"));
-    c_.ok(H5Tset_size(str_.get(), H5T_VARIABLE), "H5Tset_size");
-    c_.ok(H5Tset_cset(str_.get(), H5T_CSET_UTF8), "H5Tset_cset");
     scalar_ = h5::space(c_.id(H5Screate(H5S_SCALAR), "H5Screate"));
     dcpl_ = h5::plist(c_.id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"));
     // Every element is written right after creation: skip the fill-value pass.
     c_.ok(H5Pset_fill_time(dcpl_.get(), H5D_FILL_TIME_NEVER), "fill time");
   }
 
+  // Fixed-length, null-padded UTF-8: stored in the (checksummed) object header, not in the
+  // global heap that variable-length strings use, which HDF5 does not checksum.
   void attribute(hid_t obj, const std::string& name, const std::string& value) {
-    Handle a = h5::attribute(
-        c_.id(H5Acreate2(obj, name.c_str(), str_.get(), scalar_.get(), H5P_DEFAULT, H5P_DEFAULT),
-              "H5Acreate2"));
-    const char* p = value.c_str();
-    c_.ok(H5Awrite(a.get(), str_.get(), &p), "H5Awrite");
+    Handle t = h5::type(c_.id(H5Tcopy(H5T_C_S1), "H5Tcopy"));
+    c_.ok(H5Tset_size(t.get(), std::max<std::size_t>(1, value.size())), "H5Tset_size");
+    c_.ok(H5Tset_cset(t.get(), H5T_CSET_UTF8), "H5Tset_cset");
+    c_.ok(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+    Handle a = h5::attribute(c_.id(
+        H5Acreate2(obj, name.c_str(), t.get(), scalar_.get(), H5P_DEFAULT, H5P_DEFAULT), "H5Acreate2"));
+    const std::string padded = value.empty() ? std::string(1, '\0') : value;
+    c_.ok(H5Awrite(a.get(), t.get(), padded.data()), "H5Awrite");
     c_.close(a, "H5Aclose");
+    c_.close(t, "H5Tclose");
   }
 
   void root_attributes(const Attributes& attributes) {
@@ -85,7 +88,6 @@ class Writer {
   void finish() {
     c_.close(dcpl_, "H5Pclose");
     c_.close(scalar_, "H5Sclose");
-    c_.close(str_, "H5Tclose");
     c_.ok(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "H5Fflush");
     c_.close(file_, "H5Fclose");
   }
@@ -138,7 +140,7 @@ class Writer {
   }
 
   Checked c_;
-  Handle file_, str_, scalar_, dcpl_;
+  Handle file_, scalar_, dcpl_;
 };
 
 }  // namespace

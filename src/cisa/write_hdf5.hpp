@@ -1,9 +1,10 @@
 // HDF5 output and input. Layout (stable; analysis/ reads only this):
-//   file attributes (strings): tool_version, git_hash, created_utc, command_line, scenario_yaml,
+//   file attributes (fixed-length UTF-8 strings): tool_version, git_hash, created_utc, command_line, scenario_yaml,
 //                              hardware_yaml, and any others the caller adds
 //   /<group>/<column>        1-D dataset per column, all of one length;
 //                            float64 | int64 | fixed-length null-padded UTF-8 string;
 //                            attributes: unit (string), description (string)
+// (Older files have variable-length string attributes; the readers accept both.)
 // Files are written in the HDF5 1.10 file format (superblock v3, checksummed metadata: a
 // corrupted header is detected, not followed) through OutputFile (output_file.hpp): a temp file
 // in the target's folder, every HDF5 object closed and every return checked, fsync, rename.
