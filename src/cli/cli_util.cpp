@@ -5,9 +5,11 @@
 #include <boost/program_options/errors.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cisa/errors.hpp"
+#include "cisa/output_file.hpp"
 
 namespace cisa::cli {
 
@@ -27,6 +29,13 @@ int guarded(const std::string& cmd, const std::function<int()>& body) {
   } catch (const boost::program_options::error& e) {
     std::cerr << who << ": error: command line: " << e.what() << " (see " << who << " --help)\n";
     return kExitBadInput;
+  } catch (const OutputError& e) {  // the OS refused a write (full disk, EIO, ...): not our bug
+    std::cerr << who << ": error: " << e.what() << "\n";
+    // HDF5 1.10 keeps a file whose final flush failed open and crashes closing it at exit
+    // (H5F__close_cb): leave without running its exit handlers. The temp file is already removed.
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(kExitInternal);
   } catch (const std::exception& e) {
     std::cerr << who << ": internal error: " << e.what() << "\n";
     return kExitInternal;
@@ -53,7 +62,10 @@ std::vector<std::int64_t> parse_int_list(const std::string& option, const std::s
     if (digits.empty() || used != digits.size() || v < 1)
       throw InputError({"command line", 0, "--" + option},
                        "expected a comma-separated list of positive integers (e.g. 8192,4096 or 1M), got '" + text + "'");
-    out.push_back(v * mult);
+    std::int64_t product = 0;
+    if (__builtin_mul_overflow(static_cast<std::int64_t>(v), mult, &product))
+      throw InputError({"command line", 0, "--" + option}, "'" + item + "' does not fit in a 64-bit integer");
+    out.push_back(product);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
@@ -66,7 +78,8 @@ std::string join_args(int argc, char** argv) {
   return s;
 }
 
-std::string default_output(const std::string& scenario_name) { return "out/" + scenario_name + ".h5"; }
+// The name is sanitised: `name: ../../x` must not write outside out/.
+std::string default_output(const std::string& scenario_name) { return "out/" + sanitize_file_name(scenario_name) + ".h5"; }
 
 Progress::Progress(std::string what) : what_(std::move(what)), start_(now_s()), tty_(isatty(2) != 0) {}
 
