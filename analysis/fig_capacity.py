@@ -8,9 +8,9 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from cisa_h5 import finite, format_value
-from fig_common import (Catalogue, log2_context_axis, plain_log_ticks, series_colors, split_by,
-                        title)
-from series import iter_series, readable_slice
+from fig_common import (STYLE_COLOR, Catalogue, dodge, log2_context_axis, plain_log_ticks,
+                        series_colors, series_style, split_by, title)
+from series import title_note, iter_series, readable_slice
 
 MAX_LINES = 8
 PANELS = (("max_concurrency", "max concurrent sequences", "sequences"),
@@ -47,12 +47,14 @@ def render_slice(result, cat, sub, panels, model, hw):
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.4), squeeze=False)
     for ax, (key, name, unit) in zip(axes[0], panels):
         labelled = False
-        for (label, s, schedule), color in zip(lines, colors):
-            x = s.f("context_tokens")
-            for side, ls, mk in (("dense", "--", "o"), ("cisa", "-", "s")):
+        for i, ((label, s, schedule), color) in enumerate(zip(lines, colors)):
+            x0 = s.f("context_tokens")
+            x = dodge(x0, i, len(lines))  # coinciding lines (dense does not depend on K, G) stay visible
+            for side, ls in (("dense", "--"), ("cisa", "-")):
                 y = s.f(f"{key}_{side}")
-                ok = finite(y) & (x > 0) & (y > 0)  # 0 = does not fit
-                ax.plot(x[ok], y[ok], ls, marker=mk, ms=4, color=color)
+                ok = finite(y) & (x0 > 0) & (y > 0)  # 0 = does not fit
+                ax.plot(x[ok], y[ok], ls, marker=series_style(i)["marker"], ms=4, color=color,
+                        mfc="none" if side == "dense" else color)
             y = s.f(f"{key}_cisa")
             if schedule and not labelled and np.any(finite(y) & (y > 0)):
                 labelled = True  # schedule values (e.g. K per context): label one line
@@ -73,20 +75,25 @@ def render_slice(result, cat, sub, panels, model, hw):
         return any(np.any(finite(s.f(f"{k}_{side}")) & (s.f(f"{k}_{side}") > 0))
                    for k, *_ in panels for side in ("dense", "cisa"))
 
-    handles = [Line2D([], [], color=c, label=(lab or "all") + ("" if fits(s) else " (fits nowhere)"))
-               for (lab, s, _), c in zip(lines, colors)]
-    handles += [Line2D([], [], color="gray", ls="--", marker="o", label="dense"),
-                Line2D([], [], color="gray", ls="-", marker="s", label="CISA")]
+    # Only the series drawn; configurations that fit nowhere are named in the caption.
+    handles = [Line2D([], [], color=c, marker=series_style(i)["marker"], ms=4, label=lab or "all")
+               for i, ((lab, s, _), c) in enumerate(zip(lines, colors)) if fits(s)]
+    nowhere = [lab or "all" for lab, s, _ in lines if not fits(s)]
+    handles += [Line2D([], [], color=STYLE_COLOR, ls="--", marker="o", mfc="none", label="dense"),
+                Line2D([], [], color=STYLE_COLOR, ls="-", marker="o", label="CISA")]
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(4, len(handles)), title="budget K, QShare G / path")
     what = "Capacity vs context (planner)"
     if sliced:
-        what += f"\nslice: {'; '.join(sliced)}"
+        what += "\n" + title_note(sliced)
     fig.suptitle(title(result, what, model=model, hardware=hw))
     fig.tight_layout()
-    cap = "Max concurrency and throughput per GPU vs context, dense (dashed) vs CISA (solid)."
+    cap = ("Max concurrency and throughput per GPU vs context, dense (dashed, open markers) vs CISA (solid); "
+           "series sit a few per cent apart on x so coinciding lines stay visible.")
+    if nowhere:
+        cap += f" Not drawn (fit nowhere): {'; '.join(nowhere)}."
     if sliced:
-        cap += f" Slice shown: {'; '.join(sliced)}."
+        cap += f" Shown at {'; '.join(sliced)}."
     cat.save(fig, f"capacity_{model}_{hw}", f"Capacity: {model} on {hw}", cap)
 
 

@@ -188,9 +188,31 @@ def row_model_hw(result: ResultFile, sub: Group):
     return str(model), str(hw)
 
 
+# Legend swatches for line styles (predicted, measured, ceiling) are black; series never are, and
+# never grey either (tab10's grey 7, tab20's greys 14 and 15 are skipped).
+STYLE_COLOR = "black"
+SERIES_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "h", "<", ">")
+SERIES_LINESTYLES = ("-", "--", "-.", (0, (1, 1)), (0, (5, 1, 1, 1)))
+
+
 def series_colors(n: int):
-    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
-    return [cmap(i % cmap.N) for i in range(n)]
+    cmap = plt.get_cmap("tab10" if n <= 9 else "tab20")
+    greys = {7} if cmap.N == 10 else {14, 15}
+    palette = [cmap(i) for i in range(cmap.N) if i not in greys]
+    return [palette[i % len(palette)] for i in range(n)]
+
+
+def series_style(i: int) -> dict:
+    """Marker and line style of the i-th series, so that coinciding lines stay visible."""
+    return {"marker": SERIES_MARKERS[i % len(SERIES_MARKERS)],
+            "linestyle": SERIES_LINESTYLES[i % len(SERIES_LINESTYLES)]}
+
+
+def dodge(x, i: int, n: int, width: float = 0.2):
+    """x shifted by a small factor per series (log axes) so markers at one x do not cover each other."""
+    if n <= 1:
+        return x
+    return x * 2 ** (width * (i - (n - 1) / 2) / max(n - 1, 1))
 
 
 def log2_axis(ax, values, fmt=None) -> None:
@@ -244,8 +266,13 @@ def marker_for(n_points: int) -> str:
 
 
 def plain_log_ticks(ax) -> None:
-    """Plain numbers (300, 1000, 2e+04) instead of 3x10^2 on a log y axis."""
+    """Plain numbers (300, 1000, 2e+04) instead of 3x10^2 on a log y axis, with enough labels:
+    every 1-9 x 10^k within a decade or two, 1/2/5 over wider ranges. Call after plotting."""
     from matplotlib.ticker import LogLocator, NullFormatter
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    lo, hi = ax.get_ylim()
+    span = hi / lo if lo > 0 else np.inf
+    subs = tuple(float(s) for s in range(1, 10)) if span < 12 else (1.0, 2.0, 3.0, 5.0) if span < 60 else \
+        (1.0, 2.0, 5.0) if span < 2000 else (1.0,)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())

@@ -11,7 +11,7 @@ from matplotlib.lines import Line2D
 from cisa_h5 import COMPONENTS, finite, fmt_tokens, series_label
 from fig_common import (COMPONENT_COLORS, Catalogue, row_model_hw, split_by, table_row_range,
                         title)
-from series import dims_vs_x, readable_slice
+from series import title_note, dims_vs_x, readable_slice
 
 MAX_CONFIGS = 12
 # The dense run has core attention only; scoring, top-k, setup and other are CISA components
@@ -173,13 +173,13 @@ def render(result, cat: Catalogue) -> None:
         what = f"Component breakdown, {phase}" + ("" if measured else " (no measurements)")
         ax.set_title("dense vs CISA")
         if sliced:
-            what += f"\nslice: {'; '.join(sliced)}"
+            what += "\n" + title_note(sliced)
         fig.suptitle(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
         cap = ("Stacked per-component time, dense vs CISA (scoring, top-k, setup and other are "
                "CISA components); the black tick is GPU busy.")
         if sliced:
-            cap += f" Slice shown: {'; '.join(sliced)}."
+            cap += f" Shown at {'; '.join(sliced)}."
         if truncated:
             cap += f" Only the first {MAX_CONFIGS} configurations at one context are shown."
         cat.save(fig, f"components_{model}_{hw}_{phase}",

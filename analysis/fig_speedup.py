@@ -7,9 +7,9 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from cisa_h5 import finite, fmt_tokens, format_value
-from fig_common import (Catalogue, log2_axis, log2_context_axis, log_y_if_wide, row_model_hw,
-                        series_colors, split_by, table_row_range, title)
-from series import iter_series, readable_slice
+from fig_common import (STYLE_COLOR, Catalogue, dodge, log2_axis, log2_context_axis, log_y_if_wide,
+                        row_model_hw, series_colors, series_style, split_by, table_row_range, title)
+from series import title_note, iter_series, readable_slice
 
 PANELS = (("attention", "core attention"), ("busy", "GPU busy"))
 PHASE_CEILING = {"terminal_prefill": "ceiling_near_end_prefill",
@@ -82,26 +82,28 @@ def render(result, cat: Catalogue) -> None:
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
         ceil_col = PHASE_CEILING.get(phase)
         for ax, (key, name) in zip(axes, PANELS):
-            for (label, s, schedule), color in zip(lines, colors):
-                x = s.f(xcol)
+            for i, ((label, s, schedule), color) in enumerate(zip(lines, colors)):
+                x0 = s.f(xcol)
+                x = dodge(x0, i, len(lines))  # coinciding series stay visible side by side
                 y = s.f(f"pred_speedup_{key}")
-                ok = finite(y) & (x > 0)
-                ax.plot(x[ok], y[ok], "-", marker="." if ok.sum() <= 16 else "", color=color,
-                        label=label)
+                ok = finite(y) & (x0 > 0)
+                st = series_style(i)
+                ax.plot(x[ok], y[ok], linestyle=st["linestyle"], marker=st["marker"] if ok.sum() <= 16 else "",
+                        ms=4, color=color, label=label, zorder=3 + i * 0.01)
                 for sd in schedule:  # annotate values that follow the context (a schedule)
                     for xi, yi, v in zip(x[ok], y[ok], s[sd][ok]):
                         ax.annotate(f"{'K' if sd == 'budget_chunks' else sd}={format_value(v)}",
                                     (xi, yi), textcoords="offset points", xytext=(3, -10),
                                     fontsize=6, color=color)
                 m = s.f(f"meas_speedup_{key}")
-                okm = finite(m) & (x > 0)
+                okm = finite(m) & (x0 > 0)
                 if okm.any():
                     ax.plot(x[okm], m[okm], linestyle="none", marker="D", ms=7, mfc="none",
                             mew=1.5, color=color)
                 if key == "attention" and ceil_col and ceil_col in s:
                     c = s.f(ceil_col)
-                    okc = finite(c) & (x > 0)
-                    ax.plot(x[okc], c[okc], ":", color=color, lw=1, alpha=0.7)
+                    okc = finite(c) & (x0 > 0)
+                    ax.plot(x0[okc], c[okc], ":", color=color, lw=1, alpha=0.7)
             ax.axhline(1.0, color="black", lw=0.8, alpha=0.5)
             logy = log_y_if_wide(ax)
             if xcol == "context_tokens":
@@ -112,31 +114,31 @@ def render(result, cat: Catalogue) -> None:
             ax.set_ylabel(f"speedup, {name} (x, dense ÷ CISA{', log2' if logy else ''})")
             ax.set_title(name)
         handles, labels = axes[0].get_legend_handles_labels()
-        extra = [Line2D([], [], color="gray", marker=".", label="predicted (lines)")]
+        extra = [Line2D([], [], color=STYLE_COLOR, marker="o", ms=4, label="predicted (lines)")]
         if measured:
-            extra.append(Line2D([], [], color="gray", linestyle="none", marker="D",
+            extra.append(Line2D([], [], color=STYLE_COLOR, linestyle="none", marker="D",
                                 mfc="none", label="measured (open diamonds)"))
         else:
             extra.append(Line2D([], [], color="none", label="no measurements"))
         if ceil_col:
-            extra.append(Line2D([], [], color="gray", linestyle=":",
+            extra.append(Line2D([], [], color=STYLE_COLOR, linestyle=":",
                                 label=f"ceiling, left panel ({ceil_col.replace('ceiling_', '')})"))
         handles += extra
         fig.legend(handles, [h.get_label() for h in handles], loc="upper center",
                    bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(handles)),
                    title=f"phase {phase}: budget K, QShare G (x: {X_NAMES[xcol]})")
-        what = f"Speedup vs {X_NAMES[xcol]}, {phase}"
+        what = f"Speedup vs {X_NAMES[xcol]}, {phase.replace('_', ' ')}"
         if xcol != "context_tokens" and "context_tokens" in sub:
             ctx = sorted(set(sub["context_tokens"].tolist()))
             what += f" at L = {', '.join(fmt_tokens(c) for c in ctx)}"
         what += "" if measured else " (no measurements)"
         if sliced:
-            what += f"\nslice: {'; '.join(sliced)}"
+            what += "\n" + title_note(sliced)
         fig.suptitle(title(result, what, model=model, hardware=hw))
         fig.tight_layout()
         cat.save(fig, f"speedup_{model}_{hw}_{phase}",
                  f"Speedup vs {X_NAMES[xcol]}: {model}, {phase}",
                  "Dense ÷ CISA for core attention and GPU busy; lines predicted, open diamonds "
-                 "measured" + ("" if measured else " (none in this file)") + "." +
-                 (f" Slice shown: {'; '.join(sliced)} (speedups.md lists the rows)."
+                 "measured; series sharing a value sit a few per cent apart on x so none hides another" + ("" if measured else " (none in this file)") + "." +
+                 (f" Shown at {'; '.join(sliced)} (speedups.md lists the rows)."
                   if sliced else ""))

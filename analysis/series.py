@@ -72,6 +72,24 @@ def n_series(group: Group, x: str, exclude=()) -> int:
     return len(set(zip(*(group[d].tolist() for d in dims))))
 
 
+NOTE_NAMES = {"weight_dtype": "weights", "batch_requested": "batch"}
+
+
+def fixed_note(col: str, value, all_values) -> str:
+    """Plain words for a column a chart fixes: "B = 16 (the file also has 8, 32)"."""
+    if col == "batch_requested" and value == 0:
+        return "batch as large as memory allows"
+    name = NOTE_NAMES.get(col) or AXIS_SHORT.get(col) or col
+    others = [format_value(v) for v in sorted(all_values) if v != value]
+    also = f"the file also has {', '.join(others)}" if len(others) <= 4 else f"one of {len(all_values)} values"
+    return f"{name} = {format_value(value)} ({also})"
+
+
+def title_note(notes) -> str:
+    """The line a figure title adds for the columns it fixed ("" when none)."""
+    return ("shown at " + "; ".join(notes)) if notes else ""
+
+
 def readable_slice(group: Group, x: str, keep=ALWAYS_NAMED, max_keep=4, max_series=16,
                    exclude=("model", "hardware", "phase")):
     """Restricts rows to what one chart can show. While there are more than `max_series`
@@ -96,9 +114,9 @@ def readable_slice(group: Group, x: str, keep=ALWAYS_NAMED, max_keep=4, max_seri
         value = PREFERRED.get(col)
         if value is None or not np.any(sub[col] == value):
             value = modal_value(sub[col])
+        all_values = set(sub[col].tolist())
         sub = sub.subset(sub[col] == value)
-        notes.append(f"{AXIS_SHORT.get(col, col) or col}={format_value(value)} "
-                     f"(of {-n_vals} values)")
+        notes.append(fixed_note(col, value, all_values))
     for col in keep:
         if col not in sub or col == x or n_series(sub, x, exclude) <= max_series:
             continue
@@ -106,8 +124,8 @@ def readable_slice(group: Group, x: str, keep=ALWAYS_NAMED, max_keep=4, max_seri
         if len(vals) > max_keep and _varies_at_fixed(sub, col, [x] if x in sub else []):
             chosen = spread(vals, max_keep)
             sub = sub.subset(np.isin(sub[col], chosen))
-            notes.append(f"{AXIS_SHORT.get(col, col)} in {{{', '.join(format_value(v) for v in chosen)}}} "
-                         f"(of {len(vals)} values)")
+            notes.append(f"{AXIS_SHORT.get(col, col)} = {', '.join(format_value(v) for v in chosen)} "
+                         f"({len(vals)} values in the file)")
     return sub, notes
 
 
