@@ -81,8 +81,6 @@ std::string join_args(int argc, char** argv) {
 // The name is sanitised: `name: ../../x` must not write outside out/.
 std::string default_output(const std::string& scenario_name) { return "out/" + sanitize_file_name(scenario_name) + ".h5"; }
 
-std::string default_output(const std::string& scenario_name) { return "out/" + scenario_name + ".h5"; }
-
 Progress::Progress(std::string what) : what_(std::move(what)), start_(now_s()), tty_(isatty(2) != 0) {}
 
 void Progress::operator()(std::size_t done, std::size_t total) {
