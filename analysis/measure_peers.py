@@ -52,7 +52,7 @@ except ImportError as e:
 
 SHAPE_COLUMNS = ["phase", "context_tokens", "batch", "q_heads", "kv_heads", "head_dim", "prefill_tokens"]
 VALUE_COLUMNS = ["meas_ms_attention_dense", "meas_ms_attention_cisa", "meas_ms_busy_cisa",
-                 "pred_ms_attention_dense_peer"]
+                 "pred_ms_attention_dense"]
 
 PREFILL_FORMS = ["gqa-folded non-causal", "causal_lower_right enable_gqa", "enable_gqa non-causal"]
 DECODE_FORMS = ["gqa-folded", "enable_gqa"]
@@ -355,10 +355,18 @@ def load(path):
                              f"{', '.join(SHAPE_COLUMNS + VALUE_COLUMNS)})")
     if cols["phase"].dtype != object:
         raise InputError(f"{path}: /points/phase is not a text column")
+    if "dense_impl" not in cols or cols["dense_impl"].dtype != object:
+        raise InputError(f"{path}: /points has no text column 'dense_impl' (the dense baseline's profile)")
     for c in SHAPE_COLUMNS[1:] + VALUE_COLUMNS:
         if cols[c].dtype.kind not in "fiu" or cols[c].ndim != 1:
             raise InputError(f"{path}: /points/{c} is not a 1-D numeric column")
     return cols
+
+
+def cudnn_error(peer, cols):
+    """measured cuDNN / the model's cuDNN prediction - 1, at rows whose baseline is the cudnn profile."""
+    is_cudnn = np.array([str(x) == "cudnn" for x in cols["dense_impl"]])
+    return np.where(is_cudnn, ratio(peer, cols["pred_ms_attention_dense"]) - 1.0, np.nan)
 
 
 def ratio(a, b):
@@ -449,9 +457,10 @@ def main(argv=None):
             "meas_ms_attention_dense_peer / meas_ms_busy_cisa (cuDNN dense attention / CISA GPU busy)"
             + (" - DRY RUN" if dry else "")),
         "err_attention_dense_peer": (
-            ratio(peer, cols["pred_ms_attention_dense_peer"]) - 1.0, "fraction",
-            "meas_ms_attention_dense_peer / pred_ms_attention_dense_peer - 1 (model error on the peer)"
-            + (" - DRY RUN" if dry else "")),
+            cudnn_error(peer, cols), "fraction",
+            "meas_ms_attention_dense_peer / pred_ms_attention_dense - 1 where dense_impl is cudnn (the model's "
+            "error on the cuDNN profile; NaN where the baseline is another profile: scripts/rescore_h200.sh "
+            "compares with the cudnn prediction at every point)" + (" - DRY RUN" if dry else "")),
     }
     attrs = {
         "peer_measurement": timer.provenance + f"; rows {a.rows}; analysis/measure_peers.py",
@@ -463,12 +472,12 @@ def main(argv=None):
         log(f"measure_peers.py: error: {a.result}: cannot write ({e})")
         return 2
 
-    print("\n| shape | rows | peer form | peer ms | dense ms (own) | pred peer ms |")
+    print("\n| shape | rows | peer form | peer ms | dense ms (own) | pred baseline ms |")
     print("|---|---:|---|---:|---:|---:|")
     for s, nrows, form, ms in table:
         _, rows = shapes[s.key()]
         own = float(cols["meas_ms_attention_dense"][rows[0]])
-        pred = float(cols["pred_ms_attention_dense_peer"][rows[0]])
+        pred = float(cols["pred_ms_attention_dense"][rows[0]])
         print(f"| {s} | {nrows} | {form} | {ms:.4f} | {own:.4f} | {pred:.4f} |")
     timed = sum(1 for t in table if math.isfinite(t[3]))
     print(f"\n{timed} of {len(table)} shapes timed; columns written to {a.result}"

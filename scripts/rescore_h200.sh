@@ -6,21 +6,38 @@ set -euo pipefail
 BIN=${1:-build/release/cisa-sim}
 PY=${PYTHON:-python3}
 D=results/h200/measured
+# These runs measured the kernels of 2026-11-29: re-score them against that archived profile.
+IMPL="--set implementation.cisa=cisa_kernels_2026_11_29"
 for f in $D/*_device_run.h5; do
   s=$(basename "$f" _device_run.h5)
-  "$BIN" --scenario scenarios/$s.yaml --measurements "$f" --out $D/${s}_measured.h5 --format csv >/dev/null 2>$D/.err || { cat $D/.err; exit 1; }
-  "$BIN" --scenario scenarios/$s.yaml --measurements "$f" --out /dev/null --no-hdf5 2>/dev/null | sed -n '/measured vs predicted/,$p' > $D/${s}_report.txt
+  "$BIN" --scenario scenarios/$s.yaml $IMPL --measurements "$f" --out $D/${s}_measured.h5 --format csv >/dev/null 2>$D/.err || { cat $D/.err; exit 1; }
+  "$BIN" --scenario scenarios/$s.yaml $IMPL --measurements "$f" --no-hdf5 2>/dev/null | sed -n '/measured vs predicted/,$p' > $D/${s}_report.txt
+  # The cuDNN profile's own prediction for every point (the peer is compared with it).
+  "$BIN" --scenario scenarios/$s.yaml $IMPL --set implementation.dense=cudnn --no-hdf5 --format csv --columns point_index,pred_ms_attention_dense > $D/.cudnn.csv 2>/dev/null \
+    || "$BIN" --scenario scenarios/$s.yaml $IMPL --set implementation.dense=cudnn --no-hdf5 --format csv > $D/.cudnn.csv
   # Peer columns measured in the device run travel with the re-scored file.
-  $PY - "$f" $D/${s}_measured.h5 <<'PY'
-import sys; sys.path.insert(0, "analysis")
+  $PY - "$f" $D/${s}_measured.h5 $D/.cudnn.csv <<'PY'
+import sys, csv; sys.path.insert(0, "analysis")
 import h5py, h5_columns
-src, dst = sys.argv[1:3]
+src, dst, cudnn_csv = sys.argv[1:4]
+with open(cudnn_csv) as fh:
+    cudnn = {int(r["point_index"]): float(r["pred_ms_attention_dense"]) for r in csv.DictReader(fh)}
 with h5py.File(src, "r") as f:
     g = f["points"]
     cols = {n: (g[n][...], g[n].attrs["unit"].decode() if isinstance(g[n].attrs["unit"], bytes) else str(g[n].attrs["unit"]),
                 g[n].attrs["description"].decode() if isinstance(g[n].attrs["description"], bytes) else str(g[n].attrs["description"]))
             for n in g if n.endswith("_peer") and n.startswith(("meas_", "err_")) or n.endswith("_vs_peer") and n.startswith("meas_")}
     attrs = {k: (f.attrs[k].decode() if isinstance(f.attrs[k], bytes) else str(f.attrs[k])) for k in ("peer_measurement", "peer_forms") if k in f.attrs}
+# The cuDNN peer is compared with the model's prediction for the cudnn profile.
+with h5py.File(dst, "r") as f:
+    idx = f["points"]["point_index"][...]
+if "meas_ms_attention_dense_peer" in cols:
+    import numpy as np
+    peer = cols["meas_ms_attention_dense_peer"][0]
+    pred = np.array([cudnn[int(i)] for i in idx])
+    cols["pred_ms_attention_dense_cudnn"] = (pred, "ms", "dense core attention predicted with the cudnn profile")
+    cols["err_attention_dense_peer"] = (peer / pred - 1.0, "fraction",
+                                        "meas_ms_attention_dense_peer / pred_ms_attention_dense_cudnn - 1 (the model's error on cuDNN)")
 if cols:
     h5_columns.add_columns(dst, cols, attrs)
 PY
@@ -29,7 +46,7 @@ PY
   fi
   echo "$s: $(grep -c 'within target' $D/${s}_report.txt) lines within target"
 done
-rm -f $D/.err
+rm -f $D/.err $D/.cudnn.csv
 
 # SUMMARY.md: what was run, then every report (time, ncu bytes, peers).
 {

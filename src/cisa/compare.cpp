@@ -91,7 +91,7 @@ void fill_errors(Table& t) {
     const auto& p = f64(t, predicted_twin(meas[k]));
     auto& e = f64(t, err[k]);
     for (std::size_t i = 0; i < n; ++i)
-      e[i] = (p[i] > 0 && std::isfinite(m[i]) && (*impl)[i] == "cisa_kernels") ? m[i] / p[i] - 1.0 : NAN;
+      e[i] = (p[i] > 0 && std::isfinite(m[i]) && (*impl)[i].rfind("cisa_kernels", 0) == 0) ? m[i] / p[i] - 1.0 : NAN;
   }
 }
 

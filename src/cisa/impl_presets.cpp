@@ -227,13 +227,14 @@ ImplProfile parse_impl(const YamlDoc& doc, const YAML::Node& node, const std::st
   const auto field = [&](const std::string& k) { return prefix.empty() ? k : prefix + "." + k; };
   require_map(doc, node, prefix.empty() ? "profile" : prefix);
   require_keys_known(doc, node, prefix,
-                     {"name", "display_name", "description", "roles", "archs", "attention", "selection", "selection_from",
+                     {"name", "display_name", "description", "roles", "archs", "superseded_by", "attention", "selection", "selection_from",
                       "calibrations"});
   ImplProfile p;
   if (!node["name"]) throw InputError(locate(doc, node, field("name")), "missing 'name'");
   p.name = get_string(doc, node["name"], field("name"));
   p.display_name = node["display_name"] ? get_string(doc, node["display_name"], field("display_name")) : p.name;
   p.description = node["description"] ? get_string(doc, node["description"], field("description")) : "";
+  if (node["superseded_by"]) p.superseded_by = get_string(doc, node["superseded_by"], field("superseded_by"));
   const YAML::Node roles = node["roles"];
   if (!roles || !roles.IsSequence() || roles.size() == 0)
     throw InputError(locate(doc, roles ? roles : node, field("roles")), "expected a list: [dense], [cisa] or [dense, cisa]");

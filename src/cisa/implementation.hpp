@@ -41,6 +41,7 @@ struct ImplProfile {
   std::string yaml;  // the profile text as loaded (provenance)
   bool prices_dense = false, prices_cisa = false;
   std::vector<std::string> archs;  // architectures its kernels run on ("hopper", "blackwell")
+  std::string superseded_by;       // archived version (re-scores old measurements): never "best" or "auto"
 
   // Attention: work items pack G*r rows (GQA heads x positions) into tiles of tile_rows_min..max
   // rows (powers of two); gqa_packing = false runs one work item per query head instead.

@@ -25,7 +25,7 @@ const ResolvedImpl& Pricer::resolved(const std::string& card, const std::string&
 std::vector<std::string> Pricer::best_candidates(const std::string& card) {
   std::vector<std::string> known, all;
   for (const auto& [name, p] : impls_) {
-    if (!p.prices_dense || !resolved(card, name).runs_on_card) continue;
+    if (!p.prices_dense || !p.superseded_by.empty() || !resolved(card, name).runs_on_card) continue;
     all.push_back(name);
     if (resolved(card, name).known_on_card) known.push_back(name);
   }

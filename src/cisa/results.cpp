@@ -165,7 +165,7 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
                                   "written part of pred_dram_bytes_" + comp + per));
   }
   for (const auto& name : error_columns())
-    c.err.push_back(&t.add_f64(name, "fraction", "measured / predicted - 1 for " + name.substr(4) + " (NaN until measured; rows with cisa_impl = cisa_kernels only)"));
+    c.err.push_back(&t.add_f64(name, "fraction", "measured / predicted - 1 for " + name.substr(4) + " (NaN until measured; rows priced with this project's kernels, cisa_impl cisa_kernels*, only)"));
 
   c.nominal = &t.add_f64("nominal_compression", "x", "ceiling view: L / (K c)");
   c.c_near = &t.add_f64("ceiling_near_end_prefill", "x", "ceiling view: 2L / (2Kc + L/(cG))");
