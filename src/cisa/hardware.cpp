@@ -125,6 +125,7 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     r.topk_floor_s = at(im.topk_floor_us, b, false) * 1e-6;
     r.setup_latency_s = at(im.setup_latency_us, b, false) * 1e-6;
     r.setup_Bps = at(im.setup_bw_gbs, b, true) * 1e9;
+    r.other_floor_s = at(im.other_floor_us, b, false) * 1e-6;
   }
   r.source += "; implementation " + im.name;
   return r;

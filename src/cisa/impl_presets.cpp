@@ -50,6 +50,7 @@ const std::vector<FieldSpec>& selection_fields() {
       {"topk_floor_us", &ImplProfile::topk_floor_us, nullptr},
       {"setup_latency_us", &ImplProfile::setup_latency_us, nullptr},
       {"setup_bw_gbs", &ImplProfile::setup_bw_gbs, nullptr},
+      {"other_floor_us", &ImplProfile::other_floor_us, nullptr},
   };
   return f;
 }

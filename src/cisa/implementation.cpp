@@ -119,6 +119,7 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.topk_floor_us = r.get(p.topk_floor_us, Transfer::same, "topk.floor_us");
   o.setup_latency_us = r.get(p.setup_latency_us, Transfer::same, "setup.latency_us");
   o.setup_bw_gbs = r.get(p.setup_bw_gbs, Transfer::same, "setup.bw_gbs");
+  o.other_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
 }
 
 }  // namespace

@@ -67,6 +67,7 @@ struct ImplProfile {
   PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
   PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
+  PerCard other_floor_us;                  // per launch of the index projection / representative update
 };
 
 // A profile's figure resolved for one card, with how it got there.
@@ -95,7 +96,7 @@ struct ResolvedImpl {
   double score_bytes = 4;
   Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   Figure topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
-  Figure setup_latency_us, setup_bw_gbs;
+  Figure setup_latency_us, setup_bw_gbs, other_floor_us;
   std::vector<UsedFigure> used;  // provenance, in resolution order
 };
 

@@ -29,7 +29,7 @@ struct PipelineShape {
 };
 
 struct PipelineTimes {
-  double scoring_ms = 0, topk_ms = 0, attention_ms = 0, setup_ms = 0;
+  double scoring_ms = 0, topk_ms = 0, attention_ms = 0, setup_ms = 0, other_ms = 0;
   int attention_launches = 0;
   double page_visits = 0, attention_ctas = 0;  // from the plan: sum of work items' page lists
   ForwardCost model;  // the model's costs of this shape (bytes split, rows, elements)
@@ -79,6 +79,7 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   t.topk_ms = c["topk"];
   t.attention_ms = c["attention"];
   t.setup_ms = c["setup"];
+  t.other_ms = c.count("other") ? c["other"] : 0.0;
   KernelShape shape = model_shape;
   shape.sms = sms;
   t.model = forward_cost(pt.geo, pt.cisa, ps.G, ps.hist, ps.P, ps.B, shape);
@@ -87,7 +88,7 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
 
 }  // namespace
 
-KernelRates measure_kernel_rates(int sms, const KernelShape& shape) {
+KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates& card) {
   using namespace cisa;
   KernelRates out;
   Timer timer;
@@ -136,7 +137,6 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape) {
         "cisa_kernels paged_attention, dense prefill B=16, history 1M + 512 new, r=4, 1 KV head, useful FLOPs / "
         "median of 5 (L2 flushed)";
   }
-  double floor_setup_bytes = 0;
   // Floors: one selection (K = 64, W = 16) of one sequence with 2,048 cached tokens: every kernel
   // does almost no work, so its event time is its fixed cost per launch.
   {
@@ -148,7 +148,6 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape) {
 
     out.topk_floor_us = t.topk_ms * 1e3;
     out.setup_floor_us = t.setup_ms * 1e3;
-    floor_setup_bytes = t.model.setup_h2d_bytes;
     // Scoring: the floor shape (N_e = 112) has one CTA walking 2 tiles of 64 representatives; a
     // selection with N_e = 257 has a CTA walking 4. t = base + steps x step solves for both.
     World w4(1, 4368 + 1, 1, 63);
@@ -224,16 +223,6 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape) {
       ids = waves * K / split;
       secs = t.topk_ms * 1e-3 - topk_floor_s;
     };
-    // Setup = latency + descriptor bytes / bandwidth, from the floor shape and this one (8,192
-    // selections, ~0.6 MB of descriptors; bytes as the model counts them).
-    {
-      const double b2 = pre128.model.setup_h2d_bytes, t2s = pre128.setup_ms * 1e-3,
-                   t1s = out.setup_floor_us * 1e-6;
-      if (b2 > floor_setup_bytes && t2s > t1s) {
-        out.h2d_step_bw_gbs = (b2 - floor_setup_bytes) / (t2s - t1s) / 1e9;
-        out.setup_floor_us = (t1s - floor_setup_bytes / (out.h2d_step_bw_gbs * 1e9)) * 1e6;
-      }
-    }
     // Least squares of time = keys / rate + ids / out_rate over the three shapes.
     double k[3], id[3], t[3];
     row(pre, 4096, k[0], id[0], t[0]);
@@ -287,6 +276,38 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape) {
         "L2), "
         "N_e x " +
         std::to_string(passes) + " passes / (median time of 15 - top-k floor - output pass)";
+  }
+  // Setup = latency + descriptor bytes / bandwidth, solved from two steps of realistic size with
+  // the index projection in front of the copy, as in a forward: the decode step (64 selections) and
+  // the 16 x (128K + 512) prefill (8,192 selections). (The one-selection floor shape, with no work in
+  // front, reads a shorter latency than steps do: NOTES v11.)
+  {
+    const double b1 = dec.model.setup_h2d_bytes, t1 = dec.setup_ms * 1e-3;
+    const double b2 = pre128.model.setup_h2d_bytes, t2 = pre128.setup_ms * 1e-3;
+    if (b2 > b1 && t2 > t1) {
+      out.h2d_step_bw_gbs = (b2 - b1) / (t2 - t1) / 1e9;
+      out.setup_floor_us = (t1 - b1 / (out.h2d_step_bw_gbs * 1e9)) * 1e6;
+    } else {
+      out.setup_floor_us = t1 * 1e6;
+    }
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "decode 64 x 1M, K=4,096 (%.1f us, %.0f B) and 16 x (128K + 512), G=1 (%.1f us, %.0f B)",
+                  t1 * 1e6, b1, t2 * 1e6, b2);
+    out.setup_method = "cisa_kernels steps with the index projection before the descriptor copy: " + std::string(buf) +
+                       "; latency + bytes / bandwidth solved";
+  }
+  // Other: the index projection (cuBLAS) and representative update of the decode step; its fixed
+  // cost per launch = (time - its roofline at the card's rates) / launches.
+  {
+    const KernelCost& k = dec.model.other;
+    const double t_roof = std::max((k.dram_bytes - k.dram_write_bytes) / (card.read_bw_Bps) +
+                                       k.dram_write_bytes / card.write_bw_Bps,
+                                   k.flops_issued / card.gemm_flops);
+    if (k.launches > 0 && dec.other_ms * 1e-3 > t_roof)
+      out.other_floor_us = (dec.other_ms * 1e-3 - t_roof) / k.launches * 1e6;
+    out.other_method = "cisa_kernels step, decode, 64 x 1M: other component (" + std::to_string(dec.other_ms * 1e3) +
+                       " us, " + std::to_string(static_cast<int>(k.launches)) +
+                       " launches) less its bytes and FLOPs at the card's rates, per launch";
   }
   // Scoring: t - floor = R / read_bw + W / write_bw at both shapes (R, W: the model's DRAM bytes).
   {

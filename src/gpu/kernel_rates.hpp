@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cisa/hardware.hpp"
 #include "cisa/traffic.hpp"
 
 namespace cisa::gpu {
@@ -29,6 +30,9 @@ struct KernelRates {
   double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0, setup_floor_us = 0;
   double scoring_tile_us = 0;  // one representative-tile load step of a scoring CTA (0: not solved)
   double h2d_step_bw_gbs = 0;  // descriptor upload bandwidth inside the step (0: not solved)
+  std::string setup_method;
+  double other_floor_us = 0;   // fixed cost per launch of the index projection / rep update
+  std::string other_method;
   std::string floor_method;
   // Attention SM time per page visit with the pages in L2, for 16/32/64/128-row tiles.
   double attention_page_ns[4] = {0, 0, 0, 0};
@@ -37,6 +41,7 @@ struct KernelRates {
 
 // `shape`: the cisa_kernels profile's structure (tile rows, radix passes, scoring tiles, score
 // bytes), for the model's byte and row counts of the reference shapes.
-KernelRates measure_kernel_rates(int sms, const KernelShape& shape);
+// `card`: the card's rates just probed (the `other` component's roofline).
+KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates& card);
 
 }  // namespace cisa::gpu
