@@ -1,4 +1,5 @@
 #include "cisa/presets.hpp"
+#include "cisa/plausibility.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -69,7 +70,7 @@ Figure read_figure(const YamlDoc& doc, const YAML::Node& map, const std::string&
     if (absent) return *absent;
     throw InputError(locate(doc, map, field), "missing required field '" + key + "'");
   }
-  if (n.IsScalar()) return {get_double(doc, n, field), "given (no source)"};
+  if (n.IsScalar()) return checked_figure(doc, n, key, field, {get_double(doc, n, field), "given (no source)"});
   require_keys_known(doc, n, field, {"value", "source", "lo", "hi"});
   if (!n["value"]) throw InputError(locate(doc, n, field), "missing 'value'");
   Figure f{get_double(doc, n["value"], field + ".value"), "given (no source)"};
@@ -81,7 +82,7 @@ Figure read_figure(const YamlDoc& doc, const YAML::Node& map, const std::string&
     if (!(f.lo <= f.value && f.value <= f.hi))
       throw InputError(locate(doc, n, field), "needs lo <= value <= hi");
   }
-  return f;
+  return checked_figure(doc, n, key, field, f);
 }
 
 Geometry ModelPreset::per_rank(int tp) const {

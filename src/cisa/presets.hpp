@@ -37,7 +37,7 @@ T resolve_preset(const YamlDoc& doc, const YAML::Node& n, const std::string& fie
   if (n.IsMap()) return parse(doc, n, field);
   const std::string s = get_string(doc, n, field);
   if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) {
-    const YamlDoc file = load_yaml_file(s);
+    const YamlDoc file = load_referenced_yaml(doc, n, field, s);  // beside the scenario; errors name its line
     return parse(file, file.root, "");
   }
   try {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cisa/embedded.hpp"
+#include "cisa/plausibility.hpp"
 #include "cisa/presets.hpp"
 #include "cisa/scenario_source.hpp"
 #include "cisa/pricing.hpp"
@@ -48,6 +49,7 @@ using Setter = std::function<void(Point&)>;
 
 Setter make_setter(const YamlDoc& doc, const std::string& key, const YAML::Node& v,
                    const std::string& field) {
+  check_scenario_value(doc, key, v, field);  // each value, also a base value a sweep overrides
   if (key == "chunk") { int x = to_int(doc, v, field); return [x](Point& p) { p.cisa.chunk_tokens = x; }; }
   if (key == "window") { int x = to_int(doc, v, field); return [x](Point& p) { p.cisa.window_pages = x; }; }
   if (key == "budget") { auto x = get_int(doc, v, field); return [x](Point& p) { p.cisa.budget_chunks = x; }; }

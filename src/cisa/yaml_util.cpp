@@ -1,6 +1,12 @@
 #include "cisa/yaml_util.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -8,25 +14,104 @@
 
 namespace cisa {
 
+namespace {
+
+constexpr std::uintmax_t kMaxInputBytes = 16u << 20;
+constexpr int kMaxDepth = 200;
+constexpr std::size_t kMaxNodes = 1'000'000;
+
+int line_of(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+
+// Duplicate keys (yaml-cpp keeps the first, PyYAML the last: the two would disagree), keys that
+// are not plain scalars, and documents too deep or too large once aliases are expanded.
+class Checker {
+ public:
+  explicit Checker(const std::string& file) : file_(file) {}
+  void walk(const YAML::Node& n, int depth, const std::string& path) {
+    if (++nodes_ > kMaxNodes)
+      throw InputError({file_, line_of(n), path}, "the document expands to more than 1e6 nodes (aliases?)");
+    if (depth > kMaxDepth) throw InputError({file_, line_of(n), path}, "nested deeper than 200 levels");
+    if (n.IsSequence()) {
+      for (std::size_t i = 0; i < n.size(); ++i) walk(n[i], depth + 1, path + "[" + std::to_string(i) + "]");
+    } else if (n.IsMap()) {
+      std::map<std::string, int> seen;
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar())
+          throw InputError({file_, line_of(kv.first), path}, "a key must be a plain name, not a list or mapping");
+        const std::string key = kv.first.Scalar();
+        const std::string field = path.empty() ? key : path + "." + key;
+        const auto [it, fresh] = seen.emplace(key, line_of(kv.first));
+        if (!fresh)
+          throw InputError({file_, line_of(kv.first), field},
+                           "duplicate key '" + key + "' (first at line " + std::to_string(it->second) +
+                               "); give each key once");
+        walk(kv.second, depth + 1, field);
+      }
+    }
+  }
+
+ private:
+  std::string file_;
+  std::size_t nodes_ = 0;
+};
+
+}  // namespace
+
 YamlDoc parse_yaml(const std::string& text, const std::string& file) {
   YamlDoc doc;
   doc.file = file;
   doc.text = text;
+  std::vector<YAML::Node> docs;
   try {
-    doc.root = YAML::Load(text);
+    docs = YAML::LoadAll(text);
   } catch (const YAML::ParserException& e) {
     throw InputError({file, e.mark.line + 1, ""}, "malformed YAML: " + e.msg);
   }
-  if (!doc.root || doc.root.IsNull()) throw InputError({file, 1, ""}, "the file is empty");
+  if (docs.size() > 1)
+    throw InputError({file, line_of(docs[1]), ""},
+                     "a second YAML document (the first starts at line " + std::to_string(line_of(docs[0])) +
+                         "); a scenario or preset file holds one document: remove the '---' line");
+  if (docs.empty() || !docs[0] || docs[0].IsNull()) throw InputError({file, 1, ""}, "the file is empty");
+  doc.root = docs[0];
+  Checker(file).walk(doc.root, 0, "");
   return doc;
 }
 
 YamlDoc load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError({path, 0, ""}, std::string("cannot open file (does it exist and is it readable?): ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw InputError({path, 0, ""}, "not a regular file (a folder, FIFO or device)");
+  if (static_cast<std::uintmax_t>(st.st_size) > kMaxInputBytes)
+    throw InputError({path, 0, ""}, "the file has " + std::to_string(st.st_size) + " bytes; YAML inputs are limited to 16 MiB");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError({path, 0, ""}, "cannot open file (does it exist and is it readable?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_yaml(ss.str(), path);
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) throw InputError({path, 0, ""}, "cannot read file");
+  return parse_yaml(text, path);
+}
+
+YamlDoc load_referenced_yaml(const YamlDoc& from, const YAML::Node& ref, const std::string& field,
+                             const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  const bool from_file = !from.file.empty() && from.file[0] != '<' && from.file.find(" -> ") == std::string::npos;
+  if (p.is_relative() && from_file) {
+    const fs::path beside = fs::path(from.file).parent_path() / p;
+    std::error_code ec;
+    if (fs::exists(beside, ec) || !fs::exists(p, ec)) p = beside;  // beside the scenario first
+  }
+  const SourceLocation at = locate(from, ref, field);
+  const std::string via = format_location({at.file, at.line, ""});
+  try {
+    YamlDoc doc = load_yaml_file(p.string());
+    doc.file = via + " -> " + p.string();
+    return doc;
+  } catch (const InputError& e) {
+    throw InputError(at, std::string("in the referenced file: ") + e.what());
+  }
 }
 
 SourceLocation locate(const YamlDoc& doc, const YAML::Node& node, const std::string& field) {
@@ -113,8 +198,11 @@ std::int64_t get_int(const YamlDoc& doc, const YAML::Node& node, const std::stri
       try {
         std::size_t used = 0;
         const long long v = std::stoll(s.substr(0, s.size() - 1), &used);
-        if (used == s.size() - 1) return v * mult;
-      } catch (const std::exception&) {
+        std::int64_t product = 0;
+        if (used == s.size() - 1 && !__builtin_mul_overflow(v, mult, &product)) return product;
+        if (used == s.size() - 1)
+          throw InputError(locate(doc, node, field), "'" + s + "' does not fit in a 64-bit integer");
+      } catch (const std::logic_error&) {  // stoll: not a number, or out of range
       }
       throw InputError(locate(doc, node, field), "expected an integer (e.g. 1048576 or 1M), got '" + s + "'");
     }

@@ -18,9 +18,17 @@ struct YamlDoc {
   std::vector<std::string> overridden;  // dotted keys set from the command line (--set)
 };
 
-// Parses text; a syntax error becomes InputError at the error's line.
+// Parses text; a syntax error becomes InputError at the error's line. So do a second document
+// in the text, a duplicate key (naming both lines), a key that is not a plain scalar, nesting
+// deeper than 200 levels and aliases that expand to more than 1e6 nodes.
 YamlDoc parse_yaml(const std::string& text, const std::string& file);
-YamlDoc load_yaml_file(const std::string& path);  // missing/unreadable file -> InputError
+// Missing or unreadable file, not a regular file (a FIFO, /dev/zero) or over 16 MiB -> InputError.
+YamlDoc load_yaml_file(const std::string& path);
+// A file named by field `field` (node `ref`) of `from`: a relative path is resolved against the
+// folder of `from`'s file (then the working folder), and its errors read
+// "from.yaml:LINE -> path:LINE: ...", so they say which line referenced the file.
+YamlDoc load_referenced_yaml(const YamlDoc& from, const YAML::Node& ref, const std::string& field,
+                             const std::string& path);
 
 SourceLocation locate(const YamlDoc& doc, const YAML::Node& node, const std::string& field);
 

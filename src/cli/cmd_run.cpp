@@ -9,6 +9,7 @@
 #include "cisa/measure.hpp"
 #include "cisa/evaluate.hpp"
 #include "cisa/output_file.hpp"
+#include "cisa/plausibility.hpp"
 #include "cisa/write_hdf5.hpp"
 #include "cisa/write_text.hpp"
 #include "cli/cli_util.hpp"
@@ -62,6 +63,7 @@ int cmd_run(int argc, char** argv) {
     const Scenario sc = load_scenario(scenario, sets);
     if (out.empty()) out = default_output(sc.name);
     if (!no_hdf5) check_output(out, "--out", false);  // refuse a bad target before the work
+    check_sweep_memory(sc.points.size(), shard.count, sc.file);
     Table t;
     {
       Progress progress("evaluating " + sc.name);

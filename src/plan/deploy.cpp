@@ -1,4 +1,5 @@
 #include "plan/deploy.hpp"
+#include "cisa/plausibility.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -422,8 +423,8 @@ MemoryPlan plan_memory(const DeployModel& m, const Parallel& p, const Hardware& 
     return mp;
   }
   mp.weights_fit = true;
-  mp.max_seqs_dense = static_cast<std::int64_t>(std::floor(mp.free_for_cache / mp.seq_dense()));
-  mp.max_seqs_cisa = static_cast<std::int64_t>(std::floor(mp.free_for_cache / mp.seq_cisa()));
+  mp.max_seqs_dense = floor_to_i64(mp.free_for_cache / mp.seq_dense(), "max concurrency (dense)");
+  mp.max_seqs_cisa = floor_to_i64(mp.free_for_cache / mp.seq_cisa(), "max concurrency (CISA)");
   if (mp.max_seqs_dense < 1)
     mp.reason = "does not fit: one sequence of " + std::to_string(seq_tokens) + " tokens needs " + gb(mp.seq_dense()) +
                 " per GPU (K/V " + gb(mp.kv_per_seq) + ", SSM state " + gb(mp.ssm_per_seq) + ") but only " +

@@ -297,6 +297,9 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
           for (auto K : lists.count("budget") ? std::vector<std::int64_t>{lists["budget"][i]} : budgets)
             for (auto G : lists.count("G") ? std::vector<std::int64_t>{lists["G"][i]} : gs) lkg.emplace_back(L, K, G);
     } else {
+      // Sized in floating point before anything is built: the product of long lists can wrap.
+      if (static_cast<double>(contexts.size()) * static_cast<double>(budgets.size()) * static_cast<double>(gs.size()) > 200000)
+        throw InputError(locate(doc, s, "search"), "the search has more than 200,000 (context, budget, G) combinations: narrow the lists");
       for (auto L : contexts)
         for (auto K : budgets)
           for (auto G : gs) lkg.emplace_back(L, K, G);
@@ -304,7 +307,8 @@ PlanScenario parse_plan_scenario(YamlDoc doc, const std::vector<std::string>& se
     for (const auto& t : lkg)
       if (std::get<2>(t) > sc.prefill_chunk)
         throw InputError(locate(doc, s, "search.G"), "G = " + std::to_string(std::get<2>(t)) + " exceeds the prefill chunk");
-    const double combos = static_cast<double>(tps.size() * dps.size() * eps.size() * wds.size() * lkg.size() * batches.size());
+    const double combos = static_cast<double>(tps.size()) * static_cast<double>(dps.size()) * static_cast<double>(eps.size()) *
+                          static_cast<double>(wds.size()) * static_cast<double>(lkg.size()) * static_cast<double>(batches.size());
     if (combos > 200000)
       throw InputError(locate(doc, s, "search"), "the search has " + std::to_string(static_cast<long long>(combos)) +
                                                      " combinations (limit 200,000): narrow the lists");
