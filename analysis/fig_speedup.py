@@ -38,8 +38,8 @@ def speedup_table(result, cat: Catalogue) -> None:
     p = result.points
     cols = [c for c in ("model", "hardware", "phase", "context_tokens", "budget_chunks",
                         "qshare_g", "batch") if c in p]
-    vals = ["pred_speedup_attention", "meas_speedup_attention", "pred_speedup_busy",
-            "meas_speedup_busy", "pred_basis"]
+    vals = ["pred_speedup_attention", "pred_speedup_attention_vs_own", "meas_speedup_attention",
+            "pred_speedup_busy", "pred_speedup_busy_vs_own", "meas_speedup_busy", "pred_basis"]
     vals = [v for v in vals if v in p]
     if not vals:
         return
@@ -59,7 +59,9 @@ def speedup_table(result, cat: Catalogue) -> None:
             else:
                 cells.append(format_value(v))
         lines.append("| " + " | ".join(cells) + " |")
-    note = ("Speedups are dense ÷ CISA time (time view). `-` = not measured.\n\n")
+    note = ("Speedups are dense ÷ CISA time (time view): `pred_speedup_*` against the best dense "
+            "implementation of the card (`dense_impl`), `*_vs_own` against dense with this project's "
+            "kernels, the twin of the measured `meas_speedup_*`. `-` = not measured.\n\n")
     cat.table("speedups", "Predicted and measured speedups", note + "\n".join(lines) + more)
 
 
@@ -75,6 +77,16 @@ def render(result, cat: Catalogue) -> None:
     for (model, hw, phase), sub in split_by(p, "model", "hardware", "phase"):
         model, hw = row_model_hw(result, sub) if not model else (model, hw or result.attr("hardware"))
         measured = any(finite(sub.f(f"meas_speedup_{k}")).any() for k, _ in PANELS)
+        # Measured speedups use this project's kernels on both sides: their predicted twin is
+        # pred_speedup_*_vs_own. Without measurements the lines are vs the best dense baseline.
+        own = measured and all(f"pred_speedup_{k}_vs_own" in sub for k, _ in PANELS)
+        pred_col = "pred_speedup_{}_vs_own" if own else "pred_speedup_{}"
+        if own:
+            baseline = "dense with this project's kernels (the measured twin)"
+        elif "dense_impl" in sub:
+            baseline = "dense = " + ", ".join(sorted(set(sub["dense_impl"].tolist())))
+        else:
+            baseline = ""
         xcol, xlabel = choose_x(sub)
         sub, sliced = readable_slice(sub, xcol)
         lines = list(iter_series(sub, xcol, exclude=("model", "hardware", "phase")))
@@ -85,7 +97,7 @@ def render(result, cat: Catalogue) -> None:
             for i, ((label, s, schedule), color) in enumerate(zip(lines, colors)):
                 x0 = s.f(xcol)
                 x = dodge(x0, i, len(lines))  # coinciding series stay visible side by side
-                y = s.f(f"pred_speedup_{key}")
+                y = s.f(pred_col.format(key))
                 ok = finite(y) & (x0 > 0)
                 st = series_style(i)
                 ax.plot(x[ok], y[ok], linestyle=st["linestyle"], marker=st["marker"] if ok.sum() <= 16 else "",
@@ -132,6 +144,8 @@ def render(result, cat: Catalogue) -> None:
             ctx = sorted(set(sub["context_tokens"].tolist()))
             what += f" at L = {', '.join(fmt_tokens(c) for c in ctx)}"
         what += "" if measured else " (no measurements)"
+        if baseline:
+            what += f"; {baseline}"
         if sliced:
             what += "\n" + title_note(sliced)
         fig.suptitle(title(result, what, model=model, hardware=hw))
