@@ -119,7 +119,7 @@ Attributes provenance(const Scenario& sc, const std::string& command_line, Shard
   a["byte_convention"] = "per global-attention layer, per forward, whole batch; DRAM bytes after the L2 model";
   a["uncertainty"] =
       "_lo/_hi columns: every figure at the fast / slow end of its band (explicit range; MEAS: half the recorded "
-      "spread, 2-15 %; PUB 10 %; XFER 20 %; EST 30 %), unknown L2 sharing shared / none";
+      "spread, 3-15 %; PUB 10 %; XFER 20 %; EST 30 %), unknown L2 sharing shared / none";
   return a;
 }
 

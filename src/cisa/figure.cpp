@@ -50,10 +50,10 @@ Band band_of(const Figure& f) {
     case Label::DS:
     case Label::CALC: rel = 0.0; break;
     case Label::MEAS: {
-      // Half the recorded spread (max - min over repetitions), at least 2 % for drift between
-      // runs (h200-facts: absolute figures drift from run to run), at most 15 %.
+      // Half the recorded spread (max - min over repetitions), at least 3 % for drift between
+      // machine starts (three H200 calibrations read 4.34 / 4.54 / 4.63 TB/s), at most 15 %.
       const double s = spread_in(f.source);
-      rel = std::isnan(s) ? 0.05 : std::clamp(s / 2.0, 0.02, 0.15);
+      rel = std::isnan(s) ? 0.05 : std::clamp(s / 2.0, 0.03, 0.15);
       break;
     }
     case Label::PUB: rel = 0.10; break;

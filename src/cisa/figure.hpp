@@ -29,7 +29,8 @@ inline const Figure kNotMeasured{NAN, "not measured"};
 
 // Relative uncertainty of a figure as multiplicative factors {low, high} around its value:
 // the explicit range when given; else the measured spread ("spread 3.1%") for MEAS; else a
-// default per label (DS, CALC 0; MEAS 5 %; PUB 10 %; XFER 20 %; EST 30 %). README "Uncertainty".
+// default per label (DS, CALC 0; MEAS 5 %, or half its spread within 3-15 %; PUB 10 %; XFER 20 %;
+// EST 30 %). README "Uncertainty".
 struct Band {
   double lo = 1.0, hi = 1.0;
 };

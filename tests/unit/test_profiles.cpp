@@ -172,7 +172,7 @@ TEST_CASE("uncertainty bands: lo <= point <= hi; MEAS bands from the recorded sp
   Figure meas{4.0, "MEAS: probe; spread 10.0%"};
   CHECK(band_of(meas).hi == Approx(1.05));
   Figure tight{4.0, "MEAS: probe; spread 0.2%"};
-  CHECK(band_of(tight).hi == Approx(1.02));  // at least the 2 % run-to-run drift
+  CHECK(band_of(tight).hi == Approx(1.03));  // at least the 3 % drift between machine starts
   CHECK(band_of(Figure{4.0, "XFER: x"}).hi == Approx(1.2));
   CHECK(band_of(Figure{4.0, "DS: datasheet"}).hi == 1.0);
   Figure ranged{4.0, "PUB: x", 3.0, 5.0};
