@@ -53,6 +53,14 @@ void header(std::ostream& os, const PlanScenario& sc) {
      << fmt::format("{:.1f}B parameters, {:.1f}B active", pc.total() / 1e9, pc.active() / 1e9) << "\n";
   os << fmt::format("GPU {} ({:.0f} GB HBM); basis {} ({})\n", sc.hw.display_name, sc.hw.hbm_gb.value, to_string(sc.basis),
                     r.source);
+  {
+    // Which kernels each side runs: every dense figure and S divide by this baseline.
+    const PointPricing pr = plan::attention_pricing(sc);
+    std::string dense;
+    for (const auto& d : pr.dense) dense += (dense.empty() ? "" : ", ") + d[1].impl;
+    os << "attention: dense baseline " << (sc.dense_impl == "best" ? "the fastest of " + dense + " per shape" : dense)
+       << "; CISA with " << pr.cisa[1].impl << " (cisa-sim profiles)\n";
+  }
   os << fmt::format(
       "deployment tp {} x dp {} = {} GPU{}, ep {}; weights {}, K/V {}; requests: {} prompt + {} output tokens; "
       "prefill chunk {}; CISA K = {}, G = {}, c = {}, W = {} pages\n",
