@@ -41,13 +41,13 @@ int cmd_presets(int argc, char** argv) {
       throw InputError({"command line", 0, "--show"}, "no preset '" + show + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
     }
     auto num = [](double v) { return std::isnan(v) ? std::string("n/a") : fmt::format("{:g}", v); };
-    std::cout << fmt::format("{:<16} {:<28} {:>6} {:>6} {:>6} {:>4} {:>4} {:>4} {:>9} {:>9} {:>3}  {}\n", "model", "name",
-                             "layers", "global", "hidden", "Hq", "Hkv", "d", "params/B", "active/B", "tp", "per rank at tp");
+    std::cout << fmt::format("{:<16} {:<27} {:>6} {:>6} {:>6} {:>4} {:>4} {:>4} {:>8} {:>8} {:>3}  {}\n", "model", "name",
+                             "layers", "global", "hidden", "Hq", "Hkv", "d", "params/B", "active/B", "tp", "per rank");
     for (const auto& name : models) {
       const ModelPreset m = model_preset(name);
       const int tp = static_cast<int>(m.default_tp.value);
       const Geometry g = m.per_rank(tp);
-      std::cout << fmt::format("{:<16} {:<28} {:>6} {:>6} {:>6} {:>4} {:>4} {:>4} {:>9} {:>9} {:>3}  {} q / {} kv (r = {})\n",
+      std::cout << fmt::format("{:<16} {:<27} {:>6} {:>6} {:>6} {:>4} {:>4} {:>4} {:>8} {:>8} {:>3}  {}q/{}kv r={}\n",
                                name, m.display_name, num(m.layers.value), num(m.global_attn_layers.value),
                                num(m.hidden.value), num(m.q_heads.value), num(m.kv_heads.value), num(m.head_dim.value),
                                num(m.total_params_b.value), num(m.active_params_b.value), tp, g.q_heads, g.kv_heads,
