@@ -59,7 +59,7 @@ CardBench transfer_card(const Hardware& from, const Hardware& to) {
   return c;
 }
 
-Rates card_rates(const Hardware& hw, Basis basis) {
+Rates card_rates(const Hardware& hw, Basis basis, Bound b) {
   Rates r;
   r.basis = basis;
   r.sms = static_cast<int>(hw.sms.value);
@@ -79,17 +79,17 @@ Rates card_rates(const Hardware& hw, Basis basis) {
                                 {&c.gemm_bf16_tflops, "card.gemm_bf16_tflops"},
                                 {&c.kernel_floor_us, "card.kernel_floor_us"}})
     need(*f, what, "GPU '" + hw.name + "'");
-  r.read_bw_Bps = c.read_bw_tbs.value * 1e12;
-  r.write_bw_Bps = c.write_bw_tbs.value * 1e12;
-  r.gemm_flops = c.gemm_bf16_tflops.value * 1e12;
-  r.launch_s = c.launch_overhead_us.value * 1e-6;
-  r.other_floor_s = c.kernel_floor_us.value * 1e-6;
+  r.read_bw_Bps = at(c.read_bw_tbs, b, true) * 1e12;
+  r.write_bw_Bps = at(c.write_bw_tbs, b, true) * 1e12;
+  r.gemm_flops = at(c.gemm_bf16_tflops, b, true) * 1e12;
+  r.launch_s = at(c.launch_overhead_us, b, false) * 1e-6;
+  r.other_floor_s = at(c.kernel_floor_us, b, false) * 1e-6;
   r.source = "card: " + c.basis;
   return r;
 }
 
 Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound b) {
-  Rates r = card_rates(hw, basis);
+  Rates r = card_rates(hw, basis, b);
   if (basis == Basis::speed_of_light) {
     // Datasheet peaks everywhere; no floors; top-k limited by shared-memory bandwidth
     // (128 B/clock/SM = 32 fp32 keys at an assumed 1.98 GHz boost clock).

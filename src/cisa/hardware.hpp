@@ -87,7 +87,7 @@ struct Rates {
 // Rates of `impl` on `hw`. calibrated needs the card's bench (measured or transferred).
 Rates make_rates(const Hardware& hw, const ResolvedImpl& impl, Basis basis, Bound bound = Bound::point);
 // Card-only rates (the planner's non-attention layers): the card bench, no implementation.
-Rates card_rates(const Hardware& hw, Basis basis);
+Rates card_rates(const Hardware& hw, Basis basis, Bound bound = Bound::point);
 
 // Kernel structure of `impl` on the card, for the traffic model. `bound` picks an unknown L2
 // sharing's end (lo: shared, hi: none).
