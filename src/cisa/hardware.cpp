@@ -63,7 +63,7 @@ Rates card_rates(const Hardware& hw, Basis basis, Bound b) {
   Rates r;
   r.basis = basis;
   r.sms = static_cast<int>(hw.sms.value);
-  r.l2_bytes = std::isnan(hw.l2_mb.value) ? 0.0 : hw.l2_mb.value * 1e6;
+  r.l2_capacity_bytes = std::isnan(hw.l2_mb.value) ? 0.0 : hw.l2_mb.value * 1e6;
   if (basis == Basis::speed_of_light) {
     r.read_bw_Bps = r.write_bw_Bps = hw.hbm_bw_tbs.value * 1e12;
     r.gemm_flops = hw.bf16_tflops.value * 1e12;
@@ -145,7 +145,7 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   s.split_min_tokens = im.split_min_tokens;
   s.sms = rates.sms;
   s.l2_reuse = rates.l2_reuse;
-  s.l2_bytes = rates.l2_bytes;
+  s.l2_capacity_bytes = rates.l2_capacity_bytes;
   s.share_selected = im.l2_sharing == L2Sharing::shared || (im.l2_sharing == L2Sharing::unknown && b != Bound::hi);
   return s;
 }

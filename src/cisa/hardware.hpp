@@ -75,7 +75,7 @@ struct Rates {
   double topk_ids_per_s_per_sm = 0;      // output pass: page IDs translated + written
   double attention_page_s[4] = {0, 0, 0, 0};  // SM-s per page visit, 16/32/64/128-row tiles
   double scoring_step_s = 0;                  // one dependent load step of a scoring CTA
-  double l2_bytes = 0;
+  double l2_capacity_bytes = 0;  // L2 size
   double l2_reuse = 1.0;  // h: immediate re-reads of the same pages by co-resident CTAs hit L2 (EST)
   int sms = 0;
   // Share of SMs whose in-flight loads saturate HBM. EST: BW x latency = 4.5 TB/s x ~600 ns

@@ -62,7 +62,7 @@ bool same_traffic(const KernelShape& a, const KernelShape& b) {
   return a.attention_tile_rows == b.attention_tile_rows && a.attention_min_tile_rows == b.attention_min_tile_rows &&
          a.gqa_packing == b.gqa_packing && a.split_min_tokens == b.split_min_tokens &&
          a.share_selected == b.share_selected && a.score_bytes == b.score_bytes &&
-         a.score_tile_rows == b.score_tile_rows && a.sms == b.sms && a.l2_bytes == b.l2_bytes;
+         a.score_tile_rows == b.score_tile_rows && a.sms == b.sms && a.l2_capacity_bytes == b.l2_capacity_bytes;
 }
 
 }  // namespace

@@ -257,7 +257,7 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   (*c.flu_cisa)[i] = f.attention_cisa.flops_useful;
   (*c.fl_scoring)[i] = f.scoring.flops_useful;
   (*c.selections)[i] = f.selections;
-  (*c.eligible_mean)[i] = f.topk_rows > 0 ? f.topk_elements / f.topk_rows : 0.0;
+  (*c.eligible_mean)[i] = f.topk_rows > 0 ? f.eligible_chunks_sum / f.topk_rows : 0.0;
   (*c.splits_dense)[i] = f.splits_dense;
   (*c.splits_cisa)[i] = f.splits_cisa;
   (*c.sparse_pos)[i] = f.sparse_positions;

@@ -45,10 +45,10 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates) {
 }
 
 bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
-  // The scoring kernel writes f.topk_elements scores just before top-k reads them; when they fit
+  // The scoring kernel writes f.eligible_chunks_sum scores just before top-k reads them; when they fit
   // in half the L2 (EST: the other half holds the representatives it streamed), top-k's one full
   // pass reads them from L2.
-  return rates.l2_bytes > 0 && sh.score_bytes * f.topk_elements <= 0.5 * rates.l2_bytes;
+  return rates.l2_capacity_bytes > 0 && sh.score_bytes * f.eligible_chunks_sum <= 0.5 * rates.l2_capacity_bytes;
 }
 
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
@@ -58,7 +58,7 @@ double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates
   // Per row: radix passes over its N_e scores, then the output pass translating and writing its K
   // page IDs (K = written IDs per row). Long rows split over a cluster of 2 CTAs, each doing half.
   const double k_out = f.topk.dram_write_bytes / (4.0 * f.topk_rows);
-  const double keys = f.topk_elements / f.topk_rows;
+  const double keys = f.eligible_chunks_sum / f.topk_rows;
   const double split = (sh.topk_cluster_above > 0 && keys > sh.topk_cluster_above) ? 2.0 : 1.0;
   const double per_row = (keys * sh.topk_radix_passes / rate + k_out / rates.topk_ids_per_s_per_sm) / split;
   const double waves = std::ceil(split * f.topk_rows / rates.sms);

@@ -49,7 +49,7 @@ void ForwardCost::add(const ForwardCost& o) {
   dense_positions += o.dense_positions;
   sparse_positions += o.sparse_positions;
   topk_rows += o.topk_rows;
-  topk_elements += o.topk_elements;
+  eligible_chunks_sum += o.eligible_chunks_sum;
   splits_dense = std::max(splits_dense, o.splits_dense);
   splits_cisa = std::max(splits_cisa, o.splits_cisa);
   setup_h2d_bytes += o.setup_h2d_bytes;
@@ -172,12 +172,12 @@ int split_count(double units, double min_tile_tokens, const KernelShape& sh) {
 // cache this is the union of its selections, N_e (1 - (1 - p)^m) pages.
 double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, double kv_tok,
                              const KernelShape& sh) {
-  if (s.m <= 0 || sh.l2_bytes <= 0) return 0.0;
+  if (s.m <= 0 || sh.l2_capacity_bytes <= 0) return 0.0;
   const double ne = s.sum_n / s.m - W;
   if (ne <= K) return 0.0;
   const double a = 1.0 - K / ne;
   const double w = std::floor(s.m);  // the sequence's selections, in order
-  const double n0 = sh.l2_bytes / ((K + W) * c * kv_tok);
+  const double n0 = sh.l2_capacity_bytes / ((K + W) * c * kv_tok);
   double q = 0;
   for (int it = 0; it < 12; ++it) {  // monotone in q; converges in a few steps
     const double n = std::min(n0 / std::max(1e-3, 1.0 - q), w);
@@ -203,7 +203,7 @@ double selected_union_floor(const GroupSums& s, double K, double W, double c, do
   const double a = 1.0 - (1.0 - o) * K / ne;
   const double all = ne * (1.0 - std::pow(a, s.m));
   const double per_wave = ne * (1.0 - std::pow(a, s.m / waves));
-  const double e = sh.l2_bytes > 0 ? std::min(1.0, all * c * kv_tok / sh.l2_bytes) : 1.0;
+  const double e = sh.l2_capacity_bytes > 0 ? std::min(1.0, all * c * kv_tok / sh.l2_capacity_bytes) : 1.0;
   return ((1.0 - e) * all + e * waves * per_wave) * c;
 }
 
@@ -440,7 +440,7 @@ void scoring_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, Fo
   f.bytes_cisa.meta += s.seqs * (iq + scores_w);
   f.selections = s.seqs * msp;
   f.topk_rows = f.selections;
-  f.topk_elements = s.seqs * sum_ne;
+  f.eligible_chunks_sum = s.seqs * sum_ne;
 }
 
 // Top-k: reads each row's scores, writes K physical page IDs (block-table lookups fused).

@@ -20,7 +20,7 @@ struct KernelShape {
   int sms = 132;          // for split-KV sizing
   double l2_reuse = 1.0;  // h: share of re-reads of the same pages by co-resident CTAs hit in L2
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
-  double l2_bytes = 0;         // L2 capacity: window over which co-resident CTAs share pages
+  double l2_capacity_bytes = 0;  // L2 size: window over which co-resident CTAs share pages
   bool share_selected = true;  // co-resident CTAs of a sequence find each other's random picks in L2
   bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head
   double score_bytes = 4;      // bytes per score written by scoring, read by top-k
@@ -70,7 +70,7 @@ struct ForwardCost {
   double dense_positions = 0;  // positions on the dense path in the CISA run
   double sparse_positions = 0;
   double topk_rows = 0;      // = selections
-  double topk_elements = 0;  // sum of N_e over selections
+  double eligible_chunks_sum = 0;  // N_e summed over selections (eligible_chunks_mean x selections)
   double splits_dense = 1, splits_cisa = 1;
   double setup_h2d_bytes = 0;  // step descriptors uploaded host -> device (setup)
   double cisa_dense_prefix_bytes = 0;  // DRAM bytes of the CISA attention's dense prefix (N_e <= K)

@@ -68,7 +68,7 @@ std::string calibration_yaml(const std::string& card_name) {
   shape.score_bytes = kernels.score_bytes;
   shape.topk_cluster_above = kernels.topk_cluster_above;
   shape.split_min_tokens = kernels.split_min_tokens;
-  shape.l2_bytes = dev.l2_bytes;
+  shape.l2_capacity_bytes = dev.l2_bytes;
   Rates card;
   card.read_bw_Bps = rd.value * 1e12;
   card.write_bw_Bps = wr.value * 1e12;

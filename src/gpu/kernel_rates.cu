@@ -216,7 +216,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   {
     // Per CTA as the model prices it: long rows split over a 2-CTA cluster, each doing half.
     auto row = [&](const PipelineTimes& t, double K, double& keys, double& ids, double& secs) {
-      const double ne = t.model.topk_elements / t.model.topk_rows;
+      const double ne = t.model.eligible_chunks_sum / t.model.topk_rows;
       const double split = (shape.topk_cluster_above > 0 && ne > shape.topk_cluster_above) ? 2.0 : 1.0;
       const double waves = std::ceil(split * t.model.topk_rows / sms);
       keys = waves * ne * passes / split;
@@ -263,7 +263,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     out.attention_gather_method =
         "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096, W=128, random selections: the model's CISA "
         "attention DRAM bytes / (median of 15 - floors), L2 flushed";
-    const double ne = dec.model.topk_elements / dec.model.topk_rows;
+    const double ne = dec.model.eligible_chunks_sum / dec.model.topk_rows;
     const double split = (shape.topk_cluster_above > 0 && ne > shape.topk_cluster_above) ? 2.0 : 1.0;
     const double waves = std::ceil(split * dec.model.topk_rows / sms);
     const double per_row = waves * ne * passes / split;

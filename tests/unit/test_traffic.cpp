@@ -78,7 +78,7 @@ TEST_CASE("decode bytes by hand: L = 40, c = 4, W = 2, K = 3", "[traffic]") {
   CHECK(f.bytes_cisa.meta == 4 * 6 + 16 + 28 + (28 + 24) + 24);
   CHECK(f.bytes_dense.qo == 2 * 4 * 8 * 2);
   CHECK(f.selections == 1);
-  CHECK(f.topk_elements == 7);
+  CHECK(f.eligible_chunks_sum == 7);
   CHECK(f.splits_dense == 1);
   CHECK(f.attention_dense.flops_useful == 4.0 * 8 * 4 * 40);
   CHECK(f.attention_dense.flops_issued == 4.0 * 8 * 16 * 40);  // 4 rows padded to the smallest (16-row) tile
@@ -197,7 +197,7 @@ TEST_CASE("closed forms equal a direct group loop on random geometries", "[traff
     REQUIRE(rel_close(f.l2_kv_cisa, seqs * d.kv_req));
     REQUIRE(rel_close(f.bytes_cisa.kv, seqs * d.kv_dram));
     REQUIRE(rel_close(f.l2_rep, seqs * d.rep_req));
-    REQUIRE(rel_close(f.topk_elements, seqs * d.sum_ne));
+    REQUIRE(rel_close(f.eligible_chunks_sum, seqs * d.sum_ne));
     REQUIRE(rel_close(f.selections, seqs * d.groups));
     REQUIRE(rel_close(f.dense_positions, batch * d.dense_n));
     REQUIRE(rel_close(f.attention_cisa.flops_useful, seqs * d.useful));
@@ -237,11 +237,11 @@ TEST_CASE("random selections shared in L2 only when the cache can hold them", "[
   const Geometry g = inkling_geo();
   const CisaConfig c = budget_cfg(2048);
   KernelShape sh;
-  sh.l2_bytes = 0;  // no L2: every selection reads its pages
+  sh.l2_capacity_bytes = 0;  // no L2: every selection reads its pages
   const ForwardCost none = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
-  sh.l2_bytes = 60e6;
+  sh.l2_capacity_bytes = 60e6;
   const ForwardCost some = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
-  sh.l2_bytes = 1e12;  // a cache holding everything: each page read once per sequence
+  sh.l2_capacity_bytes = 1e12;  // a cache holding everything: each page read once per sequence
   const ForwardCost lots = forward_cost(g, c, 4, 1 << 20, 512, 4, sh);
   CHECK(some.bytes_cisa.kv < none.bytes_cisa.kv);
   CHECK(lots.bytes_cisa.kv < some.bytes_cisa.kv);
@@ -274,7 +274,7 @@ Rates test_rates() {
   r.topk_l2_keys_per_s_per_sm = 2e9;
   r.topk_ids_per_s_per_sm = 1e8;
   for (double& x : r.attention_page_s) x = 0.0;
-  r.l2_bytes = 60e6;
+  r.l2_capacity_bytes = 60e6;
   r.l2_reuse = 1.0;
   r.sms = 132;
   return r;
@@ -317,13 +317,13 @@ TEST_CASE("roofline: setup is one host-to-device copy; top-k adds its output pas
   CHECK(setup_time(f, r) == Approx(5e-6 + 1e6 / 50e9));
   f.topk.launches = 1;
   f.topk_rows = 132;                // one wave
-  f.topk_elements = 132 * 1000.0;   // N_e = 1,000
+  f.eligible_chunks_sum = 132 * 1000.0;   // N_e = 1,000
   f.topk.dram_write_bytes = 132 * 4.0 * 500;  // K = 500 page IDs written per row
-  f.topk.dram_bytes = f.topk.dram_write_bytes + 4.0 * f.topk_elements;
+  f.topk.dram_bytes = f.topk.dram_write_bytes + 4.0 * f.eligible_chunks_sum;
   KernelShape sh;  // fp32 scores, 4 radix passes
   REQUIRE(topk_scores_in_l2(f, sh, r));  // 0.5 MB of scores
   CHECK(topk_time(f, sh, r) == Approx(1000.0 * 4 / 2e9 + 500 / 1e8 + 10e-6));
-  f.topk_elements = 132 * 100000.0;  // 53 MB of scores: past half the L2, read from DRAM
+  f.eligible_chunks_sum = 132 * 100000.0;  // 53 MB of scores: past half the L2, read from DRAM
   REQUIRE_FALSE(topk_scores_in_l2(f, sh, r));
   CHECK(topk_time(f, sh, r) == Approx(100000.0 * 4 / 1e9 + 500 / 1e8 + 10e-6));
   sh.score_bytes = 2;  // 16-bit keys: the same scores fit in L2 again
@@ -335,7 +335,7 @@ TEST_CASE("a sequence's selections read at least the union of their picks once p
   const CisaConfig c = budget_cfg(4096);
   KernelShape sh;
   sh.sms = 132;
-  sh.l2_bytes = 60e6;  // the H200's L2: a 128K sequence's pages (66 MB) just do not fit
+  sh.l2_capacity_bytes = 60e6;  // the H200's L2: a 128K sequence's pages (66 MB) just do not fit
   // 128K context, G = 1: 512 selections per sequence with K / N_e ~ 0.5 span 1 + 511/132 waves.
   const ForwardCost f = forward_cost(g, c, 1, 131072 - 512, 512, 2, sh);
   const double ne = 131072.0 / 16 - 128 - 16, page = 16 * 2 * 128 * 2.0;
@@ -343,7 +343,7 @@ TEST_CASE("a sequence's selections read at least the union of their picks once p
   const double per_wave = ne * (1.0 - std::pow(1.0 - 4096.0 / ne, 512.0 / waves));
   CHECK(f.bytes_cisa.kv >= 2 * 0.99 * waves * per_wave * page);  // two sequences
   // Without eviction between waves (an L2 far larger than the sequence) one union suffices.
-  sh.l2_bytes = 1e12;
+  sh.l2_capacity_bytes = 1e12;
   const ForwardCost big = forward_cost(g, c, 1, 131072 - 512, 512, 2, sh);
   CHECK(big.bytes_cisa.kv < 0.5 * f.bytes_cisa.kv);
 }
