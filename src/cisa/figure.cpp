@@ -1,6 +1,7 @@
 #include "cisa/figure.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace cisa {
@@ -62,6 +63,20 @@ Band band_of(const Figure& f) {
     case Label::GIVEN: rel = 0.30; break;
   }
   return {1.0 / (1.0 + rel), 1.0 + rel};
+}
+
+Figure transferred(const Figure& f, double factor, const std::string& rule, const std::string& from) {
+  char head[160];
+  std::snprintf(head, sizeof head, "XFER: %.4g on %s x %.4g (", f.value, from.c_str(), factor);
+  Figure out;
+  out.value = f.value * factor;
+  out.source = head + rule + "); was " + f.source;
+  if (!std::isnan(f.lo)) {
+    const Band x = band_of(out);
+    out.lo = std::min(f.lo * factor, out.value * x.lo);
+    out.hi = std::max(f.hi * factor, out.value * x.hi);
+  }
+  return out;
 }
 
 }  // namespace cisa

@@ -36,4 +36,9 @@ struct Band {
 };
 Band band_of(const Figure& f);
 
+// The figure `f` (given on card `from`) moved to another card by `factor` under `rule`: labelled
+// XFER, its source naming the original; a range of the original moves with it, widened to at
+// least the XFER band.
+Figure transferred(const Figure& f, double factor, const std::string& rule, const std::string& from);
+
 }  // namespace cisa

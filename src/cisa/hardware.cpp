@@ -3,7 +3,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include <fmt/format.h>
 
 namespace cisa {
 
@@ -18,10 +17,7 @@ Basis parse_basis(const std::string& s) {
 namespace {
 
 Figure scaled(const Figure& f, double factor, const std::string& rule, const std::string& from) {
-  Figure out;
-  out.value = f.value * factor;
-  out.source = fmt::format("XFER: {:.4g} on {} x {:.4g} ({}); was {}", f.value, from, factor, rule, f.source);
-  return out;
+  return transferred(f, factor, rule, from);
 }
 
 // Value at one end of the band. `rate`: larger is faster (lo time takes the high end).
@@ -34,7 +30,7 @@ double at(const Figure& f, Bound b, bool rate) {
 
 void need(const Figure& f, const std::string& what, const std::string& who) {
   if (!(f.value > 0) || !std::isfinite(f.value))
-    throw std::invalid_argument(who + ": " + what + " must be a finite number > 0, got " + fmt::format("{}", f.value));
+    throw std::invalid_argument(who + ": " + what + " must be a finite number > 0, got " + std::to_string(f.value));
 }
 
 }  // namespace

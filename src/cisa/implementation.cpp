@@ -4,7 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include <fmt/format.h>
 
 #include "cisa/hardware.hpp"
 
@@ -64,17 +63,7 @@ Figure figure_on_card(const PerCard& pc, Transfer rule, const Hardware& card, co
     }
   const Hardware& from = card_named(cards, src->first, what);
   const auto [factor, text] = transfer_factor(rule, from, card);
-  Figure out;
-  out.value = src->second.value * factor;
-  out.source = fmt::format("XFER: {:.4g} on {} x {:.4g} ({}); was {}", src->second.value, from.name, factor, text,
-                           src->second.source);
-  // A source range moves with the figure, widened to at least the XFER band.
-  if (!std::isnan(src->second.lo)) {
-    const Band x = band_of(out);
-    out.lo = std::min(src->second.lo * factor, out.value * x.lo);
-    out.hi = std::max(src->second.hi * factor, out.value * x.hi);
-  }
-  return out;
+  return transferred(src->second, factor, text, from.name);
 }
 
 namespace {
