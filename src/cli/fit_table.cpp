@@ -37,8 +37,9 @@ void print_row(std::ostream& os, const std::vector<TextColumn>& cols, const std:
 FitResult print_fitted(std::ostream& os, std::vector<TextColumn> cols, std::size_t width, std::size_t max_rows) {
   FitResult res;
   while (width && total_width(cols) > width) {
-    auto worst = std::max_element(cols.begin(), cols.end(),
-                                  [](const TextColumn& a, const TextColumn& b) { return a.priority <= b.priority; });
+    auto worst = cols.end();  // the last column of the highest priority number goes first
+    for (auto it = cols.begin(); it != cols.end(); ++it)
+      if (worst == cols.end() || it->priority >= worst->priority) worst = it;
     if (worst == cols.end() || worst->priority == 0) break;
     res.left_out.insert(res.left_out.begin(), worst->title);
     cols.erase(worst);

@@ -37,7 +37,7 @@ std::int64_t pos_int(const YamlDoc& doc, const YAML::Node& n, const std::string&
 double num(const YamlDoc& doc, const YAML::Node& n, const std::string& field, double lo, double hi) {
   const double x = get_double(doc, n, field);
   if (!(x >= lo && x <= hi))
-    throw InputError(locate(doc, n, field), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    throw InputError(locate(doc, n, field), fmt::format("must be in [{:g}, {:g}], got {:g}", lo, hi, x));
   return x;
 }
 
