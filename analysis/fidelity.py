@@ -40,10 +40,10 @@ PAIRS = {
     "meas_ms_busy_cisa": ("pred_ms_busy_cisa", "pred_ms_busy_cisa"),
     "meas_speedup_attention": ("pred_speedup_attention_vs_own", "pred_speedup_attention_vs_own"),
     "meas_speedup_busy": ("pred_speedup_busy_vs_own", "pred_speedup_busy_vs_own"),
-    "meas_ms_attention_dense_peer": ("pred_ms_attention_dense_cudnn", None),
-    "meas_ms_attention_dense_cudnn": ("pred_ms_attention_dense_cudnn", None),
-    "meas_ms_attention_dense_fa2": ("pred_ms_attention_dense_fa2", None),
-    "meas_ms_attention_cisa_flex": ("pred_ms_attention_cisa_flex", None),
+    "meas_ms_attention_dense_peer": ("pred_ms_attention_dense_cudnn", "pred_ms_attention_dense_cudnn"),
+    "meas_ms_attention_dense_cudnn": ("pred_ms_attention_dense_cudnn", "pred_ms_attention_dense_cudnn"),
+    "meas_ms_attention_dense_fa2": ("pred_ms_attention_dense_fa2", "pred_ms_attention_dense_fa2"),
+    "meas_ms_attention_cisa_flex": ("pred_ms_attention_cisa_flex", "pred_ms_attention_cisa_flex"),
 }
 
 

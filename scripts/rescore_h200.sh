@@ -12,41 +12,28 @@ for f in $D/*_device_run.h5; do
   s=$(basename "$f" _device_run.h5)
   "$BIN" --scenario scenarios/$s.yaml $IMPL --measurements "$f" --out $D/${s}_measured.h5 --format csv >/dev/null 2>$D/.err || { cat $D/.err; exit 1; }
   "$BIN" --scenario scenarios/$s.yaml $IMPL --measurements "$f" --no-hdf5 2>/dev/null | sed -n '/measured vs predicted/,$p' > $D/${s}_report.txt
-  # The cuDNN profile's own prediction for every point (the peer is compared with it).
-  "$BIN" --scenario scenarios/$s.yaml $IMPL --set implementation.dense=cudnn --no-hdf5 --format csv --columns point_index,pred_ms_attention_dense > $D/.cudnn.csv 2>/dev/null \
-    || "$BIN" --scenario scenarios/$s.yaml $IMPL --set implementation.dense=cudnn --no-hdf5 --format csv > $D/.cudnn.csv
-  # Peer columns measured in the device run travel with the re-scored file.
-  $PY - "$f" $D/${s}_measured.h5 $D/.cudnn.csv <<'PY'
-import sys, csv; sys.path.insert(0, "analysis")
+  # Peer columns measured in the device run travel with the re-scored file; each peer is then
+  # compared with its own profile's prediction (analysis/impl_predictions.py).
+  $PY - "$f" $D/${s}_measured.h5 <<'PY'
+import sys; sys.path.insert(0, "analysis")
 import h5py, h5_columns
-src, dst, cudnn_csv = sys.argv[1:4]
-with open(cudnn_csv) as fh:
-    cudnn = {int(r["point_index"]): float(r["pred_ms_attention_dense"]) for r in csv.DictReader(fh)}
+src, dst = sys.argv[1:3]
 with h5py.File(src, "r") as f:
     g = f["points"]
-    cols = {n: (g[n][...], g[n].attrs["unit"].decode() if isinstance(g[n].attrs["unit"], bytes) else str(g[n].attrs["unit"]),
-                g[n].attrs["description"].decode() if isinstance(g[n].attrs["description"], bytes) else str(g[n].attrs["description"]))
-            for n in g if n.endswith("_peer") and n.startswith(("meas_", "err_")) or n.endswith("_vs_peer") and n.startswith("meas_")}
-    attrs = {k: (f.attrs[k].decode() if isinstance(f.attrs[k], bytes) else str(f.attrs[k])) for k in ("peer_measurement", "peer_forms") if k in f.attrs}
-# The cuDNN peer is compared with the model's prediction for the cudnn profile.
-with h5py.File(dst, "r") as f:
-    idx = f["points"]["point_index"][...]
-if "meas_ms_attention_dense_peer" in cols:
-    import numpy as np
-    peer = cols["meas_ms_attention_dense_peer"][0]
-    pred = np.array([cudnn[int(i)] for i in idx])
-    cols["pred_ms_attention_dense_cudnn"] = (pred, "ms", "dense core attention predicted with the cudnn profile")
-    cols["err_attention_dense_peer"] = (peer / pred - 1.0, "fraction",
-                                        "meas_ms_attention_dense_peer / pred_ms_attention_dense_cudnn - 1 (the model's error on cuDNN)")
+    text = lambda v: v.decode() if isinstance(v, bytes) else str(v)
+    cols = {n: (g[n][...], text(g[n].attrs["unit"]), text(g[n].attrs["description"]))
+            for n in g if n.startswith("meas_") and (n.endswith("_peer") or n.endswith("_vs_peer"))}
+    attrs = {k: text(f.attrs[k]) for k in ("peer_measurement", "peer_forms") if k in f.attrs}
 if cols:
     h5_columns.add_columns(dst, cols, attrs)
 PY
+  $PY analysis/impl_predictions.py $D/${s}_measured.h5 --binary "$BIN" --scenario scenarios/$s.yaml $IMPL >/dev/null
   if [ -d $D/ncu_raw/ncu_raw_$s ]; then
     $PY analysis/ncu_points.py $D/${s}_measured.h5 --from-raw $D/ncu_raw/ncu_raw_$s > $D/${s}_ncu.txt 2>&1 || true
   fi
   echo "$s: $(grep -c 'within target' $D/${s}_report.txt) lines within target"
 done
-rm -f $D/.err $D/.cudnn.csv
+rm -f $D/.err
 
 # SUMMARY.md: what was run, then every report (time, ncu bytes, peers).
 {
@@ -92,4 +79,17 @@ PY
       printf '```\n'
     fi
   done
+  printf '\n## Fidelity: fit set and held-out set (`analysis/fidelity.py`)\n\n'
+  cat <<'TXT'
+Error = measured / predicted - 1; "in band" = the measurement lies in [lo / 1.05, hi x 1.05] of the
+prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. The fit set is every run above: the
+model's structure was chosen on it and it shares shapes with calibrate's reference shapes. The
+held-out set (`results/h200/heldout/`, `scenarios/heldout_*.yaml`) was measured once for this model
+version and used for nothing else. Peers (cuDNN, FA2, Flex) are compared with their own profiles.
+
+TXT
+  $PY analysis/fidelity.py --markdown --set "fit: the committed sweeps and scenarios (kernels of 2026-11-29, archived profile)=$(ls $D/*_measured.h5 | tr '\n' ',')"
+  if ls results/h200/heldout/*_measured.h5 >/dev/null 2>&1; then
+    $PY analysis/fidelity.py --markdown --set "held-out (kernels v10, profile cisa_kernels)=$(ls results/h200/heldout/*_measured.h5 | tr '\n' ',')"
+  fi
 } > $D/SUMMARY.md

@@ -64,7 +64,8 @@ struct PointsTableBuilder::Cols {
       *other_bytes, *total_dense, *total_cisa, *l2_kv_dense, *l2_kv_cisa, *l2_rep, *kv_reduction,
       *bytes_reduction;
   std::vector<double> *fl_dense, *fl_cisa, *flu_dense, *flu_cisa, *fl_scoring, *selections,
-      *eligible_mean, *splits_dense, *splits_cisa, *sparse_pos, *dense_pos;
+      *eligible_mean, *splits_dense, *splits_cisa, *sparse_pos, *dense_pos, *visits_dense, *visits_cisa,
+      *tile_dense, *tile_cisa;
   std::vector<double> *t_att_d, *t_att_c, *t_sc, *t_tk, *t_su, *t_ot, *t_busy_d, *t_busy_c, *sp_att,
       *sp_busy, *t_att_own, *t_busy_own, *sp_att_own, *sp_busy_own;
   std::vector<std::vector<double>*> meas, err;
@@ -129,6 +130,10 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   c.eligible_mean = &t.add_f64("eligible_chunks_mean", "chunks", "mean N_e over sparse selections");
   c.splits_dense = &t.add_f64("splits_dense", "splits", "split-KV factor of the dense kernel (max over forwards)");
   c.splits_cisa = &t.add_f64("splits_cisa", "splits", "split-KV factor of the CISA attention kernel");
+  c.visits_dense = &t.add_f64("page_visits_dense", "visits", "(work item, page) visits of the dense baseline's attention");
+  c.visits_cisa = &t.add_f64("page_visits_cisa", "visits", "(work item, page) visits of CISA's attention");
+  c.tile_dense = &t.add_f64("tile_rows_dense", "rows", "MMA tile rows of the dense baseline's attention (largest used)");
+  c.tile_cisa = &t.add_f64("tile_rows_cisa", "rows", "MMA tile rows of CISA's attention (largest used)");
   c.sparse_pos = &t.add_f64("sparse_positions", "positions", "positions on the sparse path, whole batch");
   c.dense_pos = &t.add_f64("dense_path_positions", "positions", "positions on the dense path (N_e <= K) in the CISA run");
 
@@ -260,6 +265,10 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   (*c.eligible_mean)[i] = f.topk_rows > 0 ? f.eligible_chunks_sum / f.topk_rows : 0.0;
   (*c.splits_dense)[i] = f.splits_dense;
   (*c.splits_cisa)[i] = f.splits_cisa;
+  (*c.visits_dense)[i] = f.attention_dense.page_visits;
+  (*c.visits_cisa)[i] = f.attention_cisa.page_visits;
+  (*c.tile_dense)[i] = f.attention_dense.tile_rows;
+  (*c.tile_cisa)[i] = f.attention_cisa.tile_rows;
   (*c.sparse_pos)[i] = f.sparse_positions;
   (*c.dense_pos)[i] = f.dense_positions;
 
