@@ -16,6 +16,25 @@ namespace po = boost::program_options;
 
 namespace cisa::cli {
 
+namespace {
+
+// A GPU preset as written, then its card bench as the model uses it (a transferred bench is not in
+// the file: it is computed from the measured card's by the rule in each source).
+void show_gpu(const Hardware& h) {
+  std::cout << h.yaml;
+  if (!h.has_card || h.card_transfer_from.empty()) return;
+  std::cout << "# card bench as used (" << h.card.basis << "):\n";
+  const std::pair<const char*, const Figure*> rows[] = {
+      {"read_bw_tbs", &h.card.read_bw_tbs},       {"write_bw_tbs", &h.card.write_bw_tbs},
+      {"copy_bw_tbs", &h.card.copy_bw_tbs},       {"gemm_bf16_tflops", &h.card.gemm_bf16_tflops},
+      {"launch_overhead_us", &h.card.launch_overhead_us}, {"kernel_floor_us", &h.card.kernel_floor_us},
+      {"h2d_bw_gbs", &h.card.h2d_bw_gbs},         {"h2d_latency_us", &h.card.h2d_latency_us}};
+  for (const auto& [key, f] : rows)
+    std::cout << fmt::format("#   {}: {{value: {:.4g}, source: \"{}\"}}\n", key, f->value, f->source.substr(0, 160));
+}
+
+}  // namespace
+
 int cmd_presets(int argc, char** argv) {
   return guarded("presets", [&]() {
     std::string show;
@@ -34,7 +53,7 @@ int cmd_presets(int argc, char** argv) {
       for (const auto& m : models)
         if (m == show) return std::cout << model_preset(m).yaml, kExitOk;
       for (const auto& g : gpus)
-        if (g == show) return std::cout << gpu_preset(g).yaml, kExitOk;
+        if (g == show) return show_gpu(gpu_preset(g)), kExitOk;
       std::vector<std::string> all = models;
       all.insert(all.end(), gpus.begin(), gpus.end());
       const std::string hint = did_you_mean(show, all);
