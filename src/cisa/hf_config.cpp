@@ -146,7 +146,9 @@ HfModel parse_hf_config(const std::string& text, const std::string& file) {
   m.file = file;
   m.family = family_of(r);
   ModelPreset& p = m.preset;
-  const std::filesystem::path path(file);
+  // "scenario.yaml:3 -> models/x/config.json" when referenced from a scenario: name it by the path.
+  const auto arrow = file.rfind(" -> ");
+  const std::filesystem::path path(arrow == std::string::npos ? file : file.substr(arrow + 4));
   p.name = path.stem() == "config" && path.has_parent_path() && !path.parent_path().filename().empty()
                ? path.parent_path().filename().string()
                : path.stem().string();

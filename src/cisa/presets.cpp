@@ -239,13 +239,10 @@ Hardware resolve_hardware(const YamlDoc& doc, const YAML::Node& n, const std::st
 
 ModelPreset resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
   if (n.IsScalar() && is_hf_config_path(n.Scalar())) {  // a Hugging Face config.json (hf_config.hpp)
-    try {
-      const HfModel m = load_hf_config(n.Scalar());
-      note_unused_once(m);
-      return m.preset;
-    } catch (const InputError& e) {
-      throw InputError(locate(doc, n, field), e.what());
-    }
+    const YamlDoc file = load_referenced_yaml(doc, n, field, n.Scalar());  // beside the scenario first
+    const HfModel m = parse_hf_config(file.text, file.file);
+    note_unused_once(m);
+    return m.preset;
   }
   return resolve_preset<ModelPreset>(doc, n, field, parse_model, model_preset);
 }

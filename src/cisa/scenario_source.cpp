@@ -12,7 +12,10 @@ namespace {
 
 const std::string kDir = "scenarios/";
 
-std::string kind_of(const std::string& name) { return name.rfind("plan_", 0) == 0 ? "plan" : "run"; }
+std::string kind_of(const std::string& name) {
+  if (name.rfind("designs_", 0) == 0) return "designs";  // cisa-sim designs (src/design, issue 15)
+  return name.rfind("plan_", 0) == 0 ? "plan" : "run";
+}
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);

@@ -40,7 +40,7 @@ int cmd_scenarios(int argc, char** argv) {
     }
     po::notify(vm);
     if (!show.empty()) {
-      for (const char* kind : {"run", "plan"})
+      for (const char* kind : {"run", "plan", "designs"})
         for (const auto& s : shipped_scenarios())
           if (s.kind == kind && s.name == show) {
             std::cout << *embedded_text("scenarios/" + s.name + ".yaml");
@@ -52,8 +52,11 @@ int cmd_scenarios(int argc, char** argv) {
     const auto all = shipped_scenarios();
     std::size_t w = 4;
     for (const auto& s : all) w = std::max(w, s.name.size());
-    for (const char* kind : {"run", "plan"}) {
-      std::cout << (std::string(kind) == "run" ? "cisa-sim --scenario NAME\n" : "\ncisa-sim plan --scenario NAME\n");
+    for (const char* kind : {"run", "plan", "designs"}) {
+      const std::string k = kind;
+      std::cout << (k == "run"    ? "cisa-sim --scenario NAME\n"
+                    : k == "plan" ? "\ncisa-sim plan --scenario NAME\n"
+                                  : "\ncisa-sim designs --scenario NAME\n");
       for (const auto& s : all)
         if (s.kind == kind) std::cout << fmt::format("  {:<{}}  {}\n", s.name, w, clip(s.description, 120 - 4 - w));
     }

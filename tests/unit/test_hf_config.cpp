@@ -90,6 +90,12 @@ TEST_CASE("A scenario takes model: path/to/config.json and --set model=...", "[h
   CHECK(a.points.front().geo.kv_heads == 1);
   CHECK(a.points.front().geo.hidden == b.points.front().geo.hidden);
   CHECK(a.points.front().model == "llama70b_scn@tp8");
+  // model: in a scenario file finds the config beside the scenario, from any folder.
+  const fs::path dir = fs::path(path).parent_path();
+  std::ofstream(dir / "s.yaml") << "name: s\nmodel: config.json\ntp: 8\nhardware: h200_sxm\n";
+  const Scenario c = load_scenario((dir / "s.yaml").string(), {});
+  CHECK(c.points.front().geo.q_heads == 8);
+  CHECK(c.points.front().model == "llama70b_scn@tp8");
 }
 
 TEST_CASE("Qwen2.5, Qwen3-MoE, Mistral and Mixtral configs", "[hf]") {
