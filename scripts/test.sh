@@ -12,3 +12,5 @@ for preset in ci asan; do
   cmake --build --preset "$preset" -j"$jobs"
   ctest --preset "$preset" -j"$jobs"
 done
+# Issue 12: libFuzzer harnesses, about 60 s each (FUZZ_SECONDS), from their committed corpora.
+scripts/fuzz.sh

@@ -104,18 +104,18 @@ Figure checked_figure(const YamlDoc& doc, const YAML::Node& node, const std::str
   return f;
 }
 
-void check_sweep_memory(std::size_t points, std::size_t shards, const std::string& file) {
+void check_sweep_memory(std::size_t points, std::size_t shards, const std::string& file, double bytes_per_point) {
   const double rows = std::ceil(static_cast<double>(points) / static_cast<double>(shards ? shards : 1));
-  const double need = rows * kBytesPerPoint;
+  const double need = rows * bytes_per_point;
   // CISA_MEMORY_BYTES: the memory to plan for, when not this machine's (a job's limit; tests).
   const char* env = std::getenv("CISA_MEMORY_BYTES");
   const double memory = env && std::atof(env) > 0
                             ? std::atof(env)
                             : static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
   if (memory <= 0 || need <= memory / 2) return;
-  const double shards_needed = std::ceil(static_cast<double>(points) * kBytesPerPoint / (memory / 2));
+  const double shards_needed = std::ceil(static_cast<double>(points) * bytes_per_point / (memory / 2));
   throw InputError({file, 0, "sweep"}, show(rows) + " points need about " + show(std::round(need / 1e8) / 10) +
-                                           " GB in memory (" + show(kBytesPerPoint / 1024) + " KB each), more than half of this machine's " +
+                                           " GB in memory (" + show(bytes_per_point / 1024) + " KB each), more than half of this machine's " +
                                            show(std::round(memory / 1e8) / 10) + " GB: run it in parts with --shard i/" +
                                            show(shards_needed) + " and join them with `cisa-sim merge`");
 }

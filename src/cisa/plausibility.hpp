@@ -25,7 +25,11 @@ Figure checked_figure(const YamlDoc& doc, const YAML::Node& node, const std::str
 // ceil(points / shards) rows at kBytesPerPoint each, against half of this machine's memory (or
 // of $CISA_MEMORY_BYTES).
 constexpr double kBytesPerPoint = 2048;  // measured 1.7 KB: 46,080 points, 97 MB max RSS vs 28 MB for 5,760
-void check_sweep_memory(std::size_t points, std::size_t shards, const std::string& file);
+// Expanding a sweep (before any evaluation) holds every point and its de-duplication key: EST
+// 512 B (sizeof(Point) plus a ~150-character key in a std::set node).
+constexpr double kBytesPerExpandedPoint = 512;
+void check_sweep_memory(std::size_t points, std::size_t shards, const std::string& file,
+                        double bytes_per_point = kBytesPerPoint);
 
 // floor(v) as int64, or std::invalid_argument naming `what` when it is not representable.
 std::int64_t floor_to_i64(double v, const std::string& what);

@@ -244,6 +244,7 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
     total *= a.size();
     if (total > 50'000'000) throw InputError(locate(doc, root["sweep"], "sweep"), "sweep has more than 5e7 points");
   }
+  check_sweep_memory(total, 1, doc.file, kBytesPerExpandedPoint);  // before expanding anything
   std::set<std::string> seen;
   std::vector<std::size_t> idx(axes.size(), 0);
   for (std::size_t n = 0; n < total; ++n) {
