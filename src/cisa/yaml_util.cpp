@@ -170,6 +170,7 @@ void apply_override(YamlDoc& doc, const std::string& assignment) {
   } catch (const YAML::ParserException& e) {
     throw InputError({"command line", 0, key}, "cannot parse the value of --set " + key + ": " + e.msg);
   }
+  Checker("command line (--set " + key + ")").walk(value, 0, key);  // as a file's values are checked
   std::vector<std::string> parts;
   std::stringstream ss(key);
   for (std::string part; std::getline(ss, part, '.');) parts.push_back(part);
