@@ -7,11 +7,11 @@ namespace cisa::cli {
 int cmd_run(int argc, char** argv);       // cisa-sim [--scenario FILE] ...  (default)
 int cmd_ceilings(int argc, char** argv);  // cisa-sim ceilings ...
 int cmd_presets(int argc, char** argv);   // cisa-sim presets
-int cmd_scenarios(int argc, char** argv); // cisa-sim scenarios [--show NAME]
 int cmd_profiles(int argc, char** argv);  // cisa-sim profiles [--show NAME] [--gpu GPU]
 int cmd_scenarios(int argc, char** argv); // cisa-sim scenarios [--show NAME]
 int cmd_merge(int argc, char** argv);     // cisa-sim merge A.h5 B.h5 -o ALL.h5
 int cmd_calibrate(int argc, char** argv); // cisa-sim calibrate [--out FILE]
+int cmd_designs(int argc, char** argv);   // cisa-sim designs ... (src/cli/cmd_designs.cpp, issue 15)
 int cmd_route(int argc, char** argv);     // cisa-sim route ...   (src/cli/cmd_route.cpp, issue 7)
 int cmd_report(int argc, char** argv);    // cisa-sim report ...  (src/cli/cmd_report.cpp, issue 6)
 int cmd_plan(int argc, char** argv);      // cisa-sim plan ...    (src/cli/cmd_plan.cpp, issue 5)

@@ -23,6 +23,7 @@ void usage() {
             << "  cisa-sim profiles [--show NAME] [--gpu GPU]  implementation profiles (cuDNN, FA2/3/4, Flex, ours)\n"
             << "  cisa-sim calibrate [--out FILE.yaml]      measure this GPU's bandwidth, GEMM rate, launch overhead\n"
             << "  cisa-sim merge A.h5 B.h5 ... -o ALL.h5     join --shard i/N results of one scenario\n"
+            << "  cisa-sim designs [--scenario designs_1m]   CISA vs Quest, DSA, MSA, NSA, block top-k (bytes, time)\n"
 #ifdef CISA_HAVE_ROUTE
             << "  cisa-sim route --activations FILE.h5 ...   routing diagnostics on attention activations\n"
 #endif
@@ -52,11 +53,11 @@ int main(int argc, char** argv) {
     if (sub == "run") return cmd_run(argc - 1, argv + 1);
     if (sub == "ceilings") return cmd_ceilings(argc - 1, argv + 1);
     if (sub == "presets") return cmd_presets(argc - 1, argv + 1);
-    if (sub == "scenarios") return cmd_scenarios(argc - 1, argv + 1);
     if (sub == "profiles") return cmd_profiles(argc - 1, argv + 1);
     if (sub == "scenarios") return cmd_scenarios(argc - 1, argv + 1);
     if (sub == "merge") return cmd_merge(argc - 1, argv + 1);
     if (sub == "calibrate") return cmd_calibrate(argc - 1, argv + 1);
+    if (sub == "designs") return cmd_designs(argc - 1, argv + 1);
 #ifdef CISA_HAVE_ROUTE
     if (sub == "route") return cmd_route(argc - 1, argv + 1);
 #endif
