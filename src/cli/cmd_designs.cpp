@@ -94,6 +94,8 @@ int cmd_designs(int argc, char** argv) {
       return kExitOk;
     }
     po::notify(vm);
+    if (format != "table" && format != "csv" && format != "json" && format != "none")
+      throw InputError({"command line", 0, "--format"}, "unknown format '" + format + "' (table, csv, json, none)");
     const design::DesignScenario sc = design::load_design_scenario(scenario);
     const Table t = design::evaluate_designs(sc);
     Attributes attrs = base_attributes(join_args(argc, argv), sc.name, sc.file, sc.text, sc.text, {});
@@ -107,8 +109,6 @@ int cmd_designs(int argc, char** argv) {
       write_csv(std::cout, t);
     } else if (format == "json") {
       write_json(std::cout, t, attrs);
-    } else if (format != "none") {
-      throw InputError({"command line", 0, "--format"}, "unknown format '" + format + "' (table, csv, json, none)");
     }
     return kExitOk;
   });

@@ -149,6 +149,12 @@ DesignScenario parse_design_scenario(const YamlDoc& doc) {
     const YAML::Node& n = root["designs"][i];
     const std::string field = "designs[" + std::to_string(i) + "]";
     const std::string name = get_string(doc, n, field);
+    const bool is_path =
+        name.find('/') != std::string::npos || (name.size() > 5 && name.substr(name.size() - 5) == ".yaml");
+    if (is_path) {  // beside the scenario first; errors read "scenario:LINE -> design:LINE"
+      sc.designs.push_back(parse_design(load_referenced_yaml(doc, n, field, name)));
+      continue;
+    }
     try {
       sc.designs.push_back(load_design(name));
     } catch (const InputError& e) {
