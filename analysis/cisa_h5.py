@@ -191,8 +191,8 @@ def load(path: str) -> ResultFile:
         raise ReportInputError(f"{path}: {e}") from None
     except (OSError, KeyError, ValueError, RuntimeError, TypeError) as e:  # corrupt metadata
         raise ReportInputError(f"{path}: corrupt or foreign HDF5 file ({e})") from None
-    if "points" not in groups and "plan" not in groups:
-        raise ReportInputError(f"{path}: neither a /points nor a /plan group "
+    if "points" not in groups and "plan" not in groups and "designs" not in groups:
+        raise ReportInputError(f"{path}: neither a /points nor a /plan nor a /designs group "
                                "(is this a cisa-sim result file?)")
     return ResultFile(path=path, attrs=attrs, groups=groups)
 

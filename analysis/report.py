@@ -36,7 +36,7 @@ def default_out(path: str) -> str:
 def write_index(result, cat, out_dir: str) -> None:
     a = result.attr
     lines = [f"# cisa-sim report: {a('scenario_name', os.path.basename(result.path))}", ""]
-    main = result.points if result.points is not None else result.group("plan")
+    main = next(g for g in (result.points, result.group("plan"), result.group("designs")) if g is not None)
     models = sorted(set(main.text("model", a("model") or a("deploy_model")).tolist()))
     hws = sorted(set(main.text("hardware", a("hardware")).tolist()))
     lines += ["| | |", "|---|---|",
@@ -118,16 +118,17 @@ def main(argv=None) -> int:
 
     from fig_common import Catalogue
     import fig_ceilings, fig_speedup, fig_components, fig_roofline, fig_scatter, fig_capacity
+    import fig_designs  # cisa-sim designs (/designs, issue 15)
     out_dir = args.out or default_out(args.file)
     os.makedirs(out_dir, exist_ok=True)
     formats = tuple(f.strip().lower() for f in args.formats.split(",") if f.strip())
     cat = Catalogue(out_dir=out_dir, formats=formats, compact_png=args.compact_png)
-    if result.points is None:
+    if result.points is None and result.group("designs") is None:
         cat.note("The file has no /points group (a planner-only file): only the capacity "
                  "plots from /plan apply.")
 
     for mod in (fig_ceilings, fig_speedup, fig_components, fig_roofline, fig_scatter,
-                fig_capacity):
+                fig_capacity, fig_designs):
         try:
             mod.render(result, cat)
         except Exception as e:  # keep going: one broken figure must not hide the others
