@@ -31,18 +31,18 @@ const std::vector<std::string>& text(const Table& t, const std::string& name) {
 
 // Console table: rows at context `only` (0: every row), 120 columns.
 void print_designs(std::ostream& os, const Table& t, std::int64_t only) {
-  std::vector<TextColumn> cols = {{"r", {}, 0, false},          {"phase", {}, 0, true},
-                                  {"L", {}, 0, false},          {"budget", {}, 0, false},
-                                  {"design", {}, 0, true},      {"KV GB", {}, 0, false},
-                                  {"index GB", {}, 0, false},   {"meta GB", {}, 1, false},
-                                  {"attn ms", {}, 0, false},    {"index ms", {}, 0, false},
-                                  {"top-k ms", {}, 0, false},   {"other ms", {}, 1, false},
-                                  {"busy ms", {}, 0, false},    {"dense ms", {}, 0, false},
-                                  {"speedup [lo-hi]", {}, 0, false}, {"ceiling", {}, 0, false}};
+  std::vector<TextColumn> cols = {
+      {"r", {}, 0, false},        {"phase", {}, 0, true},     {"L", {}, 0, false},
+      {"budget", {}, 0, false},   {"design", {}, 0, true},    {"KV GB", {}, 0, false},
+      {"index GB", {}, 0, false}, {"meta GB", {}, 1, false},  {"attn ms", {}, 0, false},
+      {"index ms", {}, 0, false}, {"top-k ms", {}, 0, false}, {"other ms", {}, 1, false},
+      {"busy ms", {}, 0, false},  {"dense ms", {}, 0, false}, {"speedup [lo-hi]", {}, 0, false},
+      {"ceiling", {}, 0, false}};
   const auto& L = i64(t, "context_tokens");
   for (std::size_t i = 0; i < t.rows(); ++i) {
     if (only > 0 && L[i] != only) continue;
-    const double kv = f64(t, "bytes_kv_selected")[i] + f64(t, "bytes_kv_fixed")[i] + f64(t, "bytes_branch")[i];
+    const double kv =
+        f64(t, "bytes_kv_selected")[i] + f64(t, "bytes_kv_fixed")[i] + f64(t, "bytes_branch")[i];
     const double idx = f64(t, "bytes_index_read")[i] + f64(t, "bytes_index_write")[i];
     const double meta = f64(t, "bytes_scores")[i] + f64(t, "bytes_ids")[i];
     const std::string ph = text(t, "phase")[i];
@@ -61,14 +61,18 @@ void print_designs(std::ostream& os, const Table& t, std::int64_t only) {
         fmt_sig(f64(t, "pred_ms_other")[i] + f64(t, "pred_ms_setup")[i], 3),
         fmt_sig(f64(t, "pred_ms_busy")[i], 3),
         fmt_sig(f64(t, "pred_ms_dense")[i], 3),
-        fmt_sig(f64(t, "pred_speedup_busy")[i], 3) + " [" + fmt_sig(f64(t, "pred_speedup_busy_lo")[i], 2) + "-" +
+        fmt_sig(f64(t, "pred_speedup_busy")[i], 3) + " [" +
+            fmt_sig(f64(t, "pred_speedup_busy_lo")[i], 2) + "-" +
             fmt_sig(f64(t, "pred_speedup_busy_hi")[i], 2) + "]",
         fmt_sig(f64(t, "ceiling_fixed")[i], 3) + "x"};
     for (std::size_t c = 0; c < cols.size(); ++c) cols[c].cells.push_back(cells[c]);
   }
-  os << "Designs at equal selected-token budgets (budget = tokens per plan beyond window/sink/tail). Time view: one\n"
-        "layer, whole batch; KV = selected + fixed + branch K/V; index = representatives / index keys read + written;\n"
-        "meta = scores + IDs; speedup = dense attention / design busy; ceiling = per-position dense / design bytes.\n\n";
+  os << "Designs at equal selected-token budgets (budget = tokens per plan beyond "
+        "window/sink/tail). Time view: one\n"
+        "layer, whole batch; KV = selected + fixed + branch K/V; index = representatives / index "
+        "keys read + written;\n"
+        "meta = scores + IDs; speedup = dense attention / design busy; ceiling = per-position "
+        "dense / design bytes.\n\n";
   print_fitted(os, cols, kTableWidth, 0);
 }
 
@@ -80,7 +84,8 @@ int cmd_designs(int argc, char** argv) {
     bool no_hdf5 = false, all = false;
     po::options_description opts("cisa-sim designs options");
     opts.add_options()("help,h", "show this help")(
-        "scenario", po::value(&scenario), "design scenario: a file or a shipped designs_* name (default designs_1m)")(
+        "scenario", po::value(&scenario),
+        "design scenario: a file or a shipped designs_* name (default designs_1m)")(
         "out", po::value(&out), "HDF5 output (default out/<scenario>.h5); group /designs")(
         "no-hdf5", po::bool_switch(&no_hdf5), "write no HDF5 file")(
         "all", po::bool_switch(&all), "print every context (default: the largest only)")(
@@ -88,17 +93,21 @@ int cmd_designs(int argc, char** argv) {
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
     if (vm.count("help")) {
-      std::cout << "Sparse-attention designs in one traffic model: bytes per category, time per component\n"
-                   "(implementation profiles of each point) and closed-form ceilings, one row per point and design.\n\n"
+      std::cout << "Sparse-attention designs in one traffic model: bytes per category, time per "
+                   "component\n"
+                   "(implementation profiles of each point) and closed-form ceilings, one row per "
+                   "point and design.\n\n"
                 << opts;
       return kExitOk;
     }
     po::notify(vm);
     if (format != "table" && format != "csv" && format != "json" && format != "none")
-      throw InputError({"command line", 0, "--format"}, "unknown format '" + format + "' (table, csv, json, none)");
+      throw InputError({"command line", 0, "--format"},
+                       "unknown format '" + format + "' (table, csv, json, none)");
     const design::DesignScenario sc = design::load_design_scenario(scenario);
     const Table t = design::evaluate_designs(sc);
-    Attributes attrs = base_attributes(join_args(argc, argv), sc.name, sc.file, sc.text, sc.text, {});
+    Attributes attrs =
+        base_attributes(join_args(argc, argv), sc.name, sc.file, sc.text, sc.text, {});
     for (const auto& d : sc.designs) attrs["design_source." + d.name] = d.source;
     if (!no_hdf5) write_hdf5(out.empty() ? default_output(sc.name) : out, {{"designs", &t}}, attrs);
     std::int64_t largest = 0;

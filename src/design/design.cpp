@@ -16,36 +16,46 @@ IndexerKind parse_indexer_kind(const std::string& s) {
   if (s == "representatives") return IndexerKind::representatives;
   if (s == "index_keys") return IndexerKind::index_keys;
   if (s == "branch_scores") return IndexerKind::branch_scores;
-  throw std::invalid_argument("'" + s + "' is not an indexer (representatives, index_keys, branch_scores)");
+  throw std::invalid_argument("'" + s +
+                              "' is not an indexer (representatives, index_keys, branch_scores)");
 }
 
-std::string to_string(PlanScope s) { return s == PlanScope::head ? "head" : "kv_group"; }
+std::string to_string(PlanScope s) {
+  return s == PlanScope::head ? "head" : "kv_group";
+}
 
 std::string to_string(IndexerKind k) {
   switch (k) {
-    case IndexerKind::representatives: return "representatives";
-    case IndexerKind::index_keys: return "index_keys";
-    case IndexerKind::branch_scores: return "branch_scores";
+    case IndexerKind::representatives:
+      return "representatives";
+    case IndexerKind::index_keys:
+      return "index_keys";
+    case IndexerKind::branch_scores:
+      return "branch_scores";
   }
   return "?";
 }
 
 double DesignBytes::total() const {
-  return kv_selected + kv_fixed + index_read + index_write + scores + ids + qo + branch + partials + other;
+  return kv_selected + kv_fixed + index_read + index_write + scores + ids + qo + branch + partials +
+         other;
 }
 
-Resolved resolve(const Design& d, const Geometry& geo, const CisaConfig& cfg, int qshare_g, bool equal_budget) {
+Resolved resolve(const Design& d, const Geometry& geo, const CisaConfig& cfg, int qshare_g,
+                 bool equal_budget) {
   Resolved r;
   r.d = d;
   r.unit = d.unit_tokens > 0 ? d.unit_tokens : cfg.chunk_tokens;
   r.plan_positions = d.plan_positions > 0 ? d.plan_positions : std::max(1, qshare_g);
   r.d.index_dim = d.index_dim > 0 ? d.index_dim : geo.head_dim;
-  if (d.window_tokens < 0) r.d.window_tokens = static_cast<std::int64_t>(cfg.window_pages) * cfg.chunk_tokens;
-  const std::int64_t budget =
-      (equal_budget || d.budget_tokens <= 0) ? cfg.budget_chunks * cfg.chunk_tokens : d.budget_tokens;
+  if (d.window_tokens < 0)
+    r.d.window_tokens = static_cast<std::int64_t>(cfg.window_pages) * cfg.chunk_tokens;
+  const std::int64_t budget = (equal_budget || d.budget_tokens <= 0)
+                                  ? cfg.budget_chunks * cfg.chunk_tokens
+                                  : d.budget_tokens;
   if (budget % r.unit != 0)
-    throw std::invalid_argument("budget_tokens: " + std::to_string(budget) + " is not a multiple of unit_tokens " +
-                                std::to_string(r.unit));
+    throw std::invalid_argument("budget_tokens: " + std::to_string(budget) +
+                                " is not a multiple of unit_tokens " + std::to_string(r.unit));
   r.budget_units = budget / r.unit;
   r.d.budget_tokens = budget;
   const std::int64_t fixed = r.d.window_tokens + d.sink_tokens;
@@ -58,12 +68,16 @@ Resolved resolve(const Design& d, const Geometry& geo, const CisaConfig& cfg, in
 
 namespace {
 
-double ceil_div(double a, double b) { return std::ceil(a / b); }
+double ceil_div(double a, double b) {
+  return std::ceil(a / b);
+}
 
 // Work items of `rows` rows streaming `tokens` tokens each into kernel `k`.
-void add_attention(KernelCost& k, double rows, double tokens, int head_dim, double chunk, const KernelShape& sh) {
+void add_attention(KernelCost& k, double rows, double tokens, int head_dim, double chunk,
+                   const KernelShape& sh) {
   const double items = ceil_div(rows, sh.attention_tile_rows);
-  const int tile = attention_tile_for(static_cast<int>(std::min<double>(rows, sh.attention_tile_rows)), sh);
+  const int tile =
+      attention_tile_for(static_cast<int>(std::min<double>(rows, sh.attention_tile_rows)), sh);
   k.flops_issued += 4.0 * head_dim * tokens * tile * items;
   k.flops_useful += 4.0 * head_dim * tokens * rows;
   k.ctas += items;
@@ -89,14 +103,16 @@ double split_kv(KernelCost& k, double mult, double rows, double tokens_per_item,
 struct Step {
   DesignBytes bytes, dense_bytes;
   KernelCost attention, dense, scoring, topk, other;
-  double plans = 0, scored = 0, items = 0, scan_ctas = 0, dense_path_bytes = 0, flops_scoring = 0, flops_other = 0;
+  double plans = 0, scored = 0, items = 0, scan_ctas = 0, dense_path_bytes = 0, flops_scoring = 0,
+         flops_other = 0;
 };
 
 // The dense kernel over positions [start, start + positions): work items of M/r positions x r
 // heads, each streaming `tokens(last position)` tokens. Returns the K/V bytes; adds to `k`.
 template <typename Tokens>
 double dense_pass(KernelCost& k, double& table_bytes, const Geometry& geo, double vec, double chunk,
-                  std::int64_t start, std::int64_t positions, const KernelShape& sh, Tokens tokens) {
+                  std::int64_t start, std::int64_t positions, const KernelShape& sh,
+                  Tokens tokens) {
   const int heads = geo.heads_per_group();
   const std::int64_t per_item = std::max(1, sh.attention_tile_rows / std::max(1, heads));
   double bytes = 0;
@@ -125,10 +141,12 @@ Step step_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, st
     return std::max<std::int64_t>(0, (last + 1) / r.unit - r.fixed_units);
   };
   // The dense baseline.
-  s.dense_bytes.kv_fixed = dense_pass(s.dense, s.dense_bytes.ids, geo, vec, c, start, positions, sh, history);
+  s.dense_bytes.kv_fixed =
+      dense_pass(s.dense, s.dense_bytes.ids, geo, vec, c, start, positions, sh, history);
   s.dense_bytes.qo = 2.0 * heads * static_cast<double>(positions) * hd * 2.0;
   s.bytes.qo = s.dense_bytes.qo;
-  if (eligible_at(start + positions - 1) <= r.budget_units) {  // the budget covers the history: dense
+  if (eligible_at(start + positions - 1) <=
+      r.budget_units) {  // the budget covers the history: dense
     s.attention = s.dense;
     s.bytes.kv_fixed = s.dense_bytes.kv_fixed;
     s.bytes.ids = s.dense_bytes.ids;
@@ -137,14 +155,16 @@ Step step_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, st
     // Scoring stacks score_tile_rows plans of a sequence and group; a tile scans its longest index.
     const std::int64_t stack = std::max(1, sh.score_tile_rows);
     // A scoring CTA takes score_pages_per_tile units per step for score_tiles_per_cta steps.
-    const double scan_per_cta = std::max(1, sh.score_pages_per_tile) * std::max(1, sh.score_tiles_per_cta);
+    const double scan_per_cta =
+        std::max(1, sh.score_pages_per_tile) * std::max(1, sh.score_tiles_per_cta);
     std::int64_t in_tile = 0;
     double tile_ne = 0;
     for (std::int64_t first = start; first < start + positions; first += r.plan_positions) {
       const std::int64_t last = std::min(start + positions, first + r.plan_positions) - 1;
       const double npos = static_cast<double>(last - first + 1), n = history(last);
       const std::int64_t eligible = eligible_at(last);
-      if (eligible <= r.budget_units) {  // an early plan group: one read of its history for every head
+      if (eligible <=
+          r.budget_units) {  // an early plan group: one read of its history for every head
         s.bytes.kv_fixed += vec * n;
         s.dense_path_bytes += vec * n;
         s.bytes.ids += 4.0 * ceil_div(n, c);
@@ -168,7 +188,8 @@ Step step_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, st
           tile_ne = 0;
         }
         s.bytes.scores += 2.0 * sh.score_bytes * ne;
-        s.bytes.ids += 8.0 * static_cast<double>(r.budget_units) + 4.0 * (static_cast<double>(r.fixed_units) + 1.0);
+        s.bytes.ids += 8.0 * static_cast<double>(r.budget_units) +
+                       4.0 * (static_cast<double>(r.fixed_units) + 1.0);
         add_attention(s.attention, npos * r.heads_per_plan, sel + fixed, hd, c, sh);
         s.plans += 1;
         s.scored += ne;
@@ -179,11 +200,15 @@ Step step_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, st
       s.scan_ctas += ceil_div(tile_ne, scan_per_cta);
     }
     if (d.indexer == IndexerKind::branch_scores) s.bytes.index_read = 0;
-    // The compressed branch: a dense attention over the compressed K/V, tiled like the dense kernel.
+    // The compressed branch: a dense attention over the compressed K/V, tiled like the dense
+    // kernel.
     if (d.compressed_stride > 0) {
-      const auto compressed = [&](std::int64_t last) { return std::floor(history(last) / d.compressed_stride); };
+      const auto compressed = [&](std::int64_t last) {
+        return std::floor(history(last) / d.compressed_stride);
+      };
       double tables = 0;
-      s.bytes.branch = dense_pass(s.attention, tables, geo, vec, c, start, positions, sh, compressed);
+      s.bytes.branch =
+          dense_pass(s.attention, tables, geo, vec, c, start, positions, sh, compressed);
     }
   }
   s.items = s.attention.ctas;
@@ -191,11 +216,14 @@ Step step_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, st
   const double end = static_cast<double>(start + positions), beg = static_cast<double>(start);
   if (d.indexer == IndexerKind::representatives)
     s.bytes.index_write += (std::floor(end / u) - std::floor(beg / u)) * d.index_vectors * ib;
-  if (d.indexer == IndexerKind::index_keys) s.bytes.index_write += static_cast<double>(positions) * d.index_vectors * ib;
+  if (d.indexer == IndexerKind::index_keys)
+    s.bytes.index_write += static_cast<double>(positions) * d.index_vectors * ib;
   if (d.compressed_stride > 0)
-    s.bytes.index_write += (std::floor(end / d.compressed_stride) - std::floor(beg / d.compressed_stride)) * vec;
+    s.bytes.index_write +=
+        (std::floor(end / d.compressed_stride) - std::floor(beg / d.compressed_stride)) * vec;
   if (d.projection_dims > 0) {
-    s.bytes.other += 2.0 * geo.hidden * static_cast<double>(positions);  // x_t read (weights: add_forward)
+    s.bytes.other +=
+        2.0 * geo.hidden * static_cast<double>(positions);  // x_t read (weights: add_forward)
     s.flops_other += 2.0 * geo.hidden * d.projection_dims * static_cast<double>(positions);
   }
   return s;
@@ -225,30 +253,35 @@ void add_bytes(DesignBytes& a, const DesignBytes& b, double m) {
 }
 
 // One forward for the whole batch and every KV group: kernel classes in the roofline's shape.
-void add_forward(DesignCost& out, const Resolved& r, const Geometry& geo, const CisaConfig& cfg, std::int64_t start,
-                 std::int64_t positions, int batch, const KernelShape& sh) {
+void add_forward(DesignCost& out, const Resolved& r, const Geometry& geo, const CisaConfig& cfg,
+                 std::int64_t start, std::int64_t positions, int batch, const KernelShape& sh) {
   Step s = step_cost(r, geo, cfg, start, positions, sh);
   const double m = static_cast<double>(batch) * geo.kv_heads;
   const double vec = 2.0 * geo.head_dim * dtype_bytes(cfg.kv_dtype);
   const double dense_rows = std::min<double>(sh.attention_tile_rows, geo.heads_per_group());
   const double dense_tok = s.dense.ctas > 0 ? s.dense_bytes.kv_fixed / vec / s.dense.ctas : 0;
   const bool sparse = s.plans > 0;
-  const double rows = sparse ? static_cast<double>(r.plan_positions) * r.heads_per_plan : dense_rows;
-  const double tok = !sparse ? dense_tok : s.items > 0 ? (s.bytes.kv_selected + s.bytes.kv_fixed) / vec / s.items : 0;
+  const double rows =
+      sparse ? static_cast<double>(r.plan_positions) * r.heads_per_plan : dense_rows;
+  const double tok = !sparse       ? dense_tok
+                     : s.items > 0 ? (s.bytes.kv_selected + s.bytes.kv_fixed) / vec / s.items
+                                   : 0;
   s.bytes.partials = split_kv(s.attention, m, rows, tok, geo.head_dim, sh);
   s.dense_bytes.partials = split_kv(s.dense, m, dense_rows, dense_tok, geo.head_dim, sh);
   // The index projection's weights (one per KV group) are read once per forward, not per sequence.
   s.bytes.other += 2.0 * geo.hidden * r.d.projection_dims / static_cast<double>(batch);
   const DesignBytes& b = s.bytes;
   KernelCost& a = s.attention;
-  const double ids_out = 4.0 * static_cast<double>(r.budget_units) * s.plans;  // top-k writes, attention reads
+  const double ids_out =
+      4.0 * static_cast<double>(r.budget_units) * s.plans;  // top-k writes, attention reads
   a.dram_bytes = b.kv_selected + b.kv_fixed + b.branch + b.qo + b.partials + (b.ids - ids_out);
   a.dram_write_bytes = 0.5 * b.qo + 0.5 * b.partials;
   // Reads at the dense streaming rate: the dense path's K/V, or everything when no plan is sparse.
   const double dense_reads = s.plans > 0 ? s.dense_path_bytes : a.dram_bytes - a.dram_write_bytes;
   a.launches += 1 + (r.d.compressed_stride > 0 && sparse ? 1 : 0);
   KernelCost& dn = s.dense;
-  dn.dram_bytes = s.dense_bytes.kv_fixed + s.dense_bytes.qo + s.dense_bytes.partials + s.dense_bytes.ids;
+  dn.dram_bytes =
+      s.dense_bytes.kv_fixed + s.dense_bytes.qo + s.dense_bytes.partials + s.dense_bytes.ids;
   dn.dram_write_bytes = 0.5 * s.dense_bytes.qo + 0.5 * s.dense_bytes.partials;
   dn.launches += 1;
   KernelCost sc, tk, st, ot;
@@ -297,13 +330,17 @@ void add_forward(DesignCost& out, const Resolved& r, const Geometry& geo, const 
 
 }  // namespace
 
-DesignCost design_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, const Workload& work,
-                       const KernelShape& sh) {
+DesignCost design_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg,
+                       const Workload& work, const KernelShape& sh) {
   DesignCost out;
   const std::int64_t L = work.context_tokens;
   switch (work.phase) {
-    case Phase::decode: add_forward(out, r, geo, cfg, L - 1, 1, work.batch, sh); break;
-    case Phase::mtp: add_forward(out, r, geo, cfg, L - work.mtp_tokens, work.mtp_tokens, work.batch, sh); break;
+    case Phase::decode:
+      add_forward(out, r, geo, cfg, L - 1, 1, work.batch, sh);
+      break;
+    case Phase::mtp:
+      add_forward(out, r, geo, cfg, L - work.mtp_tokens, work.mtp_tokens, work.batch, sh);
+      break;
     case Phase::terminal_prefill: {
       const std::int64_t p = std::min<std::int64_t>(work.prefill_tokens, L);
       add_forward(out, r, geo, cfg, L - p, p, work.batch, sh);
@@ -311,7 +348,8 @@ DesignCost design_cost(const Resolved& r, const Geometry& geo, const CisaConfig&
     }
     case Phase::full_prefill:
       for (std::int64_t s = 0; s < L; s += work.prefill_tokens)
-        add_forward(out, r, geo, cfg, s, std::min<std::int64_t>(work.prefill_tokens, L - s), work.batch, sh);
+        add_forward(out, r, geo, cfg, s, std::min<std::int64_t>(work.prefill_tokens, L - s),
+                    work.batch, sh);
       break;
   }
   return out;
@@ -325,8 +363,8 @@ DesignTimes design_times(const DesignCost& c, const KernelShape& sh, const Rates
   return t;
 }
 
-double design_ceiling(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, std::int64_t context_tokens,
-                      int plan_positions, bool ideal) {
+double design_ceiling(const Resolved& r, const Geometry& geo, const CisaConfig& cfg,
+                      std::int64_t context_tokens, int plan_positions, bool ideal) {
   const double L = static_cast<double>(context_tokens);
   const double h = r.plans_per_step;
   const double B = static_cast<double>(r.budget_units) * r.unit;
@@ -334,8 +372,9 @@ double design_ceiling(const Resolved& r, const Geometry& geo, const CisaConfig& 
   if (B + F >= L) return 1.0;  // the budget covers the history: the dense path
   const double vecb = geo.head_dim * dtype_bytes(cfg.kv_dtype);
   const double ib = r.d.index_dim * r.d.index_elem_bytes + r.d.index_scale_bytes;
-  const double index =
-      r.d.indexer == IndexerKind::branch_scores ? 0.0 : h * (L / r.unit) * r.d.index_vectors * ib / vecb / plan_positions;
+  const double index = r.d.indexer == IndexerKind::branch_scores
+                           ? 0.0
+                           : h * (L / r.unit) * r.d.index_vectors * ib / vecb / plan_positions;
   const double branch = r.d.compressed_stride > 0 ? 2.0 * L / r.d.compressed_stride : 0.0;
   return 2.0 * L / (h * 2.0 * (B + F) + index + branch);
 }

@@ -27,10 +27,10 @@ std::string to_string(IndexerKind k);
 struct Design {
   std::string name, source, summary;
   // Selection.
-  int unit_tokens = 0;              // granularity: 1 = token, c = page, b = block (0: scenario c)
+  int unit_tokens = 0;  // granularity: 1 = token, c = page, b = block (0: scenario c)
   PlanScope plan_scope = PlanScope::kv_group;
-  int plan_positions = 0;           // consecutive positions sharing one plan (0: scenario G)
-  std::int64_t budget_tokens = 0;   // selected tokens per plan, beyond the fixed parts (0: K c)
+  int plan_positions = 0;          // consecutive positions sharing one plan (0: scenario G)
+  std::int64_t budget_tokens = 0;  // selected tokens per plan, beyond the fixed parts (0: K c)
   // Fixed parts, always read.
   std::int64_t window_tokens = -1;  // recent tokens before the current unit (-1: scenario W c)
   std::int64_t sink_tokens = 0;     // first tokens of the sequence
@@ -56,7 +56,8 @@ struct Resolved {
 
 // `equal_budget`: the design selects the scenario's K x c tokens instead of its own budget.
 // Throws std::invalid_argument naming the field when the combination is impossible.
-Resolved resolve(const Design& d, const Geometry& geo, const CisaConfig& cfg, int qshare_g, bool equal_budget);
+Resolved resolve(const Design& d, const Geometry& geo, const CisaConfig& cfg, int qshare_g,
+                 bool equal_budget);
 
 // Bytes per category, summed over the forward(s), one layer, whole batch.
 struct DesignBytes {
@@ -75,16 +76,16 @@ struct DesignBytes {
 
 struct DesignCost {
   DesignBytes bytes, dense_bytes;
-  ForwardCost forward;         // kernel classes, priced by cisa_times / dense_attention_time
-  double plans = 0;            // selections on the sparse path
-  double scored_units = 0;     // units scored, summed over plans
+  ForwardCost forward;      // kernel classes, priced by cisa_times / dense_attention_time
+  double plans = 0;         // selections on the sparse path
+  double scored_units = 0;  // units scored, summed over plans
   double flops_attention = 0, flops_scoring = 0, flops_other = 0;  // useful FLOPs
   double flops_dense = 0;
 };
 
 // Cost of `work` (its phase) for design `r`, with kernel structure `sh`.
-DesignCost design_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, const Workload& work,
-                       const KernelShape& sh);
+DesignCost design_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg,
+                       const Workload& work, const KernelShape& sh);
 
 struct DesignTimes {
   ComponentTimes design;  // attention, scoring, top-k, setup, other
@@ -98,7 +99,7 @@ DesignTimes design_times(const DesignCost& c, const KernelShape& sh, const Rates
 // h heads per plan scope (r for per-head plans, else 1), B budget and F fixed tokens, u unit,
 // v vectors per unit, d_i b_i + s_i index bytes per vector, Gp positions per plan, s the
 // compressed stride (no term without a branch). `ideal` leaves out F (the paper's R(L)).
-double design_ceiling(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, std::int64_t context_tokens,
-                      int plan_positions, bool ideal);
+double design_ceiling(const Resolved& r, const Geometry& geo, const CisaConfig& cfg,
+                      std::int64_t context_tokens, int plan_positions, bool ideal);
 
 }  // namespace cisa::design

@@ -18,24 +18,31 @@ struct Columns {
         model(t.add_text("model", "model preset")),
         hardware(t.add_text("hardware", "GPU preset")),
         impl(t.add_text("cisa_impl", "implementation profile pricing the design's kernels")),
-        dense_impl(t.add_text("dense_impl", "implementation profile of the dense baseline (fastest candidate)")),
+        dense_impl(t.add_text("dense_impl",
+                              "implementation profile of the dense baseline (fastest candidate)")),
         phase(t.add_text("phase", "workload phase")),
         design(t.add_text("design", "design name (models/design/)")),
         plan_scope(t.add_text("plan_scope", "one plan per query head or per KV group")),
         heads(t.add_i64("heads_per_group", "heads", "r: query heads per KV group")),
         context(t.add_i64("context_tokens", "tokens", "L: history length")),
         batch(t.add_i64("batch", "sequences", "sequences per forward")),
-        budget_chunks(t.add_i64("budget_chunks", "chunks", "scenario K (equal budgets: K x c tokens per design)")),
+        budget_chunks(t.add_i64("budget_chunks", "chunks",
+                                "scenario K (equal budgets: K x c tokens per design)")),
         unit(t.add_i64("unit_tokens", "tokens", "selection granularity")),
-        plan_positions(t.add_i64("plan_positions", "positions", "consecutive positions sharing one plan")),
-        budget_tokens(t.add_i64("budget_tokens", "tokens", "selected tokens per plan beyond the fixed parts")),
+        plan_positions(
+            t.add_i64("plan_positions", "positions", "consecutive positions sharing one plan")),
+        budget_tokens(t.add_i64("budget_tokens", "tokens",
+                                "selected tokens per plan beyond the fixed parts")),
         plans(t.add_f64("plans", "plans", "selections on the sparse path, whole batch")),
         b_sel(t.add_f64("bytes_kv_selected", "B", "time view: selected units' K and V")),
-        b_fix(t.add_f64("bytes_kv_fixed", "B", "time view: window, sink, tail, dense-path K and V")),
+        b_fix(
+            t.add_f64("bytes_kv_fixed", "B", "time view: window, sink, tail, dense-path K and V")),
         b_ir(t.add_f64("bytes_index_read", "B", "time view: representatives / index keys scanned")),
-        b_iw(t.add_f64("bytes_index_write", "B", "time view: representatives, index-key cache, compressed K/V written")),
+        b_iw(t.add_f64("bytes_index_write", "B",
+                       "time view: representatives, index-key cache, compressed K/V written")),
         b_sc(t.add_f64("bytes_scores", "B", "time view: scores written and read by top-k")),
-        b_ids(t.add_f64("bytes_ids", "B", "time view: selected IDs written and read; block tables")),
+        b_ids(
+            t.add_f64("bytes_ids", "B", "time view: selected IDs written and read; block tables")),
         b_qo(t.add_f64("bytes_qo", "B", "time view: Q read, O written")),
         b_br(t.add_f64("bytes_branch", "B", "time view: compressed-branch K/V read")),
         b_part(t.add_f64("bytes_partials", "B", "time view: split-KV partials written and read")),
@@ -46,25 +53,32 @@ struct Columns {
         f_sc(t.add_f64("flops_scoring", "FLOP", "indexer dot products")),
         f_oth(t.add_f64("flops_other", "FLOP", "index projection")),
         f_dense(t.add_f64("flops_dense", "FLOP", "useful dense attention FLOPs")),
-        ms_att(t.add_f64("pred_ms_attention", "ms", "design attention (+ branches, split-KV combine)")),
+        ms_att(t.add_f64("pred_ms_attention", "ms",
+                         "design attention (+ branches, split-KV combine)")),
         ms_sc(t.add_f64("pred_ms_scoring", "ms", "indexer / scoring")),
         ms_tk(t.add_f64("pred_ms_topk", "ms", "top-k")),
         ms_setup(t.add_f64("pred_ms_setup", "ms", "setup: descriptors host -> device")),
         ms_oth(t.add_f64("pred_ms_other", "ms", "index projection and index writes")),
         ms_busy(t.add_f64("pred_ms_busy", "ms", "sum of the design's components")),
-        ms_busy_lo(t.add_f64("pred_ms_busy_lo", "ms", "busy at the fast end of every figure's band")),
-        ms_busy_hi(t.add_f64("pred_ms_busy_hi", "ms", "busy at the slow end of every figure's band")),
+        ms_busy_lo(
+            t.add_f64("pred_ms_busy_lo", "ms", "busy at the fast end of every figure's band")),
+        ms_busy_hi(
+            t.add_f64("pred_ms_busy_hi", "ms", "busy at the slow end of every figure's band")),
         ms_dense(t.add_f64("pred_ms_dense", "ms", "dense attention of the baseline")),
         sp(t.add_f64("pred_speedup_busy", "x", "dense attention / design busy")),
         sp_lo(t.add_f64("pred_speedup_busy_lo", "x", "fast dense end / slow design end")),
         sp_hi(t.add_f64("pred_speedup_busy_hi", "x", "slow dense end / fast design end")),
-        ceil_ideal(t.add_f64("ceiling_ideal", "x", "ceiling view: 2L / (h 2B + h (L/u) v b_i/(d b_kv) / Gp + 2L/s)")),
-        ceil_fixed(t.add_f64("ceiling_fixed", "x", "ceiling view: the same with the fixed parts F added to B")) {}
+        ceil_ideal(t.add_f64("ceiling_ideal", "x",
+                             "ceiling view: 2L / (h 2B + h (L/u) v b_i/(d b_kv) / Gp + 2L/s)")),
+        ceil_fixed(t.add_f64("ceiling_fixed", "x",
+                             "ceiling view: the same with the fixed parts F added to B")) {}
   std::vector<std::string>&run, &model, &hardware, &impl, &dense_impl, &phase, &design, &plan_scope;
-  std::vector<std::int64_t>&heads, &context, &batch, &budget_chunks, &unit, &plan_positions, &budget_tokens;
-  std::vector<double>&plans, &b_sel, &b_fix, &b_ir, &b_iw, &b_sc, &b_ids, &b_qo, &b_br, &b_part, &b_oth, &b_tot,
-      &b_dense, &f_att, &f_sc, &f_oth, &f_dense, &ms_att, &ms_sc, &ms_tk, &ms_setup, &ms_oth, &ms_busy, &ms_busy_lo,
-      &ms_busy_hi, &ms_dense, &sp, &sp_lo, &sp_hi, &ceil_ideal, &ceil_fixed;
+  std::vector<std::int64_t>&heads, &context, &batch, &budget_chunks, &unit, &plan_positions,
+      &budget_tokens;
+  std::vector<double>&plans, &b_sel, &b_fix, &b_ir, &b_iw, &b_sc, &b_ids, &b_qo, &b_br, &b_part,
+      &b_oth, &b_tot, &b_dense, &f_att, &f_sc, &f_oth, &f_dense, &ms_att, &ms_sc, &ms_tk, &ms_setup,
+      &ms_oth, &ms_busy, &ms_busy_lo, &ms_busy_hi, &ms_dense, &sp, &sp_lo, &sp_hi, &ceil_ideal,
+      &ceil_fixed;
 };
 
 // The fastest dense candidate at bound b, and its time.
@@ -80,8 +94,8 @@ double best_dense(const PointPricing& pr, const DesignCost& c, int b, std::strin
   return best;
 }
 
-void add_row(Columns& col, const std::string& run, const Point& p, const PointPricing& pr, const Design& d,
-             bool equal_budget) {
+void add_row(Columns& col, const std::string& run, const Point& p, const PointPricing& pr,
+             const Design& d, bool equal_budget) {
   const int g = effective_qshare(p.cisa, p.work);
   Resolved r;
   try {
@@ -145,8 +159,10 @@ void add_row(Columns& col, const std::string& run, const Point& p, const PointPr
   col.sp.push_back(dense[1] / busy[1]);
   col.sp_lo.push_back(dense[0] / busy[2]);
   col.sp_hi.push_back(dense[2] / busy[0]);
-  col.ceil_ideal.push_back(design_ceiling(r, p.geo, p.cisa, p.work.context_tokens, r.plan_positions, true));
-  col.ceil_fixed.push_back(design_ceiling(r, p.geo, p.cisa, p.work.context_tokens, r.plan_positions, false));
+  col.ceil_ideal.push_back(
+      design_ceiling(r, p.geo, p.cisa, p.work.context_tokens, r.plan_positions, true));
+  col.ceil_fixed.push_back(
+      design_ceiling(r, p.geo, p.cisa, p.work.context_tokens, r.plan_positions, false));
 }
 
 }  // namespace

@@ -17,24 +17,27 @@ std::int64_t int_or_scenario(const YamlDoc& doc, const YAML::Node& n, const std:
   if (n.IsScalar() && n.Scalar() == "scenario") return fallback;
   const std::int64_t v = get_int(doc, n, field);
   if (v < lo || v > hi)
-    throw InputError(locate(doc, n, field),
-                     "must be 'scenario' or an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    throw InputError(locate(doc, n, field), "must be 'scenario' or an integer in [" +
+                                                std::to_string(lo) + ", " + std::to_string(hi) +
+                                                "]");
   return v;
 }
 
-std::int64_t bounded_int(const YamlDoc& doc, const YAML::Node& n, const std::string& field, std::int64_t lo,
-                         std::int64_t hi) {
+std::int64_t bounded_int(const YamlDoc& doc, const YAML::Node& n, const std::string& field,
+                         std::int64_t lo, std::int64_t hi) {
   const std::int64_t v = get_int(doc, n, field);
   if (v < lo || v > hi)
-    throw InputError(locate(doc, n, field),
-                     "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    throw InputError(locate(doc, n, field), "must be an integer in [" + std::to_string(lo) + ", " +
+                                                std::to_string(hi) + "]");
   return v;
 }
 
-double bounded_double(const YamlDoc& doc, const YAML::Node& n, const std::string& field, double lo, double hi) {
+double bounded_double(const YamlDoc& doc, const YAML::Node& n, const std::string& field, double lo,
+                      double hi) {
   const double v = get_double(doc, n, field);
   if (!(v >= lo && v <= hi))
-    throw InputError(locate(doc, n, field), "must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    throw InputError(locate(doc, n, field), "must be a number in [" + std::to_string(lo) + ", " +
+                                                std::to_string(hi) + "]");
   return v;
 }
 
@@ -50,44 +53,59 @@ auto parse_enum_field(const YamlDoc& doc, const YAML::Node& n, const std::string
 constexpr std::int64_t kBig = std::int64_t{1} << 40;
 
 void parse_selection(const YamlDoc& doc, const YAML::Node& s, Design& d) {
-  require_keys_known(doc, s, "selection", {"unit_tokens", "plan_scope", "plan_positions", "budget_tokens"});
-  if (!s["plan_scope"]) throw InputError(locate(doc, s, "selection.plan_scope"), "missing (required: head or kv_group)");
+  require_keys_known(doc, s, "selection",
+                     {"unit_tokens", "plan_scope", "plan_positions", "budget_tokens"});
+  if (!s["plan_scope"])
+    throw InputError(locate(doc, s, "selection.plan_scope"),
+                     "missing (required: head or kv_group)");
   d.plan_scope = parse_enum_field(doc, s["plan_scope"], "selection.plan_scope", parse_plan_scope);
   if (s["unit_tokens"])
-    d.unit_tokens = static_cast<int>(int_or_scenario(doc, s["unit_tokens"], "selection.unit_tokens", 0, 1, 1 << 20));
+    d.unit_tokens = static_cast<int>(
+        int_or_scenario(doc, s["unit_tokens"], "selection.unit_tokens", 0, 1, 1 << 20));
   if (s["plan_positions"])
-    d.plan_positions =
-        static_cast<int>(int_or_scenario(doc, s["plan_positions"], "selection.plan_positions", 0, 1, 1 << 20));
+    d.plan_positions = static_cast<int>(
+        int_or_scenario(doc, s["plan_positions"], "selection.plan_positions", 0, 1, 1 << 20));
   if (s["budget_tokens"])
-    d.budget_tokens = int_or_scenario(doc, s["budget_tokens"], "selection.budget_tokens", 0, 1, kBig);
+    d.budget_tokens =
+        int_or_scenario(doc, s["budget_tokens"], "selection.budget_tokens", 0, 1, kBig);
 }
 
 void parse_fixed(const YamlDoc& doc, const YAML::Node& f, Design& d) {
   require_keys_known(doc, f, "fixed", {"window_tokens", "sink_tokens", "tail"});
-  if (f["window_tokens"]) d.window_tokens = int_or_scenario(doc, f["window_tokens"], "fixed.window_tokens", -1, 0, kBig);
-  if (f["sink_tokens"]) d.sink_tokens = bounded_int(doc, f["sink_tokens"], "fixed.sink_tokens", 0, kBig);
+  if (f["window_tokens"])
+    d.window_tokens = int_or_scenario(doc, f["window_tokens"], "fixed.window_tokens", -1, 0, kBig);
+  if (f["sink_tokens"])
+    d.sink_tokens = bounded_int(doc, f["sink_tokens"], "fixed.sink_tokens", 0, kBig);
   if (f["tail"]) d.tail = get_bool(doc, f["tail"], "fixed.tail");
 }
 
 void parse_indexer(const YamlDoc& doc, const YAML::Node& x, Design& d) {
   require_keys_known(doc, x, "indexer",
-                     {"kind", "vectors_per_unit", "dim", "elem_bytes", "scale_bytes", "query_heads", "projection_dims",
-                      "scored_against"});
+                     {"kind", "vectors_per_unit", "dim", "elem_bytes", "scale_bytes", "query_heads",
+                      "projection_dims", "scored_against"});
   if (!x["kind"])
-    throw InputError(locate(doc, x, "indexer.kind"), "missing (required: representatives, index_keys, branch_scores)");
+    throw InputError(locate(doc, x, "indexer.kind"),
+                     "missing (required: representatives, index_keys, branch_scores)");
   d.indexer = parse_enum_field(doc, x["kind"], "indexer.kind", parse_indexer_kind);
   if (x["vectors_per_unit"])
-    d.index_vectors = static_cast<int>(bounded_int(doc, x["vectors_per_unit"], "indexer.vectors_per_unit", 1, 2));
+    d.index_vectors =
+        static_cast<int>(bounded_int(doc, x["vectors_per_unit"], "indexer.vectors_per_unit", 1, 2));
   if (x["dim"]) {
     const YAML::Node& n = x["dim"];
-    d.index_dim = (n.IsScalar() && n.Scalar() == "head_dim") ? 0 : static_cast<int>(bounded_int(doc, n, "indexer.dim", 1, 65536));
+    d.index_dim = (n.IsScalar() && n.Scalar() == "head_dim")
+                      ? 0
+                      : static_cast<int>(bounded_int(doc, n, "indexer.dim", 1, 65536));
   }
-  if (x["elem_bytes"]) d.index_elem_bytes = bounded_double(doc, x["elem_bytes"], "indexer.elem_bytes", 0.125, 8);
-  if (x["scale_bytes"]) d.index_scale_bytes = bounded_double(doc, x["scale_bytes"], "indexer.scale_bytes", 0, 64);
+  if (x["elem_bytes"])
+    d.index_elem_bytes = bounded_double(doc, x["elem_bytes"], "indexer.elem_bytes", 0.125, 8);
+  if (x["scale_bytes"])
+    d.index_scale_bytes = bounded_double(doc, x["scale_bytes"], "indexer.scale_bytes", 0, 64);
   if (x["query_heads"])
-    d.index_query_heads = static_cast<int>(bounded_int(doc, x["query_heads"], "indexer.query_heads", 1, 4096));
+    d.index_query_heads =
+        static_cast<int>(bounded_int(doc, x["query_heads"], "indexer.query_heads", 1, 4096));
   if (x["projection_dims"])
-    d.projection_dims = static_cast<int>(bounded_int(doc, x["projection_dims"], "indexer.projection_dims", 0, 1 << 20));
+    d.projection_dims = static_cast<int>(
+        bounded_int(doc, x["projection_dims"], "indexer.projection_dims", 0, 1 << 20));
   if (x["scored_against"]) (void)get_string(doc, x["scored_against"], "indexer.scored_against");
 }
 
@@ -95,7 +113,8 @@ void parse_indexer(const YamlDoc& doc, const YAML::Node& x, Design& d) {
 
 Design parse_design(const YamlDoc& doc) {
   const YAML::Node& root = doc.root;
-  require_keys_known(doc, root, "", {"name", "summary", "source", "selection", "fixed", "indexer", "branches"});
+  require_keys_known(doc, root, "",
+                     {"name", "summary", "source", "selection", "fixed", "indexer", "branches"});
   Design d;
   for (const char* key : {"name", "source", "selection", "indexer"})
     if (!root[key]) throw InputError(locate(doc, root, key), "missing (required)");
@@ -109,7 +128,8 @@ Design parse_design(const YamlDoc& doc) {
     const YAML::Node& b = root["branches"];
     require_keys_known(doc, b, "branches", {"compressed_stride"});
     if (b["compressed_stride"])
-      d.compressed_stride = static_cast<int>(bounded_int(doc, b["compressed_stride"], "branches.compressed_stride", 0, 1 << 20));
+      d.compressed_stride = static_cast<int>(
+          bounded_int(doc, b["compressed_stride"], "branches.compressed_stride", 0, 1 << 20));
   }
   if (d.indexer == IndexerKind::branch_scores && d.compressed_stride == 0)
     throw InputError(locate(doc, root["indexer"]["kind"], "indexer.kind"),
@@ -117,11 +137,14 @@ Design parse_design(const YamlDoc& doc) {
   return d;
 }
 
-std::vector<std::string> shipped_design_names() { return embedded_yaml_names(kDesignDir); }
+std::vector<std::string> shipped_design_names() {
+  return embedded_yaml_names(kDesignDir);
+}
 
 Design load_design(const std::string& name_or_path) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(name_or_path, ec)) return parse_design(load_yaml_file(name_or_path));
+  if (std::filesystem::is_regular_file(name_or_path, ec))
+    return parse_design(load_yaml_file(name_or_path));
   const auto text = embedded_text(kDesignDir + name_or_path + ".yaml");
   if (!text) {
     const auto names = shipped_design_names();
@@ -149,8 +172,8 @@ DesignScenario parse_design_scenario(const YamlDoc& doc) {
     const YAML::Node& n = root["designs"][i];
     const std::string field = "designs[" + std::to_string(i) + "]";
     const std::string name = get_string(doc, n, field);
-    const bool is_path =
-        name.find('/') != std::string::npos || (name.size() > 5 && name.substr(name.size() - 5) == ".yaml");
+    const bool is_path = name.find('/') != std::string::npos ||
+                         (name.size() > 5 && name.substr(name.size() - 5) == ".yaml");
     if (is_path) {  // beside the scenario first; errors read "scenario:LINE -> design:LINE"
       sc.designs.push_back(parse_design(load_referenced_yaml(doc, n, field, name)));
       continue;
@@ -165,7 +188,8 @@ DesignScenario parse_design_scenario(const YamlDoc& doc) {
   if (root["budget"]) {
     const std::string b = get_string(doc, root["budget"], "budget");
     if (b != "equal" && b != "own")
-      throw InputError(locate(doc, root["budget"], "budget"), "must be 'equal' (K x c tokens each) or 'own'");
+      throw InputError(locate(doc, root["budget"], "budget"),
+                       "must be 'equal' (K x c tokens each) or 'own'");
     sc.equal_budget = b == "equal";
   }
   if (!root["runs"] || !root["runs"].IsSequence() || root["runs"].size() == 0)

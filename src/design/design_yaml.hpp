@@ -17,8 +17,8 @@ std::vector<std::string> shipped_design_names();
 
 // One run scenario supplying points, with sweep keys replaced for the comparison.
 struct DesignRun {
-  std::string scenario;             // a run scenario name or path
-  std::vector<std::string> sets;    // "sweep.KEY=[...]" overrides
+  std::string scenario;           // a run scenario name or path
+  std::vector<std::string> sets;  // "sweep.KEY=[...]" overrides
 };
 
 struct DesignScenario {

@@ -31,7 +31,8 @@ struct Small {
     work.batch = 1;
   }
   DesignCost cost(const Design& d, bool equal = true) const {
-    return design_cost(resolve(d, geo, cfg, effective_qshare(cfg, work), equal), geo, cfg, work, sh);
+    return design_cost(resolve(d, geo, cfg, effective_qshare(cfg, work), equal), geo, cfg, work,
+                       sh);
   }
 };
 
@@ -52,7 +53,9 @@ void check_bytes(const DesignBytes& b, const Expect& e) {
   CHECK(b.partials == 0);
 }
 
-bool rel_near(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::fabs(b); }
+bool rel_near(double a, double b, double tol) {
+  return std::fabs(a - b) <= tol * std::fabs(b);
+}
 
 }  // namespace
 
@@ -66,7 +69,8 @@ TEST_CASE("designs: hand-computed bytes of a small decode step", "[designs]") {
   SECTION("cisa, batch 2: everything per sequence doubles, the projection weights are read once") {
     Small s2;
     s2.work.batch = 2;
-    check_bytes(s2.cost(load_design("cisa")).bytes, {8192, 2048, 1984, 32, 992, 152, 256, 0, 2 * 32 + 4096});
+    check_bytes(s2.cost(load_design("cisa")).bytes,
+                {8192, 2048, 1984, 32, 992, 152, 256, 0, 2 * 32 + 4096});
   }
   SECTION("quest: 4 per-head plans, no window, min/max reps 32 B per page scanned once for the 4") {
     const DesignCost c = s.cost(load_design("quest"));
@@ -87,7 +91,8 @@ TEST_CASE("designs: hand-computed bytes of a small decode step", "[designs]") {
     CHECK(c.flops_scoring == 0);
   }
   SECTION("block_topk: the 32-token window rounds up to one 64-token block") {
-    check_bytes(s.cost(load_design("block_topk")).bytes, {4096, 2048, 240, 16, 120, 24, 128, 0, 4128});
+    check_bytes(s.cost(load_design("block_topk")).bytes,
+                {4096, 2048, 240, 16, 120, 24, 128, 0, 4128});
   }
 }
 
@@ -120,7 +125,8 @@ TEST_CASE("designs: a budget covering the history is the dense kernel", "[design
   }
 }
 
-TEST_CASE("designs: Quest with r = 1 equals CISA at G = 1 with min/max representatives", "[designs]") {
+TEST_CASE("designs: Quest with r = 1 equals CISA at G = 1 with min/max representatives",
+          "[designs]") {
   Small s;
   s.geo = Geometry{1, 1, 8, 16};
   s.work.phase = Phase::terminal_prefill;
@@ -172,7 +178,8 @@ TEST_CASE("designs: scoring stacks score_tile_rows plans per scan of the index",
   CHECK(c.bytes.index_read == (60.0 + 61.0 + 62.0) * 16.0);
 }
 
-TEST_CASE("designs: per-head plans cost r times the selected bytes of one group plan", "[designs]") {
+TEST_CASE("designs: per-head plans cost r times the selected bytes of one group plan",
+          "[designs]") {
   const Small s;  // r = 4
   const DesignCost q = s.cost(load_design("quest"));
   Design group = load_design("quest");
@@ -191,13 +198,13 @@ TEST_CASE("designs: closed-form ceilings", "[designs]") {
     return design_ceiling(r, ultra, c, 1 << 20, r.plan_positions, ideal);
   };
   const Ceilings paper = compute_ceilings({1 << 20, 4096, 4, 16, 128});
-  CHECK(rel_near(ceiling("cisa", 4, true), paper.ceiling_near_end_prefill, 1e-12));  // 14.22x
-  CHECK(rel_near(ceiling("cisa", 1, true), paper.ceiling_decode, 1e-12));            // 10.67x
+  CHECK(rel_near(ceiling("cisa", 4, true), paper.ceiling_near_end_prefill, 1e-12));       // 14.22x
+  CHECK(rel_near(ceiling("cisa", 1, true), paper.ceiling_decode, 1e-12));                 // 10.67x
   CHECK(rel_near(ceiling("dsa", 1, true, 128), 2097152.0 / (4096.0 + 540672.0), 1e-12));  // 3.850x
   CHECK(rel_near(ceiling("quest", 1, true), 0.25, 1e-12));  // 32 heads x (2 B + 2 L/c)
-  CHECK(rel_near(ceiling("msa", 1, true, 128), 2097152.0 / 12288.0, 1e-12));        // 170.7x
-  CHECK(rel_near(ceiling("nsa", 1, true, 64), 2097152.0 / 133120.0, 1e-12));        // 15.75x
-  CHECK(rel_near(ceiling("block_topk", 4, true), 2097152.0 / 135168.0, 1e-12));     // 15.52x
+  CHECK(rel_near(ceiling("msa", 1, true, 128), 2097152.0 / 12288.0, 1e-12));     // 170.7x
+  CHECK(rel_near(ceiling("nsa", 1, true, 64), 2097152.0 / 133120.0, 1e-12));     // 15.75x
+  CHECK(rel_near(ceiling("block_topk", 4, true), 2097152.0 / 135168.0, 1e-12));  // 15.52x
   CHECK(ceiling("cisa", 4, false) < ceiling("cisa", 4, true));
 }
 
@@ -213,13 +220,17 @@ TEST_CASE("designs: bad descriptions name file, line and field", "[designs]") {
     }
   };
   const std::string head = "name: x\nsource: y\n";
-  fails_at(head + "selection: {plan_scope: per_token}\nindexer: {kind: index_keys}\n", 3, "selection.plan_scope");
+  fails_at(head + "selection: {plan_scope: per_token}\nindexer: {kind: index_keys}\n", 3,
+           "selection.plan_scope");
   fails_at(head + "selection: {plan_scope: head, unit_tokens: 0}\nindexer: {kind: index_keys}\n", 3,
            "selection.unit_tokens");
-  fails_at(head + "selection: {plan_scope: head}\nindexer:\n  kind: index_keys\n  vectors_per_unit: 3\n", 6,
-           "indexer.vectors_per_unit");
-  fails_at(head + "selection: {plan_scope: head}\nindexer: {kind: branch_scores}\n", 4, "indexer.kind");
-  fails_at(head + "selection: {plan_scope: head}\nindexer: {kind: index_keys, dims: 4}\n", 4, "indexer.dims");
+  fails_at(
+      head + "selection: {plan_scope: head}\nindexer:\n  kind: index_keys\n  vectors_per_unit: 3\n",
+      6, "indexer.vectors_per_unit");
+  fails_at(head + "selection: {plan_scope: head}\nindexer: {kind: branch_scores}\n", 4,
+           "indexer.kind");
+  fails_at(head + "selection: {plan_scope: head}\nindexer: {kind: index_keys, dims: 4}\n", 4,
+           "indexer.dims");
   fails_at("name: x\nselection: {plan_scope: head}\nindexer: {kind: index_keys}\n", 1, "source");
   // A budget that is not a whole number of units cannot be resolved.
   Small s;
