@@ -191,6 +191,9 @@ Step step_cost(const Resolved& r, const Geometry& geo, const CisaConfig& cfg, st
         s.bytes.ids += 8.0 * static_cast<double>(r.budget_units) +
                        4.0 * (static_cast<double>(r.fixed_units) + 1.0);
         add_attention(s.attention, npos * r.heads_per_plan, sel + fixed, hd, c, sh);
+        if (r.unit_visits && r.unit < c)  // one visit per selected unit instead of per c tokens
+          s.attention.page_visits += ceil_div(npos * r.heads_per_plan, sh.attention_tile_rows) *
+                                     (static_cast<double>(r.budget_units) - ceil_div(sel, c));
         s.plans += 1;
         s.scored += ne;
       }

@@ -52,6 +52,9 @@ struct Resolved {
   Design d;
   int unit = 16, plan_positions = 1, heads_per_plan = 1, plans_per_step = 1;
   std::int64_t budget_units = 0, fixed_units = 0;
+  // Selected units smaller than a page cost one page visit each (the hi bound of a token gather);
+  // false: visits are counted in page-sized pieces (c tokens), as for page-granular designs.
+  bool unit_visits = false;
 };
 
 // `equal_budget`: the design selects the scenario's K x c tokens instead of its own budget.

@@ -108,10 +108,12 @@ void add_row(Columns& col, const std::string& run, const Point& p, const PointPr
   std::string dense_name;
   for (int b = 0; b < 3; ++b) {
     const Pricing& pc = pr.cisa[b];
+    r.unit_visits = b == 2;  // a token gather: one page visit per token at the slow end (EST)
     cost[b] = design_cost(r, p.geo, p.cisa, p.work, pc.shape);
     busy[b] = cisa_times(cost[b].forward, pc.shape, pc.rates).busy();
     dense[b] = best_dense(pr, cost[b], b, b == 1 ? &dense_name : nullptr);
   }
+  r.unit_visits = false;
   const DesignCost& c = cost[1];
   const ComponentTimes t = cisa_times(c.forward, pr.cisa[1].shape, pr.cisa[1].rates);
   col.run.push_back(run);

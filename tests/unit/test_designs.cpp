@@ -8,6 +8,7 @@
 #include "cisa/ceilings.hpp"
 #include "cisa/errors.hpp"
 #include "design/design.hpp"
+#include "design/design_eval.hpp"
 #include "design/design_yaml.hpp"
 
 using namespace cisa;
@@ -251,4 +252,36 @@ TEST_CASE("designs: the shipped designs and scenario load", "[designs]") {
   CHECK(sc.designs.size() == 6);
   CHECK(sc.equal_budget);
   CHECK(sc.runs.size() == 2);
+}
+
+TEST_CASE("designs: a token gather's page visits: per c tokens, or per token at the hi end",
+          "[designs]") {
+  const Small s;
+  Resolved r = resolve(load_design("dsa"), s.geo, s.cfg, 1, true);  // 128 tokens, one work item
+  CHECK(design_cost(r, s.geo, s.cfg, s.work, s.sh).forward.attention_cisa.page_visits == 8);
+  r.unit_visits = true;
+  CHECK(design_cost(r, s.geo, s.cfg, s.work, s.sh).forward.attention_cisa.page_visits == 128);
+  Resolved pages = resolve(load_design("cisa"), s.geo, s.cfg, 1, true);
+  pages.unit_visits = true;  // page-granular designs are unchanged
+  CHECK(design_cost(pages, s.geo, s.cfg, s.work, s.sh).forward.attention_cisa.page_visits == 10);
+}
+
+TEST_CASE("designs: designs_1m evaluates every design at every point", "[designs]") {
+  const Table t = evaluate_designs(load_design_scenario("designs_1m"));
+  // 2 runs x 4 contexts x 2 phases x 2 budgets x 6 designs.
+  REQUIRE(t.rows() == 192);
+  const auto f = [&](const char* name) { return std::get<std::vector<double>>(t.find(name)->data); };
+  const auto i = [&](const char* name) {
+    return std::get<std::vector<std::int64_t>>(t.find(name)->data);
+  };
+  const auto lo = f("pred_ms_busy_lo"), mid = f("pred_ms_busy"), hi = f("pred_ms_busy_hi");
+  const auto sel = f("bytes_kv_selected"), plans = f("plans");
+  const auto budget = i("budget_tokens"), chunk = i("budget_chunks");
+  for (std::size_t r = 0; r < t.rows(); ++r) {
+    CHECK(lo[r] <= mid[r]);
+    CHECK(mid[r] <= hi[r]);
+    CHECK(budget[r] == 16 * chunk[r]);  // budget: equal
+    // Every context here exceeds every budget: all plans sparse, each reads its budget once.
+    CHECK(sel[r] == plans[r] * static_cast<double>(budget[r]) * 2 * 128 * 2);
+  }
 }
