@@ -192,7 +192,7 @@ def load(path: str) -> ResultFile:
     except (OSError, KeyError, ValueError, RuntimeError, TypeError) as e:  # corrupt metadata
         raise ReportInputError(f"{path}: corrupt or foreign HDF5 file ({e})") from None
     if "points" not in groups and "plan" not in groups and "designs" not in groups:
-        raise ReportInputError(f"{path}: neither a /points nor a /plan nor a /designs group "
+        raise ReportInputError(f"{path}: neither a /points nor a /plan group, nor /designs "
                                "(is this a cisa-sim result file?)")
     return ResultFile(path=path, attrs=attrs, groups=groups)
 
