@@ -285,3 +285,24 @@ TEST_CASE("designs: designs_1m evaluates every design at every point", "[designs
     CHECK(sel[r] == plans[r] * static_cast<double>(budget[r]) * 2 * 128 * 2);
   }
 }
+
+TEST_CASE("designs: a full prefill is the sum of its forwards", "[designs]") {
+  Small s;
+  s.work.context_tokens = 1024;
+  s.work.prefill_tokens = 256;
+  s.work.phase = Phase::full_prefill;
+  const Design d = load_design("block_topk");
+  const DesignCost full = s.cost(d);
+  double sum = 0, plans = 0;
+  for (std::int64_t L = 256; L <= 1024; L += 256) {
+    Small f = s;
+    f.work.phase = Phase::terminal_prefill;
+    f.work.context_tokens = L;
+    const DesignCost c = f.cost(d);
+    sum += c.bytes.total();
+    plans += c.plans;
+  }
+  CHECK(full.bytes.total() == sum);
+  CHECK(full.plans == plans);
+  CHECK(full.plans > 0);
+}
