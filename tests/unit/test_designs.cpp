@@ -7,6 +7,7 @@
 #include "catch.hpp"
 #include "cisa/ceilings.hpp"
 #include "cisa/errors.hpp"
+#include "cisa/traffic.hpp"
 #include "design/design.hpp"
 #include "design/design_eval.hpp"
 #include "design/design_yaml.hpp"
@@ -305,4 +306,31 @@ TEST_CASE("designs: a full prefill is the sum of its forwards", "[designs]") {
   CHECK(full.bytes.total() == sum);
   CHECK(full.plans == plans);
   CHECK(full.plans > 0);
+}
+
+// The cisa design against the run model (traffic.cpp): the same requested (pre-L2) K/V and
+// representative bytes, selections and useful attention FLOPs, to 0.1 % (the run model takes a
+// group's eligible pages at its first position and splits the block crossing the dense point).
+TEST_CASE("designs: the cisa design matches the run model's requested bytes", "[designs]") {
+  const Geometry geo{32, 1, 128, 8192};
+  CisaConfig cfg;
+  cfg.budget_chunks = 4096;
+  cfg.qshare_g = 4;
+  const KernelShape sh;
+  for (const Phase ph : {Phase::terminal_prefill, Phase::decode}) {
+    Workload w;
+    w.phase = ph;
+    w.context_tokens = 1 << 20;
+    w.batch = 16;
+    const int g = effective_qshare(cfg, w);
+    const std::int64_t p = positions_per_forward(w);
+    const ForwardCost f = forward_cost(geo, cfg, g, w.context_tokens - p, p, w.batch, sh);
+    const DesignCost c =
+        design_cost(resolve(load_design("cisa"), geo, cfg, g, true), geo, cfg, w, sh);
+    INFO(to_string(ph));
+    CHECK(c.plans == f.selections);
+    CHECK(rel_near(c.bytes.kv_selected + c.bytes.kv_fixed, f.l2_kv_cisa, 1e-3));
+    CHECK(rel_near(c.bytes.index_read, f.l2_rep, 1e-3));
+    CHECK(rel_near(c.flops_attention, f.attention_cisa.flops_useful, 1e-3));
+  }
 }
