@@ -244,12 +244,6 @@ ModelPreset resolve_model(const YamlDoc& doc, const YAML::Node& n, const std::st
     note_unused_once(m);
     return m.preset;
   }
-  if (n.IsScalar() && is_hf_config_path(n.Scalar())) {  // a Hugging Face config.json (hf_config.hpp)
-    const YamlDoc file = load_referenced_yaml(doc, n, field, n.Scalar());  // beside the scenario first
-    const HfModel m = parse_hf_config(file.text, file.file);
-    note_unused_once(m);
-    return m.preset;
-  }
   return resolve_preset<ModelPreset>(doc, n, field, parse_model, model_preset);
 }
 

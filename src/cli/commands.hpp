@@ -7,7 +7,6 @@ namespace cisa::cli {
 int cmd_run(int argc, char** argv);       // cisa-sim [--scenario FILE] ...  (default)
 int cmd_ceilings(int argc, char** argv);  // cisa-sim ceilings ...
 int cmd_presets(int argc, char** argv);   // cisa-sim presets
-int cmd_scenarios(int argc, char** argv); // cisa-sim scenarios [--show NAME]
 int cmd_profiles(int argc, char** argv);  // cisa-sim profiles [--show NAME] [--gpu GPU]
 int cmd_scenarios(int argc, char** argv); // cisa-sim scenarios [--show NAME]
 int cmd_merge(int argc, char** argv);     // cisa-sim merge A.h5 B.h5 -o ALL.h5

@@ -53,7 +53,6 @@ int main(int argc, char** argv) {
     if (sub == "run") return cmd_run(argc - 1, argv + 1);
     if (sub == "ceilings") return cmd_ceilings(argc - 1, argv + 1);
     if (sub == "presets") return cmd_presets(argc - 1, argv + 1);
-    if (sub == "scenarios") return cmd_scenarios(argc - 1, argv + 1);
     if (sub == "profiles") return cmd_profiles(argc - 1, argv + 1);
     if (sub == "scenarios") return cmd_scenarios(argc - 1, argv + 1);
     if (sub == "merge") return cmd_merge(argc - 1, argv + 1);
