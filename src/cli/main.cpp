@@ -1,5 +1,6 @@
 // cisa-sim: predict (and, with the kernels, measure) dense vs CISA attention cost.
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -38,8 +39,28 @@ void usage() {
 }
 }  // namespace
 
+// `--scenario X` naming a design comparison (a shipped designs_* name, or a file with a top-level
+// `designs:` key) runs `cisa-sim designs`, so `cisa-sim --scenario designs_1m` works as users expect.
+bool names_design_scenario(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    const std::string a = argv[i];
+    if (a != "--scenario" && a != "-s") continue;
+    std::string stem = argv[i + 1];
+    if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".yaml") stem.resize(stem.size() - 5);
+    const auto slash = stem.find_last_of('/');
+    const std::string base = slash == std::string::npos ? stem : stem.substr(slash + 1);
+    std::ifstream in(argv[i + 1]);
+    if (!in) return base.rfind("designs_", 0) == 0;
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("designs:", 0) == 0) return true;
+    return false;
+  }
+  return false;
+}
+
 int main(int argc, char** argv) {
   using namespace cisa::cli;
+  if (argc >= 2 && argv[1][0] == '-' && names_design_scenario(argc, argv)) return cmd_designs(argc, argv);
   if (argc >= 2) {
     const std::string sub = argv[1];
     if (sub == "--version" || sub == "version") {
