@@ -6,34 +6,53 @@ set -euo pipefail
 BIN=${1:-build/release/cisa-sim}
 PY=${PYTHON:-python3}
 D=results/h200/measured
-# These runs measured the kernels of 2026-11-29: re-score them against that archived profile.
-IMPL="--set implementation.cisa=cisa_kernels_2026_11_29"
-for f in $D/*_device_run.h5; do
-  s=$(basename "$f" _device_run.h5)
-  "$BIN" --scenario scenarios/$s.yaml $IMPL --measurements "$f" --out $D/${s}_measured.h5 --format csv >/dev/null 2>$D/.err || { cat $D/.err; exit 1; }
-  "$BIN" --scenario scenarios/$s.yaml $IMPL --measurements "$f" --no-hdf5 2>/dev/null | sed -n '/measured vs predicted/,$p' > $D/${s}_report.txt
-  # Peer columns measured in the device run travel with the re-scored file; each peer is then
-  # compared with its own profile's prediction (analysis/impl_predictions.py).
-  $PY - "$f" $D/${s}_measured.h5 <<'PY'
+ARCHIVED="--set implementation.cisa=cisa_kernels_2026_11_29"
+
+# rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
+# DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
+# meas_*_fa2, meas_*_flex) travel with the file and are compared with their own profiles' predictions.
+rescore() {
+  local dir=$1 f=$2 scen=$3; shift 3
+  local s; s=$(basename "$f" _device_run.h5)
+  "$BIN" --scenario scenarios/$scen.yaml "$@" --measurements "$f" --out $dir/${s}_measured.h5 --format csv >/dev/null 2>$dir/.err || { cat $dir/.err; exit 1; }
+  "$BIN" --scenario scenarios/$scen.yaml "$@" --measurements "$f" --no-hdf5 2>/dev/null | sed -n '/measured vs predicted/,$p' > $dir/${s}_report.txt
+  $PY - "$f" $dir/${s}_measured.h5 <<'PY'
 import sys; sys.path.insert(0, "analysis")
 import h5py, h5_columns
 src, dst = sys.argv[1:3]
+peer = ("_peer", "_vs_peer", "_cudnn", "_fa2", "_flex")
 with h5py.File(src, "r") as f:
     g = f["points"]
     text = lambda v: v.decode() if isinstance(v, bytes) else str(v)
     cols = {n: (g[n][...], text(g[n].attrs["unit"]), text(g[n].attrs["description"]))
-            for n in g if n.startswith("meas_") and (n.endswith("_peer") or n.endswith("_vs_peer"))}
-    attrs = {k: text(f.attrs[k]) for k in ("peer_measurement", "peer_forms") if k in f.attrs}
+            for n in g if n.startswith("meas_") and n.endswith(peer)}
+    attrs = {k: text(f.attrs[k]) for k in f.attrs if k in ("peer_measurement", "peer_forms", "impl_measurement")
+             or k.startswith("impl_forms_")}
 if cols:
     h5_columns.add_columns(dst, cols, attrs)
 PY
-  $PY analysis/impl_predictions.py $D/${s}_measured.h5 --binary "$BIN" --scenario scenarios/$s.yaml $IMPL >/dev/null
-  if [ -d $D/ncu_raw/ncu_raw_$s ]; then
-    $PY analysis/ncu_points.py $D/${s}_measured.h5 --from-raw $D/ncu_raw/ncu_raw_$s > $D/${s}_ncu.txt 2>&1 || true
+  $PY analysis/impl_predictions.py $dir/${s}_measured.h5 --binary "$BIN" --scenario scenarios/$scen.yaml "$@" >/dev/null
+  if [ -d $dir/ncu_raw/ncu_raw_$s ]; then
+    $PY analysis/ncu_points.py $dir/${s}_measured.h5 --from-raw $dir/ncu_raw/ncu_raw_$s > $dir/${s}_ncu.txt 2>&1 || true
   fi
-  echo "$s: $(grep -c 'within target' $D/${s}_report.txt) lines within target"
+  rm -f $dir/.err
+  echo "$s: $(grep -c 'within target' $dir/${s}_report.txt) lines within target"
+}
+
+# The committed sweeps measured the kernels of 2026-11-29: re-score them against that archived profile.
+for f in $D/*_device_run.h5; do rescore $D "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED; done
+# The held-out set and the implementation runs of 2026-11-30 measured kernels v10 (cisa_kernels).
+for f in results/h200/heldout/*_device_run.h5; do
+  [ -f "$f" ] && rescore results/h200/heldout "$f" "$(basename "$f" _device_run.h5)"
 done
-rm -f $D/.err
+for f in results/h200/impls/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  s=$(basename "$f" _device_run.h5)
+  case $s in
+    *_fa2) rescore results/h200/impls "$f" "${s%_fa2}" $ARCHIVED ;;  # copies of the committed sweeps
+    *) rescore results/h200/impls "$f" "$s" ;;
+  esac
+done
 
 # SUMMARY.md: what was run, then every report (time, ncu bytes, peers).
 {
@@ -90,6 +109,11 @@ version and used for nothing else. Peers (cuDNN, FA2, Flex) are compared with th
 TXT
   $PY analysis/fidelity.py --markdown --set "fit: the committed sweeps and scenarios (kernels of 2026-11-29, archived profile)=$(ls $D/*_measured.h5 | tr '\n' ',')"
   if ls results/h200/heldout/*_measured.h5 >/dev/null 2>&1; then
-    $PY analysis/fidelity.py --markdown --set "held-out (kernels v10, profile cisa_kernels)=$(ls results/h200/heldout/*_measured.h5 | tr '\n' ',')"
+    $PY analysis/fidelity.py --markdown --set "held-out (kernels v10, profile cisa_kernels; cuDNN and FA2 on its dense shapes)=$(ls results/h200/heldout/*_measured.h5 | tr '\n' ',')"
+  fi
+  if ls results/h200/impls/*_measured.h5 >/dev/null 2>&1; then
+    $PY analysis/fidelity.py --markdown \
+      --set "peer profiles, fit shapes (scenarios/impl_fit.yaml: the only points cudnn, fa2 and flex are calibrated on)=results/h200/impls/impl_fit_measured.h5" \
+      --set "peer profiles, validation (flex_sweep; FA2 over the committed sweeps' dense shapes)=$(ls results/h200/impls/*_measured.h5 | grep -v impl_fit | tr '\n' ',')"
   fi
 } > $D/SUMMARY.md

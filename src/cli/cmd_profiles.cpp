@@ -75,11 +75,11 @@ int cmd_profiles(int argc, char** argv) {
       }
       return kExitOk;
     }
-    std::cout << fmt::format("{:<13} {:<10} {:<16} {:>9} {:>9}  {}\n", "profile", "roles", "runs on", "MMA TF/s",
+    std::cout << fmt::format("{:<24} {:<10} {:<16} {:>9} {:>9}  {}\n", "profile", "roles", "runs on", "MMA TF/s",
                              "read TB/s", "on " + card + " (label of the MMA rate)");
     for (const auto& [n, p] : pricer.impls()) {
       const ResolvedImpl& r = pricer.resolved(card, n);
-      std::cout << fmt::format("{:<13} {:<10} {:<16} {:>9.0f} {:>9.2f}  {}{}\n", n, roles(p), joined(p.archs),
+      std::cout << fmt::format("{:<24} {:<10} {:<16} {:>9.0f} {:>9.2f}  {}{}\n", n, roles(p), joined(p.archs),
                                r.mma_tflops.value, r.read_bw_tbs.value, to_string(r.mma_tflops.label()),
                                r.runs_on_card ? "" : " (does not run on this card)");
     }

@@ -1,5 +1,6 @@
 // cisa-sim: predict (and, with the kernels, measure) dense vs CISA attention cost.
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -49,9 +50,13 @@ bool names_design_scenario(int argc, char** argv) {
     if (stem.size() > 5 && stem.substr(stem.size() - 5) == ".yaml") stem.resize(stem.size() - 5);
     const auto slash = stem.find_last_of('/');
     const std::string base = slash == std::string::npos ? stem : stem.substr(slash + 1);
+    // Only a regular file is opened here (never /dev/zero or a FIFO); the run's own loader
+    // checks everything else about it.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(argv[i + 1], ec)) return base.rfind("designs_", 0) == 0;
     std::ifstream in(argv[i + 1]);
-    if (!in) return base.rfind("designs_", 0) == 0;
-    for (std::string line; std::getline(in, line);)
+    std::string line;
+    for (int n = 0; n < 10000 && std::getline(in, line); ++n)
       if (line.rfind("designs:", 0) == 0) return true;
     return false;
   }
