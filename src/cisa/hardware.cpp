@@ -16,9 +16,6 @@ Basis parse_basis(const std::string& s) {
 
 namespace {
 
-Figure scaled(const Figure& f, double factor, const std::string& rule, const std::string& from) {
-  return transferred(f, factor, rule, from);
-}
 
 // Value at one end of the band. `rate`: larger is faster (lo time takes the high end).
 double at(const Figure& f, Bound b, bool rate) {
@@ -43,15 +40,15 @@ CardBench transfer_card(const Hardware& from, const Hardware& to) {
   const double bw = to.hbm_bw_tbs.value / from.hbm_bw_tbs.value;
   const double mma = to.bf16_tflops.value / from.bf16_tflops.value;
   const std::string bw_rule = "same fraction of the datasheet HBM bandwidth";
-  c.read_bw_tbs = scaled(s.read_bw_tbs, bw, bw_rule, from.name);
-  c.write_bw_tbs = scaled(s.write_bw_tbs, bw, bw_rule, from.name);
-  c.copy_bw_tbs = scaled(s.copy_bw_tbs, bw, bw_rule, from.name);
-  c.gemm_bf16_tflops = scaled(s.gemm_bf16_tflops, mma, "same fraction of the datasheet dense BF16 peak", from.name);
+  c.read_bw_tbs = transferred(s.read_bw_tbs, bw, bw_rule, from.name);
+  c.write_bw_tbs = transferred(s.write_bw_tbs, bw, bw_rule, from.name);
+  c.copy_bw_tbs = transferred(s.copy_bw_tbs, bw, bw_rule, from.name);
+  c.gemm_bf16_tflops = transferred(s.gemm_bf16_tflops, mma, "same fraction of the datasheet dense BF16 peak", from.name);
   const std::string same = "same time (EST: launch path and host copy alike across these cards)";
-  c.launch_overhead_us = scaled(s.launch_overhead_us, 1.0, same, from.name);
-  c.kernel_floor_us = scaled(s.kernel_floor_us, 1.0, same, from.name);
-  c.h2d_bw_gbs = scaled(s.h2d_bw_gbs, 1.0, same, from.name);
-  c.h2d_latency_us = scaled(s.h2d_latency_us, 1.0, same, from.name);
+  c.launch_overhead_us = transferred(s.launch_overhead_us, 1.0, same, from.name);
+  c.kernel_floor_us = transferred(s.kernel_floor_us, 1.0, same, from.name);
+  c.h2d_bw_gbs = transferred(s.h2d_bw_gbs, 1.0, same, from.name);
+  c.h2d_latency_us = transferred(s.h2d_latency_us, 1.0, same, from.name);
   return c;
 }
 
