@@ -7,7 +7,7 @@
 
 #include "cisa/evaluate.hpp"
 #include "cisa/presets.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 #include "cisa/results.hpp"
 #include "cisa/write_hdf5.hpp"
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "cisa/errors.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 #include "cisa/results.hpp"
 #include "cisa/version.hpp"
 

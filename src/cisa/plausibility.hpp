@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cisa/figure.hpp"
+#include "model/figure.hpp"
 #include "cisa/yaml_util.hpp"
 
 namespace cisa {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "cisa/hardware.hpp"
-#include "cisa/implementation.hpp"
-#include "cisa/types.hpp"
+#include "model/hardware.hpp"
+#include "model/implementation.hpp"
+#include "model/types.hpp"
 #include "cisa/yaml_util.hpp"
 
 namespace cisa {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cisa/hardware.hpp"
-#include "cisa/point.hpp"
+#include "model/hardware.hpp"
+#include "model/point.hpp"
 #include "cisa/table.hpp"
 
 namespace cisa {

@@ -8,7 +8,7 @@
 #include "cisa/embedded.hpp"
 #include "cisa/plausibility.hpp"
 #include "cisa/presets.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 #include "cisa/scenario_source.hpp"
 #include "cisa/yaml_util.hpp"
 

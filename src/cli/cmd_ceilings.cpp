@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "cisa/ceilings.hpp"
+#include "model/ceilings.hpp"
 #include "cisa/errors.hpp"
 #include "cisa/evaluate.hpp"
 #include "cisa/scenario.hpp"

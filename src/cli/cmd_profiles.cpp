@@ -7,7 +7,7 @@
 
 #include "cisa/errors.hpp"
 #include "cisa/presets.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 

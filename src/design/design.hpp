@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <string>
 
-#include "cisa/hardware.hpp"
-#include "cisa/roofline.hpp"
-#include "cisa/traffic.hpp"
-#include "cisa/types.hpp"
+#include "model/hardware.hpp"
+#include "model/roofline.hpp"
+#include "model/traffic.hpp"
+#include "model/types.hpp"
 
 namespace cisa::design {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "cisa/errors.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 #include "cisa/scenario.hpp"
 
 namespace cisa::design {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cisa/hardware.hpp"
+#include "model/hardware.hpp"
 
 namespace cisa::gpu {
 

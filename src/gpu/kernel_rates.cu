@@ -1,7 +1,7 @@
 // `calibrate`'s kernel-class rates: this project's kernels timed at reference shapes (attention
 // MMA rate and page-visit time per tile class, per-class floors, setup copy, top-k and scoring
 // rates), with the byte and row counts the model assigns to the same shapes.
-#include "cisa/traffic.hpp"
+#include "model/traffic.hpp"
 #include "gpu/kernel_rates.hpp"
 #include "gpu/synthetic.cuh"
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "cisa/hardware.hpp"
-#include "cisa/traffic.hpp"
+#include "model/hardware.hpp"
+#include "model/traffic.hpp"
 
 namespace cisa::gpu {
 

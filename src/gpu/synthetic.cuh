@@ -26,7 +26,7 @@
 #include <tuple>
 #include <vector>
 
-#include "cisa/point.hpp"
+#include "model/point.hpp"
 #include "cisa_kernels/cisa_step.hpp"
 #include "cisa_kernels/representatives.hpp"
 #include "gpu/probe.hpp"

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cisa/hardware.hpp"
+#include "model/hardware.hpp"
 #include "cisa/presets.hpp"
-#include "cisa/types.hpp"
+#include "model/types.hpp"
 #include "cisa/yaml_util.hpp"
 
 namespace cisa::plan {

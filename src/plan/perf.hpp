@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "cisa/hardware.hpp"
-#include "cisa/point.hpp"
+#include "model/hardware.hpp"
+#include "model/point.hpp"
 #include "plan/deploy.hpp"
 
 namespace cisa::plan {

@@ -1,7 +1,7 @@
 #include "plan/plan.hpp"
 
 #include "cisa/presets.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 
 #include <fmt/format.h>
 
@@ -17,7 +17,7 @@
 #include "cisa/scenario_source.hpp"
 #include "cisa/errors.hpp"
 #include "cisa/evaluate.hpp"
-#include "cisa/point.hpp"
+#include "model/point.hpp"
 #include "cisa/presets.hpp"
 #include "cisa/version.hpp"
 

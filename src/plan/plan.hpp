@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cisa/hardware.hpp"
+#include "model/hardware.hpp"
 #include "cisa/table.hpp"
-#include "cisa/types.hpp"
+#include "model/types.hpp"
 #include "cisa/yaml_util.hpp"
 #include "plan/deploy.hpp"
 #include "plan/perf.hpp"

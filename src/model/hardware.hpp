@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "cisa/figure.hpp"
-#include "cisa/implementation.hpp"
-#include "cisa/traffic.hpp"
+#include "model/figure.hpp"
+#include "model/implementation.hpp"
+#include "model/traffic.hpp"
 
 namespace cisa {
 

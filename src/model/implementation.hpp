@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "cisa/figure.hpp"
+#include "model/figure.hpp"
 
 namespace cisa {
 

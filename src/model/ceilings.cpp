@@ -1,4 +1,4 @@
-#include "cisa/ceilings.hpp"
+#include "model/ceilings.hpp"
 
 #include <algorithm>
 #include <cmath>

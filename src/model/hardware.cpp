@@ -1,4 +1,4 @@
-#include "cisa/hardware.hpp"
+#include "model/hardware.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "cisa/types.hpp"
+#include "model/types.hpp"
 
 namespace cisa {
 

@@ -2,8 +2,8 @@
 // issued FLOPs / effective MMA rate) plus its launch overheads. GPU busy = sum of components.
 #pragma once
 
-#include "cisa/hardware.hpp"
-#include "cisa/traffic.hpp"
+#include "model/hardware.hpp"
+#include "model/traffic.hpp"
 
 namespace cisa {
 

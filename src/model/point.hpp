@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "cisa/ceilings.hpp"
-#include "cisa/hardware.hpp"
-#include "cisa/roofline.hpp"
-#include "cisa/traffic.hpp"
-#include "cisa/types.hpp"
+#include "model/ceilings.hpp"
+#include "model/hardware.hpp"
+#include "model/roofline.hpp"
+#include "model/traffic.hpp"
+#include "model/types.hpp"
 
 namespace cisa {
 

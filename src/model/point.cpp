@@ -1,4 +1,4 @@
-#include "cisa/point.hpp"
+#include "model/point.hpp"
 
 #include <algorithm>
 #include <stdexcept>

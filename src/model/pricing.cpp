@@ -1,4 +1,4 @@
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 
 #include <stdexcept>
 

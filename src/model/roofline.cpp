@@ -1,4 +1,4 @@
-#include "cisa/roofline.hpp"
+#include "model/roofline.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "cisa/figure.hpp"
+#include "model/figure.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "cisa/types.hpp"
+#include "model/types.hpp"
 
 #include <stdexcept>
 

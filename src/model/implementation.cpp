@@ -1,11 +1,11 @@
-#include "cisa/implementation.hpp"
+#include "model/implementation.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 
-#include "cisa/hardware.hpp"
+#include "model/hardware.hpp"
 
 namespace cisa {
 

@@ -9,9 +9,9 @@
 #include <tuple>
 #include <vector>
 
-#include "cisa/hardware.hpp"
-#include "cisa/implementation.hpp"
-#include "cisa/point.hpp"
+#include "model/hardware.hpp"
+#include "model/implementation.hpp"
+#include "model/point.hpp"
 
 namespace cisa {
 

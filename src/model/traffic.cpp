@@ -1,4 +1,4 @@
-#include "cisa/traffic.hpp"
+#include "model/traffic.hpp"
 
 #include <algorithm>
 #include <cmath>
