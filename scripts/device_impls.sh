@@ -11,7 +11,10 @@
 #   CISA_GIT_HASH=...   the commit, for the provenance of the result files
 #   FALLBACK=FILE.tar FALLBACK_HASH=...  a second snapshot, built and run where SNAPSHOT does not build
 #   FIT="impl_fit"  HELDOUT="heldout_llama70b_tp4 ..."  FLEX="flex_sweep"   scenario names
-#   STEPS="build fit heldout flex impls_heldout impls_flex committed calibrate"  (default: all)
+#   STEPS="build fit heldout flex impls_heldout impls_flex committed calibrate"  (default: all);
+#                       also `calibrate_first` (the calibration right after the build, so a call cut
+#                       short still has it) and `remeasure` (this project's kernels on the COMMITTED
+#                       scenarios again, e.g. after a kernel change: $OUT/res/<s>.h5)
 #   COMMITTED="inkling_tp8_sweep ..."  committed runs (results/h200/measured/<s>_device_run.h5) that
 #                       get FlashAttention-2 dense columns (copies, packed in $OUT/committed.tar.gz)
 #   DEADLINE=420        seconds after the start; a step that would start later is skipped and each
@@ -115,6 +118,17 @@ impls() {  # measure_impls.py on result $1 for implementations $2 with $3 reps
   publish "$s"
 }
 
+calibrate_card() {
+  [ -n "$BIN" ] || return 1
+  log "calibrate (card state at this run)"
+  if [[ $BIN == */cisa-sim ]]; then
+    run_for 120 "$BIN" calibrate --out "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
+  else
+    run_for 120 "$BIN" --calibrate "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
+  fi
+  echo "rc=$?"; tail -3 "$LOGS/calibrate.log"; pack
+}
+if want calibrate_first; then calibrate_card; fi
 if want fit; then measure "$FIT"; impls "$FIT" cudnn,fa2,flex "$REPS_FIT" 150; fi
 if want heldout; then for s in $HELDOUT; do measure "$s"; done; fi
 if want flex; then measure "$FLEX"; fi
@@ -128,15 +142,8 @@ if want committed; then
     impls "committed_$s" fa2 "$REPS" 150
   done
 fi
-if want calibrate && [ -n "$BIN" ]; then
-  log "calibrate (card state at this run)"
-  if [[ $BIN == */cisa-sim ]]; then
-    run_for 120 "$BIN" calibrate --out "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
-  else
-    run_for 120 "$BIN" --calibrate "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
-  fi
-  echo "rc=$?"; tail -3 "$LOGS/calibrate.log"
-fi
+if want remeasure; then for s in $COMMITTED; do measure "$s"; done; fi
+if want calibrate; then calibrate_card; fi
 log done
 pack
 ls -la "$OUT" "$OUT/res"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "catch.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 #include "cisa/presets.hpp"
 #include "cisa/errors.hpp"
 #include "cisa/presets.hpp"

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "catch.hpp"
-#include "cisa/ceilings.hpp"
+#include "model/ceilings.hpp"
 
 using cisa::compute_ceilings;
 

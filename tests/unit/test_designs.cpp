@@ -5,9 +5,9 @@
 #include <string>
 
 #include "catch.hpp"
-#include "cisa/ceilings.hpp"
+#include "model/ceilings.hpp"
 #include "cisa/errors.hpp"
-#include "cisa/traffic.hpp"
+#include "model/traffic.hpp"
 #include "design/design.hpp"
 #include "design/design_eval.hpp"
 #include "design/design_yaml.hpp"

@@ -2,9 +2,9 @@
 #include <cmath>
 
 #include "catch.hpp"
-#include "cisa/point.hpp"
+#include "model/point.hpp"
 #include "cisa/presets.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 
 using namespace cisa;
 

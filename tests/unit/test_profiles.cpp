@@ -12,7 +12,7 @@
 #include "cisa/errors.hpp"
 #include "cisa/evaluate.hpp"
 #include "cisa/presets.hpp"
-#include "cisa/pricing.hpp"
+#include "model/pricing.hpp"
 #include "cisa/results.hpp"
 #include "cisa/scenario.hpp"
 

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "catch.hpp"
-#include "cisa/roofline.hpp"
-#include "cisa/traffic.hpp"
+#include "model/roofline.hpp"
+#include "model/traffic.hpp"
 
 using namespace cisa;
 using i64 = std::int64_t;
