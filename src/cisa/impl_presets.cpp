@@ -111,7 +111,7 @@ int small_int(const YamlDoc& doc, const YAML::Node& n, const std::string& field,
 
 void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string& field, ImplProfile& p) {
   require_keys_known(doc, a, field,
-                     names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens",
+                     names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens", "split_kv",
                                                    "page_visit_ns"}));
   if (const YAML::Node t = a["tile_rows"]) {
     require_keys_known(doc, t, field + ".tile_rows", {"min", "max"});
@@ -124,6 +124,17 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
   if (a["gqa_packing"]) p.gqa_packing = get_bool(doc, a["gqa_packing"], field + ".gqa_packing");
   if (a["split_min_tokens"])
     p.split_min_tokens = small_int(doc, a["split_min_tokens"], field + ".split_min_tokens", 16, 1 << 20);
+  if (const YAML::Node sk = a["split_kv"]) {  // which phases split the KV length to fill the SMs
+    require_keys_known(doc, sk, field + ".split_kv", {"value", "source"});
+    const std::string v = get_string(doc, sk["value"], field + ".split_kv.value");
+    if (v != "always" && v != "decode")
+      throw InputError(locate(doc, sk["value"], field + ".split_kv.value"),
+                       "must be always (prefill and decode split the KV length when the grid is short) or decode, got '" +
+                           v + "'");
+    if (!sk["source"]) throw InputError(locate(doc, sk, field + ".split_kv"), "missing source: say where this comes from");
+    p.split_kv_prefill = v == "always";
+    p.split_kv_source = get_string(doc, sk["source"], field + ".split_kv.source");
+  }
   const YAML::Node l2 = a["l2_sharing"];
   if (!l2)
     throw InputError(locate(doc, a, field + ".l2_sharing"),

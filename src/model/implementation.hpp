@@ -56,6 +56,8 @@ struct ImplProfile {
   L2Sharing l2_sharing = L2Sharing::unknown;
   std::string l2_sharing_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
+  bool split_kv_prefill = true;  // false: the KV length is split in decode only (grid = query tiles x heads x batch)
+  std::string split_kv_source;
 
   // Selection path (scoring, top-k, setup). selection_from names the profile whose selection
   // kernels this one uses (its figures are then labelled XFER); empty = its own, below.
@@ -86,6 +88,7 @@ struct ResolvedImpl {
   bool gqa_packing = true;
   L2Sharing l2_sharing = L2Sharing::unknown;
   int split_min_tokens = 256;
+  bool split_kv_prefill = true;
   Figure mma_tflops, read_bw_tbs, gather_bw_tbs, attention_floor_us;
   bool page_visits = false;
   Figure page_visit_ns[4];

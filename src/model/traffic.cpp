@@ -154,9 +154,10 @@ double dense_stream_reads(double tiles, const KernelShape& sh) {
   return std::min(tiles, 1.0 + (tiles - 1.0) / static_cast<double>(std::max(1, sh.sms)));
 }
 
-int split_count(double units, double min_tile_tokens, const KernelShape& sh) {
+int split_count(double units, double min_tile_tokens, i64 positions, const KernelShape& sh) {
   const double target = 0.8 * sh.sms;
   if (units <= 0 || units >= target) return 1;
+  if (positions > 1 && !sh.split_kv_prefill) return 1;  // e.g. cuDNN: prefill grid without a KV split
   const double want = std::ceil(target / units);
   const double most = std::floor(min_tile_tokens / sh.split_min_tokens);
   return static_cast<int>(std::max(1.0, std::min(want, most)));
@@ -288,7 +289,7 @@ double partials_bytes(int splits, double rows, double d) { return splits > 1 ? 2
 void dense_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
   KernelCost& a = f.attention_dense;
   const DensePart p = dense_part(s, s.positions, sh, a);
-  const int S = split_count(s.seqs * p.tiles, p.min_tokens, sh);
+  const int S = split_count(s.seqs * p.tiles, p.min_tokens, s.positions, sh);
   f.splits_dense = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   a.l2_bytes = s.seqs * (p.kv_req + p.meta + p.qo + partials);
@@ -381,7 +382,7 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     kv_dram += s.kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
   }
-  const int S = split_count(s.seqs * out.units, min_tokens, sh);
+  const int S = split_count(s.seqs * out.units, min_tokens, s.positions, sh);
   f.splits_cisa = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   if (S > 1) ac.launches += 1;

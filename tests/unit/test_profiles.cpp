@@ -261,6 +261,36 @@ TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]"
   }
 }
 
+TEST_CASE("split-KV policy: cuDNN splits the KV length in decode only, FA2 in both phases", "[profiles]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  // One sequence, 4 q heads on one KV head, 256 new tokens: 8 query tiles of 128 rows, a short grid.
+  Point p = point("h200_sxm", Phase::terminal_prefill, 4, 1 << 17, 2048, 4);
+  p.work.batch = 1;
+  p.work.prefill_tokens = 256;
+  p.dense_impl = "cudnn";
+  const Prediction cudnn = predict(p, pricer.for_point(p));
+  CHECK(cudnn.cost.splits_dense == 1);
+  p.dense_impl = "fa2";
+  CHECK(predict(p, pricer.for_point(p)).cost.splits_dense > 1);
+  // With no split the short grid fills a fraction of the SMs: same work per CTA, same time as 16x the batch.
+  Point full = p;
+  full.dense_impl = "cudnn";
+  full.work.batch = 16;
+  const double t_full = predict(full, pricer.for_point(full)).dense.attention;
+  CHECK(cudnn.dense.attention > 0.5 * t_full);
+  // Decode: one position per sequence, the KV length is split for cuDNN too.
+  Point d = point("h200_sxm", Phase::decode, 4, 1 << 19, 2048, 1);
+  d.dense_impl = "cudnn";
+  CHECK(predict(d, pricer.for_point(d)).cost.splits_dense > 1);
+  // The loader: a value other than always / decode, or no source, is refused.
+  CHECK(profile_error(replaced(kDense, "  page_visit_ns:", "  split_kv: {value: decode, source: \"EST: t\"}\n  page_visit_ns:"))
+            .empty());
+  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  split_kv: {value: prefill, source: \"EST: t\"}\n  page_visit_ns:")),
+                 "always"));
+  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  split_kv: {value: decode}\n  page_visit_ns:")),
+                 "source"));
+}
+
 TEST_CASE("scenarios choose implementations, sweep them and record them per point", "[profiles][scenario]") {
   const Scenario sc = load_scenario("", {"implementation.dense=fa2", "sweep.cisa_impl=[cisa_kernels, flex, fa3]"});
   const Table t = evaluate_scenario(sc);
