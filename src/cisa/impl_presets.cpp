@@ -48,6 +48,7 @@ const std::vector<FieldSpec>& selection_fields() {
       {"topk_l2_keys_per_ns_per_sm", &ImplProfile::topk_l2_keys_per_ns_per_sm, nullptr},
       {"topk_ids_per_ns_per_sm", &ImplProfile::topk_ids_per_ns_per_sm, nullptr},
       {"topk_floor_us", &ImplProfile::topk_floor_us, nullptr},
+      {"topk_cta_us", &ImplProfile::topk_cta_us, nullptr},
       {"setup_latency_us", &ImplProfile::setup_latency_us, nullptr},
       {"setup_bw_gbs", &ImplProfile::setup_bw_gbs, nullptr},
       {"other_floor_us", &ImplProfile::other_floor_us, nullptr},

@@ -73,6 +73,7 @@ struct Rates {
   double topk_keys_per_s_per_sm = 0;     // radix-select key passes of one SM, scores from DRAM
   double topk_l2_keys_per_s_per_sm = 0;  // the same with the scores still in L2
   double topk_ids_per_s_per_sm = 0;      // output pass: page IDs translated + written
+  double topk_cta_s = 0;  // fixed SM time per top-k CTA: merges, scans, barriers (0: the profile has no such term)
   double attention_page_s[4] = {0, 0, 0, 0};  // SM-s per page visit, 16/32/64/128-row tiles
   double scoring_step_s = 0;                  // one dependent load step of a scoring CTA
   double l2_capacity_bytes = 0;  // L2 size

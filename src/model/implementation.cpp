@@ -106,6 +106,8 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.topk_l2_keys_per_ns_per_sm = r.get(p.topk_l2_keys_per_ns_per_sm, Transfer::same, "topk.l2_keys_per_ns_per_sm");
   o.topk_ids_per_ns_per_sm = r.get(p.topk_ids_per_ns_per_sm, Transfer::same, "topk.ids_per_ns_per_sm");
   o.topk_floor_us = r.get(p.topk_floor_us, Transfer::same, "topk.floor_us");
+  o.topk_cta_term = !p.topk_cta_us.empty();
+  if (o.topk_cta_term) o.topk_cta_us = r.get(p.topk_cta_us, Transfer::sm_time, "topk.cta_us");
   o.setup_latency_us = r.get(p.setup_latency_us, Transfer::same, "setup.latency_us");
   o.setup_bw_gbs = r.get(p.setup_bw_gbs, Transfer::same, "setup.bw_gbs");
   o.other_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");

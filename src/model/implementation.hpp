@@ -68,6 +68,7 @@ struct ImplProfile {
   double score_bytes = 4;  // bytes per score written by scoring and read by top-k
   PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
+  PerCard topk_cta_us;  // fixed time per top-k CTA; a profile without it has no per-CTA term (structure)
   PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
   PerCard other_floor_us;                  // per launch of the index projection / representative update
 };
@@ -99,6 +100,8 @@ struct ResolvedImpl {
   double score_bytes = 4;
   Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   Figure topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
+  bool topk_cta_term = false;  // the profile models a fixed time per top-k CTA
+  Figure topk_cta_us;
   Figure setup_latency_us, setup_bw_gbs, other_floor_us;
   std::vector<UsedFigure> used;  // provenance, in resolution order
 };

@@ -33,6 +33,16 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates);
 
 // Top-k: radix select is bound by per-row shared-memory passes, one CTA per row; rows whose
 // scores the scoring kernel left in L2 run at the L2 rate.
+// How top-k lays a forward's rows on CTAs: rows with more eligible keys than the profile's cluster
+// threshold run on a 2-CTA cluster, each CTA doing half of the keys and of the written IDs.
+struct TopkWork {
+  double ctas = 0;          // CTAs launched (rows x split)
+  double keys_per_cta = 0;  // eligible keys per CTA
+  double ids_per_cta = 0;   // page IDs written per CTA (selected + window + tail)
+};
+TopkWork topk_work(double rows, double keys_per_row, double ids_per_row, const KernelShape& sh);
+// SM time of one top-k CTA: its fixed part, its radix passes over its keys, its output pass.
+double topk_cta_time(const TopkWork& w, const KernelShape& sh, double keys_per_s, double ids_per_s, double cta_s);
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
 bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
 
