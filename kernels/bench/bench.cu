@@ -260,7 +260,7 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
     step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, &i2);
     const Sums s = sums(i2.collect());
     const double ms = time_ms([&] { step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, nullptr); });
-    add(name, "sum_index_queries+score_pages", ms, s.bytes, s.flops,
+    add(name, (plan.score_groups.size() == plan.score_rows.size() ? "score_pages_gemv" : "sum_index_queries+score_pages"), ms, s.bytes, s.flops,
         "rows=" + std::to_string(plan.score_rows.size()));
   } else {  // whole step: captured once in a CUDA graph (one launch per replay, no launch gaps)
     cudaStream_t cs;

@@ -42,39 +42,37 @@ __global__ void __launch_bounds__(128)
   qsum[static_cast<std::int64_t>(blockIdx.x) * kHeadDim + d] = __float2bfloat16_rn(s);
 }
 
-// Groups of one row (decode). CTA = 8 warps, warp w of CTA x covers pages [(8x + w) * 32, + 32) of
-// the group's row: lane l reads the table entry of page l, then for u = 0..15 the 16-byte chunk
-// (l & 15) of page 2u + (l >> 4) (16 loads in flight per lane, 8 KB per warp). The summed query is
-// the same fp32 sum rounded to BF16 as sum_iq_kernel's (8 dimensions per lane, chunk l & 15).
-// Partial dots p[u] are reduce-scattered over the 16 lanes of each half: afterwards lane l holds
-// the score of page 2 (l & 15) + (l >> 4); lanes 0-15 store the key pair of pages 2l, 2l + 1.
+// Groups of one row (decode). CTA = 8 warps; warp w of CTA x covers kGemvBatches batches of 32
+// pages from page (8x + w) * 32 * kGemvBatches on. The table entries of all its batches are read
+// first (lane l: page l of each batch, one round trip); then per batch, for u = 0..15, lane l reads
+// the 16-byte chunk (l & 15) of page 2u + (l >> 4) (16 loads in flight per lane, 8 KB per warp).
+// The summed query is the same fp32 sum rounded to BF16 as sum_iq_kernel's (8 dimensions per lane,
+// chunk l & 15). Partial dots p[u] are reduce-scattered over the 16 lanes of each half: afterwards
+// lane l holds the score of page 2 (l & 15) + (l >> 4); lanes 0-15 store the key pair of pages
+// 2l, 2l + 1.
 constexpr int kGemvWarps = 8;
-constexpr int kGemvPagesPerWarp = 32;
+constexpr int kGemvBatches = 4;
+constexpr int kGemvPagesPerWarp = 32 * kGemvBatches;
 
-__global__ void __launch_bounds__(kGemvWarps * 32)
+__global__ void __launch_bounds__(kGemvWarps * 32, 2)
     score_gemv_kernel(const __nv_bfloat16* __restrict__ iq, const __nv_bfloat16* __restrict__ reps,
                       int kv_heads, const int* __restrict__ table, int table_stride,
                       const ScoreRow* __restrict__ rows, const ScoreGroup* __restrict__ groups,
                       uint16_t* __restrict__ keys, int key_stride) {
   const ScoreGroup g = groups[blockIdx.y];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int page0 = (blockIdx.x * kGemvWarps + warp) * kGemvPagesPerWarp;
+  const int wpage0 = (blockIdx.x * kGemvWarps + warp) * kGemvPagesPerWarp;
   const ScoreRow r = rows[g.row0];
   const int ne = r.n_e;
-  if (page0 >= ne) return;  // whole warp; no block barrier below
+  if (wpage0 >= ne) return;  // whole warp; no block barrier below
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
-  const int pid_l = page0 + lane < ne ? __ldg(trow + page0 + lane) : 0;
-  const int ch = lane & 15, hp = lane >> 4;
-  const __nv_bfloat16* rbase = reps + static_cast<std::int64_t>(g.kv_head) * kHeadDim + ch * 8;
-  uint4 v[16];
+  int pid_l[kGemvBatches];
 #pragma unroll
-  for (int u = 0; u < 16; ++u) {
-    const int p = 2 * u + hp;
-    const int pid = __shfl_sync(0xffffffffu, pid_l, p);
-    v[u] = page0 + p < ne
-               ? __ldg(reinterpret_cast<const uint4*>(rbase + static_cast<std::int64_t>(pid) * kv_heads * kHeadDim))
-               : make_uint4(0u, 0u, 0u, 0u);
+  for (int b = 0; b < kGemvBatches; ++b) {
+    const int j = wpage0 + 32 * b + lane;
+    pid_l[b] = j < ne ? __ldg(trow + j) : 0;
   }
+  const int ch = lane & 15, hp = lane >> 4;
   // summed query (the row's n_q index queries; L2-resident)
   float q[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   for (int t = 0; t < r.n_q; ++t) {
@@ -90,40 +88,59 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
   }
 #pragma unroll
   for (int e = 0; e < 8; ++e) q[e] = __bfloat162float(__float2bfloat16_rn(q[e]));
-  float p[16];
+  const __nv_bfloat16* rbase = reps + static_cast<std::int64_t>(g.kv_head) * kHeadDim + ch * 8;
+  uint16_t* orow = keys + static_cast<std::int64_t>(g.row0) * key_stride;
+#pragma unroll 1
+  for (int b = 0; b < kGemvBatches; ++b) {
+    const int page0 = wpage0 + 32 * b;
+    if (page0 >= ne) break;
+    uint4 v[16];
 #pragma unroll
-  for (int u = 0; u < 16; ++u) {
-    const __nv_bfloat162* xb = reinterpret_cast<const __nv_bfloat162*>(&v[u]);
-    float acc = 0.f;
+    for (int u = 0; u < 16; ++u) {
+      const int p = 2 * u + hp;
+      int pid = pid_l[0];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float2 f = __bfloat1622float2(xb[e]);
-      acc = fmaf(q[2 * e], f.x, acc);
-      acc = fmaf(q[2 * e + 1], f.y, acc);
+      for (int bb = 1; bb < kGemvBatches; ++bb)
+        if (b == bb) pid = pid_l[bb];
+      pid = __shfl_sync(0xffffffffu, pid, p);
+      v[u] = page0 + p < ne ? __ldg(reinterpret_cast<const uint4*>(
+                                  rbase + static_cast<std::int64_t>(pid) * kv_heads * kHeadDim))
+                            : make_uint4(0u, 0u, 0u, 0u);
     }
-    p[u] = acc;
-  }
-  // reduce-scatter: after the step of width s, p[i] (i < s) holds index i + s * (bit s of lane) of
-  // the previous list; at the end p[0] = sum over the half-warp of index (lane & 15)
+    float p[16];
 #pragma unroll
-  for (int s = 8; s >= 1; s >>= 1) {
-    const bool hi = (lane & s) != 0;
+    for (int u = 0; u < 16; ++u) {
+      const __nv_bfloat162* xb = reinterpret_cast<const __nv_bfloat162*>(&v[u]);
+      float acc = 0.f;
 #pragma unroll
-    for (int i = 0; i < s; ++i) {
-      const float send = hi ? p[i] : p[i + s];
-      const float keep = hi ? p[i + s] : p[i];
-      p[i] = keep + __shfl_xor_sync(0xffffffffu, send, s);
+      for (int e = 0; e < 4; ++e) {
+        const float2 f = __bfloat1622float2(xb[e]);
+        acc = fmaf(q[2 * e], f.x, acc);
+        acc = fmaf(q[2 * e + 1], f.y, acc);
+      }
+      p[u] = acc;
     }
-  }
-  const uint32_t k = key16(p[0]);
-  const uint32_t k_odd = __shfl_down_sync(0xffffffffu, k, 16);  // page 2l + 1 (lane l + 16)
-  if (lane < 16) {
-    const int j = page0 + 2 * lane;
-    uint16_t* out = keys + static_cast<std::int64_t>(g.row0) * key_stride + j;
-    if (j + 1 < ne)
-      *reinterpret_cast<uint32_t*>(out) = k | (k_odd << 16);
-    else if (j < ne)
-      *out = static_cast<uint16_t>(k);
+    // reduce-scatter: after the step of width s, p[i] (i < s) holds index i + s * (bit s of lane)
+    // of the previous list; at the end p[0] = sum over the half-warp of index (lane & 15)
+#pragma unroll
+    for (int s = 8; s >= 1; s >>= 1) {
+      const bool hi = (lane & s) != 0;
+#pragma unroll
+      for (int i = 0; i < s; ++i) {
+        const float send = hi ? p[i] : p[i + s];
+        const float keep = hi ? p[i + s] : p[i];
+        p[i] = keep + __shfl_xor_sync(0xffffffffu, send, s);
+      }
+    }
+    const uint32_t k = key16(p[0]);
+    const uint32_t k_odd = __shfl_down_sync(0xffffffffu, k, 16);  // page 2l + 1 (lane l + 16)
+    if (lane < 16) {
+      const int j = page0 + 2 * lane;
+      if (j + 1 < ne)
+        *reinterpret_cast<uint32_t*>(orow + j) = k | (k_odd << 16);
+      else if (j < ne)
+        orow[j] = static_cast<uint16_t>(k);
+    }
   }
 }
 

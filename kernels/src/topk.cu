@@ -1,4 +1,5 @@
-// Top-k by radix select, one thread-block cluster of C CTAs (C = 1 or 2, 1,024 threads each) per
+// Top-k by radix select, one thread-block cluster of C CTAs (C = 1 or 2; 1,024 threads for fp32,
+// 512 for 16-bit keys) per
 // row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) * per).
 // Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
 // the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
@@ -6,7 +7,10 @@
 // cluster barrier, every CTA sums the C histograms through distributed shared memory (DSMEM) and
 // finds the digit of the K-th largest key (the same in every CTA: integer sums); the next digit's
 // histogram counts only the slice's keys that share the prefix. Digits 11 + 11 + 10 bits (fp32) or
-// 11 + 5 (16-bit keys); the passes stop early when the K-th key's bin is taken whole. From the same
+// 11 + 5 (16-bit keys); the passes stop early when the K-th key's bin is taken whole. The slice is
+// scanned once after the first merge: each thread flags its keys above the first digit's bin and
+// in it (the candidates, a few per thread), counting the candidates' next digit; later passes and
+// the final flags look at the candidates only (issue 14 session 4). From the same
 // histograms each CTA also gets how many keys above the threshold and equal to it lie in the CTAs
 // before it, so its selected pages take known contiguous positions: their local indices are staged
 // in shared memory in order, then all threads translate them through the block table at once
@@ -244,7 +248,7 @@ __device__ __forceinline__ void for_my_keys(const typename KeyIn<T>::Smem* keys,
   }
 }
 
-template <class T, int B0>
+template <class T, int B0, bool FUSED>
 __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
@@ -323,41 +327,20 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   // histogram
   SelectState st;
   st.kk = static_cast<uint32_t>(K);
-  auto build = [&](uint32_t* hist, int shift, uint32_t bmask) {
-    const uint32_t msk = st.mask, pre = st.prefix;
-    for_my_keys<T>(keys, m, [&](int, uint32_t k) {
-      if ((k & msk) == pre) atomicAdd(&hist[(k >> shift) & bmask], 1u);
-    });
-  };
   TOPK_MARK(1);
   const bool done0 = radix_pass<NT, KB, B0, 0>(cl, hist_a, st, warp_sums, s_sel);
   TOPK_MARK(2);
-  if (!done0) build(hist_b, Digit<KB, B0, 1>::shift, Digit<KB, B0, 1>::bins - 1);
-  TOPK_MARK(3);
-  if (!done0) {
-    if (!radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel)) {
-      if constexpr (KB == 32) {
-        // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
-        for (int i = tid; i < Digit<KB, B0, 2>::bins; i += NT) hist_a[i] = 0;
-        __syncthreads();
-        build(hist_a, Digit<KB, B0, 2>::shift, Digit<KB, B0, 2>::bins - 1);
-        radix_pass<NT, KB, B0, 2>(cl, hist_a, st, warp_sums, s_sel);
-      }
-    }
-  }
-  // the other CTAs may still read this CTA's histograms: arrive now, wait before exiting
-  TOPK_MARK(4);
-  cl.barrier_arrive();
-
-  // keep every key whose masked value is above `prefix`, and the first kk (lowest index) equal to
-  // it. Each thread flags its keys (bit masks), one block scan gives its running counts; this CTA's
-  // selected pages take the contiguous positions [start, start + count) of the row.
-  const uint32_t kk = st.kk, prefix = st.prefix, mask = st.mask;
+  // Per-thread flags of the keys it owns (bit b = key base + b): above the threshold (gtm), equal
+  // to it (eqm).
   static_assert(EPT <= 64, "flags in one 64-bit mask");
   uint64_t gtm = 0, eqm = 0;
   const int base = tid * EPT;
-  if (base < m) {
-    constexpr int CK = 16 / static_cast<int>(sizeof(KS));
+  constexpr int CK = 16 / static_cast<int>(sizeof(KS));
+  // one pass over the thread's keys with the current (mask, prefix): gt / eq flags, and (hist) the
+  // next digit of the keys equal to the prefix
+  auto flag_scan = [&](uint32_t* hist, int shift, uint32_t bmask) {
+    const uint32_t msk = st.mask, pre = st.prefix;
+    if (base >= m) return;
 #pragma unroll
     for (int c = 0; c < 8; ++c) {  // the rotated chunk order of for_my_keys
       const int cc = (c + tid) & 7;
@@ -368,15 +351,84 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
       uint32_t g = 0, q = 0;  // flags of this chunk's keys, bit e = key j + e
 #pragma unroll
       for (int e = 0; e < CK; ++e) {
-        const uint32_t km = In::widen(kv[e]) & mask;
-        g |= static_cast<uint32_t>(km > prefix) << e;
-        q |= static_cast<uint32_t>(km == prefix) << e;
+        const uint32_t k = In::widen(kv[e]), km = k & msk;
+        g |= static_cast<uint32_t>(km > pre) << e;
+        const bool eq = km == pre && j + e < m;
+        q |= static_cast<uint32_t>(eq) << e;
+        if (hist != nullptr && eq) atomicAdd(&hist[(k >> shift) & bmask], 1u);
       }
       const uint32_t valid = j + CK <= m ? (1u << CK) - 1u : (j < m ? (1u << (m - j)) - 1u : 0u);
       gtm |= static_cast<uint64_t>(g & valid) << (cc * CK);
-      eqm |= static_cast<uint64_t>(q & valid) << (cc * CK);
+      eqm |= static_cast<uint64_t>(q) << (cc * CK);
     }
+  };
+  // the candidates (eqm) against a longer prefix: above -> gtm, below -> dropped, equal -> kept
+  // (and, hist, their next digit counted)
+  auto refine = [&](uint32_t* hist, int shift, uint32_t bmask) {
+    const uint32_t msk = st.mask, pre = st.prefix;
+    const uint64_t cand = eqm;
+    eqm = 0;
+    for (uint64_t r = cand; r != 0; r &= r - 1) {
+      const int b = __ffsll(static_cast<long long>(r)) - 1;
+      const uint32_t k = In::widen(keys[base + b]), km = k & msk;
+      gtm |= static_cast<uint64_t>(km > pre) << b;
+      if (km == pre) {
+        eqm |= uint64_t{1} << b;
+        if (hist != nullptr) atomicAdd(&hist[(k >> shift) & bmask], 1u);
+      }
+    }
+  };
+  using D1 = Digit<KB, B0, 1>;
+  if constexpr (FUSED) {
+    // After the first merge one scan of the slice flags the keys above the first digit's bin (gt)
+    // and in it (the candidates) and counts the candidates' next digit; every later pass looks
+    // only at the candidates (a few per thread): no further scan of the slice, no flag pass.
+    flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
+    TOPK_MARK(3);
+    if (!done0) {
+      [[maybe_unused]] const bool done1 = radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel);
+      if constexpr (KB == 32) {
+        using D2 = Digit<KB, B0, 2>;
+        if (!done1) {
+          // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
+          for (int i = tid; i < D2::bins; i += NT) hist_a[i] = 0;
+          __syncthreads();
+          refine(hist_a, D2::shift, D2::bins - 1);
+          radix_pass<NT, KB, B0, 2>(cl, hist_a, st, warp_sums, s_sel);
+        }
+      }
+      refine(nullptr, 0, 0u);
+    }
+    TOPK_MARK(4);
+    cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
+  } else {
+    auto build = [&](uint32_t* hist, int shift, uint32_t bmask) {
+      const uint32_t msk = st.mask, pre = st.prefix;
+      for_my_keys<T>(keys, m, [&](int, uint32_t k) {
+        if ((k & msk) == pre) atomicAdd(&hist[(k >> shift) & bmask], 1u);
+      });
+    };
+    if (!done0) build(hist_b, D1::shift, D1::bins - 1);
+    TOPK_MARK(3);
+    if (!done0) {
+      if (!radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel)) {
+        if constexpr (KB == 32) {
+          // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
+          for (int i = tid; i < Digit<KB, B0, 2>::bins; i += NT) hist_a[i] = 0;
+          __syncthreads();
+          build(hist_a, Digit<KB, B0, 2>::shift, Digit<KB, B0, 2>::bins - 1);
+          radix_pass<NT, KB, B0, 2>(cl, hist_a, st, warp_sums, s_sel);
+        }
+      }
+    }
+    TOPK_MARK(4);
+    cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
+    flag_scan(nullptr, 0, 0u);  // flag pass with the final (mask, prefix)
   }
+  // keep every key above the threshold and the first kk (lowest index) equal to it; one block
+  // scan of the flag counts gives each thread its running counts; this CTA's selected pages take
+  // the contiguous positions [start, start + count) of the row.
+  const uint32_t kk = st.kk;
   // counts <= 32,768 per CTA: gt in the low 16 bits, eq in the high 16 bits of one scan
   uint32_t total;
   const uint32_t before = block_exclusive_scan<NT>(
@@ -401,9 +453,23 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   }
   __syncthreads();
   TOPK_MARK(6);
-  // block-table lookups of the staged pages, all in flight at once; coalesced stores
-  for (uint32_t q = tid; q < min(count, static_cast<uint32_t>(kListCap)); q += NT)
-    orow[start + q] = trow[lo + list[q]];
+  // block-table lookups of the staged pages: every load of the thread issued before the first
+  // store (one round trip, not one per iteration); coalesced stores
+  {
+    constexpr int kIt = (kListCap + NT - 1) / NT;
+    const uint32_t nl = min(count, static_cast<uint32_t>(kListCap));
+    int pid[kIt];
+#pragma unroll
+    for (int i = 0; i < kIt; ++i) {
+      const uint32_t q = tid + i * NT;
+      pid[i] = q < nl ? __ldg(trow + lo + list[q]) : 0;
+    }
+#pragma unroll
+    for (int i = 0; i < kIt; ++i) {
+      const uint32_t q = tid + i * NT;
+      if (q < nl) orow[start + q] = pid[i];
+    }
+  }
   for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end;
        j += static_cast<int>(C) * NT)
     orow[K + (j - row.n_e)] = trow[j];
@@ -411,7 +477,7 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   cl.barrier_wait();
 }
 
-template <class T, int B0>
+template <class T, int B0, bool FUSED>
 struct LaunchCfg {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
@@ -429,51 +495,62 @@ struct LaunchCfg {
   }
 };
 
-template <class T, int B0>
+template <class T, int B0, bool FUSED>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, B0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, B0, FUSED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    smem_bytes<T, B0>()));
     attr = true;
   }
 }
 
-template <class T, int B0>
+template <class T, int B0, bool FUSED>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, Stream s) {
-  set_smem_attr<T, B0>();
-  LaunchCfg<T, B0> lc(cluster, n_rows, s);
+  set_smem_attr<T, B0, FUSED>();
+  LaunchCfg<T, B0, FUSED> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, B0>, scores, a.score_stride, a.rows,
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, B0, FUSED>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
                                a.out_stride, a.k));
   CISA_LAUNCH_CHECK();
 }
 
-template <class T, int B0>
+template <class T, int B0, bool FUSED>
 int max_active_clusters(int cluster) {
   int n = 0;
-  set_smem_attr<T, B0>();
-  LaunchCfg<T, B0> lc(cluster, 1024, nullptr);
-  CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, B0>, &lc.cfg));
+  set_smem_attr<T, B0, FUSED>();
+  LaunchCfg<T, B0, FUSED> lc(cluster, 1024, nullptr);
+  CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, B0, FUSED>, &lc.cfg));
   return n;
 }
 
-// First-digit width: default per key type; CISA_TOPK_D0 = 11, 12 or 13 (comparisons) overrides it.
+// First-digit width: default per key type; CISA_TOPK_D0 = 11 or 12 (comparisons) overrides it
+// (12 and 13 measured slower in run 1 of issue 14 session 4: the longer first merge costs more than
+// the spread atomics save).
 constexpr int kD0Fp32 = 11, kD0Key16 = 11;
 int first_digit_bits(bool keys16) {
   const char* e = std::getenv("CISA_TOPK_D0");
   const int d = e ? std::atoi(e) : 0;
-  if (d >= 11 && d <= 13) return d;
+  if (d >= 11 && d <= 12) return d;
   return keys16 ? kD0Key16 : kD0Fp32;
+}
+
+// CISA_TOPK_FUSED=0 (comparisons): a full scan of the slice per pass and a separate flag pass
+// (issue 14 v10) instead of one scan and candidate refinement.
+bool fused_passes() {
+  const char* e = std::getenv("CISA_TOPK_FUSED");
+  return !(e && e[0] == '0');
 }
 
 template <class T, class F>
 auto with_d0(bool keys16, F&& f) {
-  switch (first_digit_bits(keys16)) {
-    case 12: return f(std::integral_constant<int, 12>{});
-    case 13: return f(std::integral_constant<int, 13>{});
-    default: return f(std::integral_constant<int, 11>{});
+  const bool fu = fused_passes();
+  switch (first_digit_bits(keys16) * 2 + (fu ? 1 : 0)) {
+    case 25: return f(std::integral_constant<int, 12>{}, std::true_type{});
+    case 24: return f(std::integral_constant<int, 12>{}, std::false_type{});
+    case 23: return f(std::integral_constant<int, 11>{}, std::true_type{});
+    default: return f(std::integral_constant<int, 11>{}, std::false_type{});
   }
 }
 
@@ -498,8 +575,8 @@ int topk_cluster_size(int max_ne) {
 
 int topk_max_active_clusters(int cluster, bool keys16) {
   if (keys16)
-    return with_d0<uint16_t>(true, [&](auto d) { return max_active_clusters<uint16_t, decltype(d)::value>(cluster); });
-  return with_d0<float>(false, [&](auto d) { return max_active_clusters<float, decltype(d)::value>(cluster); });
+    return with_d0<uint16_t>(true, [&](auto d, auto fu) { return max_active_clusters<uint16_t, decltype(d)::value, decltype(fu)::value>(cluster); });
+  return with_d0<float>(false, [&](auto d, auto fu) { return max_active_clusters<float, decltype(d)::value, decltype(fu)::value>(cluster); });
 }
 
 void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
@@ -525,10 +602,10 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const int cluster = topk_cluster_size(max_ne);
   const int n_rows = static_cast<int>(rows.size());
   if (a.scores)
-    with_d0<float>(false, [&](auto d) { launch<float, decltype(d)::value>(a, a.scores, cluster, n_rows, s); });
+    with_d0<float>(false, [&](auto d, auto fu) { launch<float, decltype(d)::value, decltype(fu)::value>(a, a.scores, cluster, n_rows, s); });
   else
-    with_d0<uint16_t>(true, [&](auto d) {
-      launch<uint16_t, decltype(d)::value>(a, reinterpret_cast<const uint16_t*>(a.score_keys), cluster, n_rows, s);
+    with_d0<uint16_t>(true, [&](auto d, auto fu) {
+      launch<uint16_t, decltype(d)::value, decltype(fu)::value>(a, reinterpret_cast<const uint16_t*>(a.score_keys), cluster, n_rows, s);
     });
 }
 
