@@ -15,9 +15,12 @@ namespace cisa::kernels {
 namespace {
 
 constexpr int kTilePages = 64;
-// tiles per CTA (the stacked queries are loaded once per CTA): 4 for groups of up to 64 rows, 8 above
+// tiles per CTA (the stacked queries are loaded once per CTA): 4 for groups of up to 64 rows, 8
+// above
 template <int MI>
-constexpr int tiles_per_cta() { return MI == 1 ? 4 : 8; }
+constexpr int tiles_per_cta() {
+  return MI == 1 ? 4 : 8;
+}
 constexpr int kTileBytes = kTilePages * 256;
 
 template <int STAGES>
@@ -215,7 +218,8 @@ __global__ void __launch_bounds__(128, MI == 1 ? 6 : 4)
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-      for (int n = 0; n < 8; ++n) acc[mi][n][0] = acc[mi][n][1] = acc[mi][n][2] = acc[mi][n][3] = 0.0f;
+      for (int n = 0; n < 8; ++n)
+        acc[mi][n][0] = acc[mi][n][1] = acc[mi][n][2] = acc[mi][n][3] = 0.0f;
     if (warp < mtiles) {
 #pragma unroll
       for (int ks = 0; ks < 8; ++ks) {
@@ -223,8 +227,9 @@ __global__ void __launch_bounds__(128, MI == 1 ? 6 : 4)
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
           if (warp + 4 * mi < mtiles)
-            detail::ldmatrix_x4(a[mi][0], a[mi][1], a[mi][2], a[mi][3],
-                                uQ + detail::swz((warp + 4 * mi) * 16 + (lane & 15), 2 * ks + (lane >> 4)));
+            detail::ldmatrix_x4(
+                a[mi][0], a[mi][1], a[mi][2], a[mi][3],
+                uQ + detail::swz((warp + 4 * mi) * 16 + (lane & 15), 2 * ks + (lane >> 4)));
 #pragma unroll
         for (int np = 0; np < 4; ++np) {
           uint32_t b0, b1, b2, b3;
@@ -255,7 +260,8 @@ __global__ void __launch_bounds__(128, MI == 1 ? 6 : 4)
             keys + static_cast<std::int64_t>(g.row0 + (rr < g.n_rows ? rr : 0)) * key_stride;
 #pragma unroll
         for (int a = 0; a < 4; ++a) {
-          const uint32_t p0 = key16(acc[mi][2 * a][2 * half]) | (key16(acc[mi][2 * a][2 * half + 1]) << 16);
+          const uint32_t p0 =
+              key16(acc[mi][2 * a][2 * half]) | (key16(acc[mi][2 * a][2 * half + 1]) << 16);
           const uint32_t p1 =
               key16(acc[mi][2 * a + 1][2 * half]) | (key16(acc[mi][2 * a + 1][2 * half + 1]) << 16);
           const uint32_t y = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
@@ -331,8 +337,9 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     const dim3 grid(static_cast<unsigned>((max_ne + kPagesPerCta - 1) / kPagesPerCta),
                     static_cast<unsigned>(groups.size()));
     score_gemv_kernel<<<grid, kGemvWarps * 32, 0, s>>>(
-        reinterpret_cast<const __nv_bfloat16*>(a.iq), reinterpret_cast<const __nv_bfloat16*>(a.reps),
-        a.kv_heads, a.table.ids, a.table.stride, a.rows, a.groups, a.score_keys, a.score_stride);
+        reinterpret_cast<const __nv_bfloat16*>(a.iq),
+        reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
+        a.rows, a.groups, a.score_keys, a.score_stride);
     CISA_LAUNCH_CHECK();
     return;
   }

@@ -39,16 +39,21 @@ constexpr int kMaxCluster = 2;  // -> rows of up to 65,536
 template <int KB, int B0, int P>
 struct Digit {
   static constexpr int rest = KB - B0;
-  static constexpr int bits = P == 0 ? B0 : (KB == 32 ? (P == 1 ? rest - rest / 2 : rest / 2) : rest);
+  static constexpr int bits =
+      P == 0 ? B0 : (KB == 32 ? (P == 1 ? rest - rest / 2 : rest / 2) : rest);
   static constexpr int shift = P == 0 ? 32 - B0 : (KB == 32 ? (P == 1 ? rest / 2 : 0) : 16);
   static constexpr int bins = 1 << bits;
   static constexpr bool last = KB == 32 ? P == 2 : P == 1;
 };
 // histogram buffers: A for passes 0 and 2, B for pass 1
 template <int KB, int B0>
-constexpr int hist_a_bins() { return 1 << B0; }
+constexpr int hist_a_bins() {
+  return 1 << B0;
+}
 template <int KB, int B0>
-constexpr int hist_b_bins() { return Digit<KB, B0, 1>::bins; }
+constexpr int hist_b_bins() {
+  return Digit<KB, B0, 1>::bins;
+}
 
 // Per input type: key width, keys per 16-byte load, key type in shared memory, threads per CTA
 // (fp32: 1,024 threads, 128 KB of keys, one CTA per SM; 16-bit keys: 512 threads, 64 KB, two).
@@ -257,7 +262,7 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, NT = In::kThreads, EPT = kSlice / NT;
   extern __shared__ __align__(16) unsigned char tk_smem[];
-  KS* keys = reinterpret_cast<KS*>(tk_smem);                      // [kSlice]
+  KS* keys = reinterpret_cast<KS*>(tk_smem);  // [kSlice]
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
   constexpr int kListCap = In::kListCap;
   uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + kSlice);  // [kHA] passes 0 and 2
@@ -386,7 +391,8 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
     TOPK_MARK(3);
     if (!done0) {
-      [[maybe_unused]] const bool done1 = radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel);
+      [[maybe_unused]] const bool done1 =
+          radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel);
       if constexpr (KB == 32) {
         using D2 = Digit<KB, B0, 2>;
         if (!done1) {
@@ -499,7 +505,8 @@ template <class T, int B0, bool FUSED>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, B0, FUSED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, B0, FUSED>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    smem_bytes<T, B0>()));
     attr = true;
   }
@@ -547,10 +554,14 @@ template <class T, class F>
 auto with_d0(bool keys16, F&& f) {
   const bool fu = fused_passes();
   switch (first_digit_bits(keys16) * 2 + (fu ? 1 : 0)) {
-    case 25: return f(std::integral_constant<int, 12>{}, std::true_type{});
-    case 24: return f(std::integral_constant<int, 12>{}, std::false_type{});
-    case 23: return f(std::integral_constant<int, 11>{}, std::true_type{});
-    default: return f(std::integral_constant<int, 11>{}, std::false_type{});
+    case 25:
+      return f(std::integral_constant<int, 12>{}, std::true_type{});
+    case 24:
+      return f(std::integral_constant<int, 12>{}, std::false_type{});
+    case 23:
+      return f(std::integral_constant<int, 11>{}, std::true_type{});
+    default:
+      return f(std::integral_constant<int, 11>{}, std::false_type{});
   }
 }
 
@@ -563,7 +574,8 @@ std::vector<double> topk_phase_cycles(int n_ctas) {
   std::vector<double> d(kPhases - 1, 0.0);
   const int n = std::min(n_ctas, kPhaseCtas);
   for (int b = 0; b < n; ++b)
-    for (int i = 0; i + 1 < kPhases; ++i) d[static_cast<size_t>(i)] += double(h[b][i + 1] - h[b][i]) / n;
+    for (int i = 0; i + 1 < kPhases; ++i)
+      d[static_cast<size_t>(i)] += double(h[b][i + 1] - h[b][i]) / n;
   return d;
 }
 
@@ -575,8 +587,12 @@ int topk_cluster_size(int max_ne) {
 
 int topk_max_active_clusters(int cluster, bool keys16) {
   if (keys16)
-    return with_d0<uint16_t>(true, [&](auto d, auto fu) { return max_active_clusters<uint16_t, decltype(d)::value, decltype(fu)::value>(cluster); });
-  return with_d0<float>(false, [&](auto d, auto fu) { return max_active_clusters<float, decltype(d)::value, decltype(fu)::value>(cluster); });
+    return with_d0<uint16_t>(true, [&](auto d, auto fu) {
+      return max_active_clusters<uint16_t, decltype(d)::value, decltype(fu)::value>(cluster);
+    });
+  return with_d0<float>(false, [&](auto d, auto fu) {
+    return max_active_clusters<float, decltype(d)::value, decltype(fu)::value>(cluster);
+  });
 }
 
 void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
@@ -602,10 +618,13 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const int cluster = topk_cluster_size(max_ne);
   const int n_rows = static_cast<int>(rows.size());
   if (a.scores)
-    with_d0<float>(false, [&](auto d, auto fu) { launch<float, decltype(d)::value, decltype(fu)::value>(a, a.scores, cluster, n_rows, s); });
+    with_d0<float>(false, [&](auto d, auto fu) {
+      launch<float, decltype(d)::value, decltype(fu)::value>(a, a.scores, cluster, n_rows, s);
+    });
   else
     with_d0<uint16_t>(true, [&](auto d, auto fu) {
-      launch<uint16_t, decltype(d)::value, decltype(fu)::value>(a, reinterpret_cast<const uint16_t*>(a.score_keys), cluster, n_rows, s);
+      launch<uint16_t, decltype(d)::value, decltype(fu)::value>(
+          a, reinterpret_cast<const uint16_t*>(a.score_keys), cluster, n_rows, s);
     });
 }
 
