@@ -260,7 +260,7 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
     step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, &i2);
     const Sums s = sums(i2.collect());
     const double ms = time_ms([&] { step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, nullptr); });
-    add(name, "sum_index_queries+score_pages", ms, s.bytes, s.flops,
+    add(name, (plan.score_groups.size() == plan.score_rows.size() ? "score_pages_gemv" : "sum_index_queries+score_pages"), ms, s.bytes, s.flops,
         "rows=" + std::to_string(plan.score_rows.size()));
   } else {  // whole step: captured once in a CUDA graph (one launch per replay, no launch gaps)
     cudaStream_t cs;
@@ -331,6 +331,13 @@ void bench_topk(World& w, int rows, bool keys16) {
   const Sums s = sums(ins.collect());
   const double ms = time_ms([&] { topk_select(a, nullptr, nullptr); });
   std::printf("topk: cluster %d, %d clusters resident\n", topk_cluster_size(n), topk_max_active_clusters(topk_cluster_size(n), keys16));
+  {  // phase breakdown of thread 0 of the first 128 CTAs (one more launch, L2 flushed first)
+    HCHECK(cudaMemset(g_flush->p, 1, g_flush->n));
+    topk_select(a, nullptr, nullptr);
+    const auto ph = topk_phase_cycles(2 * rows);
+    std::printf("%s phases (SM cycles, thread 0): load+hist0 %.0f  merge0 %.0f  hist1 %.0f  merge1+ %.0f  flags %.0f  stage %.0f  out %.0f\n",
+                name.c_str(), ph[0], ph[1], ph[2], ph[3], ph[4], ph[5], ph[6]);
+  }
   add(name, "topk_radix_select", ms, s.bytes, 0,
       "cluster of " + std::to_string(topk_cluster_size(n)) + " CTAs per row (" +
           std::to_string(topk_max_active_clusters(topk_cluster_size(n), keys16)) +

@@ -1,4 +1,5 @@
-// Top-k by radix select, one thread-block cluster of C CTAs (C = 1 or 2, 1,024 threads each) per
+// Top-k by radix select, one thread-block cluster of C CTAs (C = 1 or 2; 1,024 threads for fp32,
+// 512 for 16-bit keys) per
 // row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) * per).
 // Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
 // the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
@@ -6,13 +7,19 @@
 // cluster barrier, every CTA sums the C histograms through distributed shared memory (DSMEM) and
 // finds the digit of the K-th largest key (the same in every CTA: integer sums); the next digit's
 // histogram counts only the slice's keys that share the prefix. Digits 11 + 11 + 10 bits (fp32) or
-// 11 + 5 (16-bit keys); the passes stop early when the K-th key's bin is taken whole. From the same
+// 11 + 5 (16-bit keys); the passes stop early when the K-th key's bin is taken whole. The slice is
+// scanned once after the first merge: each thread flags its keys above the first digit's bin and
+// in it (the candidates, a few per thread), counting the candidates' next digit; later passes and
+// the final flags look at the candidates only (issue 14 session 4). From the same
 // histograms each CTA also gets how many keys above the threshold and equal to it lie in the CTAs
 // before it, so its selected pages take known contiguous positions: their local indices are staged
 // in shared memory in order, then all threads translate them through the block table at once
 // (physical IDs, ascending logical order), and the window and tail pages are appended.
 // Deterministic: no floating-point reductions, ties resolved by index (lower first).
 #include <cooperative_groups.h>
+
+#include <cstdlib>
+#include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
 #include "common.cuh"
@@ -24,18 +31,29 @@ namespace cg = cooperative_groups;
 
 constexpr int kSlice = 32768;   // keys per CTA, held in shared memory
 constexpr int kMaxCluster = 2;  // -> rows of up to 65,536
-constexpr int kBins = 2048;     // two histogram buffers (pass 0 and 2 share one)
-constexpr int kListCap = 8192;  // selected pages per CTA staged in shared memory (local index)
 
-// Digit schedule per key width and pass: bits [shift, shift + bits) of the uint32 key.
-// fp32: 11 + 11 + 10 bits; 16-bit keys (in the top half): 11 + 5.
-template <int KB, int P>
+// Digit schedule per key width KB, first-digit width B0 and pass: bits [shift, shift + bits) of the
+// uint32 key. fp32: B0, then the other 32 - B0 bits in two digits (B0 = 11: 11 + 11 + 10); 16-bit
+// keys (in the top half): B0 + (16 - B0). A wider first digit spreads the first histogram's shared
+// atomics over more bins (scores cluster in a few exponents) at the cost of a longer first merge.
+template <int KB, int B0, int P>
 struct Digit {
-  static constexpr int bits = P == 0 ? 11 : (KB == 32 ? (P == 1 ? 11 : 10) : 5);
-  static constexpr int shift = P == 0 ? 21 : (KB == 32 ? (P == 1 ? 10 : 0) : 16);
+  static constexpr int rest = KB - B0;
+  static constexpr int bits =
+      P == 0 ? B0 : (KB == 32 ? (P == 1 ? rest - rest / 2 : rest / 2) : rest);
+  static constexpr int shift = P == 0 ? 32 - B0 : (KB == 32 ? (P == 1 ? rest / 2 : 0) : 16);
   static constexpr int bins = 1 << bits;
   static constexpr bool last = KB == 32 ? P == 2 : P == 1;
 };
+// histogram buffers: A for passes 0 and 2, B for pass 1
+template <int KB, int B0>
+constexpr int hist_a_bins() {
+  return 1 << B0;
+}
+template <int KB, int B0>
+constexpr int hist_b_bins() {
+  return Digit<KB, B0, 1>::bins;
+}
 
 // Per input type: key width, keys per 16-byte load, key type in shared memory, threads per CTA
 // (fp32: 1,024 threads, 128 KB of keys, one CTA per SM; 16-bit keys: 512 threads, 64 KB, two).
@@ -51,6 +69,7 @@ struct KeyIn<float> {
   }
   __device__ static Smem stored(float f) { return key(f); }
   __device__ static uint32_t widen(uint32_t k) { return k; }
+  static constexpr int kListCap = 8192;  // selected pages per CTA staged in shared memory
 };
 template <>
 struct KeyIn<uint16_t> {
@@ -58,11 +77,14 @@ struct KeyIn<uint16_t> {
   static constexpr int kBits = 16, kVec = 8, kThreads = 512, kMinBlocks = 2;
   __device__ static Smem stored(uint16_t k) { return k; }
   __device__ static uint32_t widen(uint32_t k) { return k << 16; }
+  static constexpr int kListCap = 4096;  // K <= 4,096 always fits; more are written directly
 };
 
-template <class T>
+template <class T, int B0>
 constexpr int smem_bytes() {
-  return kSlice * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) + 2 * kBins * 4 + kListCap * 2;
+  return kSlice * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
+         (hist_a_bins<KeyIn<T>::kBits, B0>() + hist_b_bins<KeyIn<T>::kBits, B0>()) * 4 +
+         KeyIn<T>::kListCap * 2;
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
@@ -95,6 +117,14 @@ __device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* w
   return before + x - v;
 }
 
+// Phase clocks of thread 0 of the first kPhaseCtas CTAs of the last launch (SM cycles; read by
+// topk_phase_cycles for the benchmark's breakdown): start, keys loaded + first histogram, first
+// merge, second histogram, last merge, flags scanned, list staged, output written.
+constexpr int kPhaseCtas = 128, kPhases = 8;
+__device__ long long g_topk_clk[kPhaseCtas][kPhases];
+#define TOPK_MARK(i) \
+  if (threadIdx.x == 0 && blockIdx.x < kPhaseCtas) g_topk_clk[blockIdx.x][i] = clock64()
+
 struct PassResult {
   uint32_t digit, kk, bin_count, gt_before, eq_before;
 };
@@ -114,12 +144,15 @@ __device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, 
   for (unsigned r = 0; r < C; ++r) {
     const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
     uint32_t c[PER];
-    if constexpr (PER == 4) {  // bins BINS-1-4t-i: one 16-byte load
-      const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 - 4 * t));
-      c[0] = v.w;
-      c[1] = v.z;
-      c[2] = v.y;
-      c[3] = v.x;
+    if constexpr (PER % 4 == 0) {  // bins BINS-1-PER*t-i: 16-byte loads
+#pragma unroll
+      for (int q = 0; q < PER / 4; ++q) {
+        const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 * (q + 1) - PER * t));
+        c[4 * q] = v.w;
+        c[4 * q + 1] = v.z;
+        c[4 * q + 2] = v.y;
+        c[4 * q + 3] = v.x;
+      }
     } else if constexpr (PER == 2) {
       const uint2 v = *reinterpret_cast<const uint2*>(h + (BINS - 2 - 2 * t));
       c[0] = v.y;
@@ -183,10 +216,10 @@ struct SelectState {
 
 // Pass P after the cluster barrier: merge, select the digit, update the state. Returns true when
 // the selection is decided (the digit's bin is taken whole, or no bits are left).
-template <int NT, int KB, int P>
+template <int NT, int KB, int B0, int P>
 __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist,
                                            SelectState& st, uint32_t* warp_sums, uint32_t* s_sel) {
-  using D = Digit<KB, P>;
+  using D = Digit<KB, B0, P>;
   cl.sync();
   const PassResult r = merge_select<NT, D::bins>(cl, hist, st.kk, warp_sums, s_sel);
   st.prefix |= r.digit << D::shift;
@@ -220,7 +253,7 @@ __device__ __forceinline__ void for_my_keys(const typename KeyIn<T>::Smem* keys,
   }
 }
 
-template <class T>
+template <class T, int B0, bool FUSED>
 __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
@@ -229,10 +262,12 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, NT = In::kThreads, EPT = kSlice / NT;
   extern __shared__ __align__(16) unsigned char tk_smem[];
-  KS* keys = reinterpret_cast<KS*>(tk_smem);                      // [kSlice]
-  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + kSlice);  // [kBins] passes 0 and 2
-  uint32_t* hist_b = hist_a + kBins;                              // [kBins] pass 1
-  uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kBins);   // [kListCap] staged, local index
+  KS* keys = reinterpret_cast<KS*>(tk_smem);  // [kSlice]
+  constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
+  constexpr int kListCap = In::kListCap;
+  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + kSlice);  // [kHA] passes 0 and 2
+  uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
+  uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kHB);     // [kListCap] staged, local index
   __shared__ uint32_t warp_sums[32];
   __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
@@ -249,11 +284,12 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   const T* s = srow + lo;
   const int tid = threadIdx.x;
 
-  for (int i = tid; i < 2 * kBins; i += NT) hist_a[i] = 0;
+  TOPK_MARK(0);
+  for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
   __syncthreads();
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
   // histogram of the first digit
-  constexpr int sh0 = Digit<KB, 0>::shift;
+  constexpr int sh0 = Digit<KB, B0, 0>::shift;
   constexpr int U = kSlice / (NT * In::kVec);
   if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0) {
     uint4 v[U];
@@ -296,36 +332,20 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   // histogram
   SelectState st;
   st.kk = static_cast<uint32_t>(K);
-  auto build = [&](uint32_t* hist, int shift, uint32_t bmask) {
-    const uint32_t msk = st.mask, pre = st.prefix;
-    for_my_keys<T>(keys, m, [&](int, uint32_t k) {
-      if ((k & msk) == pre) atomicAdd(&hist[(k >> shift) & bmask], 1u);
-    });
-  };
-  if (!radix_pass<NT, KB, 0>(cl, hist_a, st, warp_sums, s_sel)) {
-    build(hist_b, Digit<KB, 1>::shift, Digit<KB, 1>::bins - 1);
-    if (!radix_pass<NT, KB, 1>(cl, hist_b, st, warp_sums, s_sel)) {
-      if constexpr (KB == 32) {
-        // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
-        for (int i = tid; i < Digit<KB, 2>::bins; i += NT) hist_a[i] = 0;
-        __syncthreads();
-        build(hist_a, Digit<KB, 2>::shift, Digit<KB, 2>::bins - 1);
-        radix_pass<NT, KB, 2>(cl, hist_a, st, warp_sums, s_sel);
-      }
-    }
-  }
-  // the other CTAs may still read this CTA's histograms: arrive now, wait before exiting
-  cl.barrier_arrive();
-
-  // keep every key whose masked value is above `prefix`, and the first kk (lowest index) equal to
-  // it. Each thread flags its keys (bit masks), one block scan gives its running counts; this CTA's
-  // selected pages take the contiguous positions [start, start + count) of the row.
-  const uint32_t kk = st.kk, prefix = st.prefix, mask = st.mask;
+  TOPK_MARK(1);
+  const bool done0 = radix_pass<NT, KB, B0, 0>(cl, hist_a, st, warp_sums, s_sel);
+  TOPK_MARK(2);
+  // Per-thread flags of the keys it owns (bit b = key base + b): above the threshold (gtm), equal
+  // to it (eqm).
   static_assert(EPT <= 64, "flags in one 64-bit mask");
   uint64_t gtm = 0, eqm = 0;
   const int base = tid * EPT;
-  if (base < m) {
-    constexpr int CK = 16 / static_cast<int>(sizeof(KS));
+  constexpr int CK = 16 / static_cast<int>(sizeof(KS));
+  // one pass over the thread's keys with the current (mask, prefix): gt / eq flags, and (hist) the
+  // next digit of the keys equal to the prefix
+  auto flag_scan = [&](uint32_t* hist, int shift, uint32_t bmask) {
+    const uint32_t msk = st.mask, pre = st.prefix;
+    if (base >= m) return;
 #pragma unroll
     for (int c = 0; c < 8; ++c) {  // the rotated chunk order of for_my_keys
       const int cc = (c + tid) & 7;
@@ -336,20 +356,91 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
       uint32_t g = 0, q = 0;  // flags of this chunk's keys, bit e = key j + e
 #pragma unroll
       for (int e = 0; e < CK; ++e) {
-        const uint32_t km = In::widen(kv[e]) & mask;
-        g |= static_cast<uint32_t>(km > prefix) << e;
-        q |= static_cast<uint32_t>(km == prefix) << e;
+        const uint32_t k = In::widen(kv[e]), km = k & msk;
+        g |= static_cast<uint32_t>(km > pre) << e;
+        const bool eq = km == pre && j + e < m;
+        q |= static_cast<uint32_t>(eq) << e;
+        if (hist != nullptr && eq) atomicAdd(&hist[(k >> shift) & bmask], 1u);
       }
       const uint32_t valid = j + CK <= m ? (1u << CK) - 1u : (j < m ? (1u << (m - j)) - 1u : 0u);
       gtm |= static_cast<uint64_t>(g & valid) << (cc * CK);
-      eqm |= static_cast<uint64_t>(q & valid) << (cc * CK);
+      eqm |= static_cast<uint64_t>(q) << (cc * CK);
     }
+  };
+  // the candidates (eqm) against a longer prefix: above -> gtm, below -> dropped, equal -> kept
+  // (and, hist, their next digit counted)
+  auto refine = [&](uint32_t* hist, int shift, uint32_t bmask) {
+    const uint32_t msk = st.mask, pre = st.prefix;
+    const uint64_t cand = eqm;
+    eqm = 0;
+    for (uint64_t r = cand; r != 0; r &= r - 1) {
+      const int b = __ffsll(static_cast<long long>(r)) - 1;
+      const uint32_t k = In::widen(keys[base + b]), km = k & msk;
+      gtm |= static_cast<uint64_t>(km > pre) << b;
+      if (km == pre) {
+        eqm |= uint64_t{1} << b;
+        if (hist != nullptr) atomicAdd(&hist[(k >> shift) & bmask], 1u);
+      }
+    }
+  };
+  using D1 = Digit<KB, B0, 1>;
+  if constexpr (FUSED) {
+    // After the first merge one scan of the slice flags the keys above the first digit's bin (gt)
+    // and in it (the candidates) and counts the candidates' next digit; every later pass looks
+    // only at the candidates (a few per thread): no further scan of the slice, no flag pass.
+    flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
+    TOPK_MARK(3);
+    if (!done0) {
+      [[maybe_unused]] const bool done1 =
+          radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel);
+      if constexpr (KB == 32) {
+        using D2 = Digit<KB, B0, 2>;
+        if (!done1) {
+          // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
+          for (int i = tid; i < D2::bins; i += NT) hist_a[i] = 0;
+          __syncthreads();
+          refine(hist_a, D2::shift, D2::bins - 1);
+          radix_pass<NT, KB, B0, 2>(cl, hist_a, st, warp_sums, s_sel);
+        }
+      }
+      refine(nullptr, 0, 0u);
+    }
+    TOPK_MARK(4);
+    cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
+  } else {
+    auto build = [&](uint32_t* hist, int shift, uint32_t bmask) {
+      const uint32_t msk = st.mask, pre = st.prefix;
+      for_my_keys<T>(keys, m, [&](int, uint32_t k) {
+        if ((k & msk) == pre) atomicAdd(&hist[(k >> shift) & bmask], 1u);
+      });
+    };
+    if (!done0) build(hist_b, D1::shift, D1::bins - 1);
+    TOPK_MARK(3);
+    if (!done0) {
+      if (!radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel)) {
+        if constexpr (KB == 32) {
+          // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
+          for (int i = tid; i < Digit<KB, B0, 2>::bins; i += NT) hist_a[i] = 0;
+          __syncthreads();
+          build(hist_a, Digit<KB, B0, 2>::shift, Digit<KB, B0, 2>::bins - 1);
+          radix_pass<NT, KB, B0, 2>(cl, hist_a, st, warp_sums, s_sel);
+        }
+      }
+    }
+    TOPK_MARK(4);
+    cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
+    flag_scan(nullptr, 0, 0u);  // flag pass with the final (mask, prefix)
   }
+  // keep every key above the threshold and the first kk (lowest index) equal to it; one block
+  // scan of the flag counts gives each thread its running counts; this CTA's selected pages take
+  // the contiguous positions [start, start + count) of the row.
+  const uint32_t kk = st.kk;
   // counts <= 32,768 per CTA: gt in the low 16 bits, eq in the high 16 bits of one scan
   uint32_t total;
   const uint32_t before = block_exclusive_scan<NT>(
       static_cast<uint32_t>(__popcll(gtm)) | (static_cast<uint32_t>(__popcll(eqm)) << 16),
       warp_sums, &total);
+  TOPK_MARK(5);
   const uint32_t g_run = st.gt_before + (before & 0xffffu), e_run = st.eq_before + (before >> 16);
   const uint32_t cta_gt = total & 0xffffu, cta_eq = total >> 16;
   const uint32_t start = st.gt_before + min(st.eq_before, kk);
@@ -367,23 +458,39 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
       orow[pos] = trow[lo + base + b];
   }
   __syncthreads();
-  // block-table lookups of the staged pages, all in flight at once; coalesced stores
-  for (uint32_t q = tid; q < min(count, static_cast<uint32_t>(kListCap)); q += NT)
-    orow[start + q] = trow[lo + list[q]];
+  TOPK_MARK(6);
+  // block-table lookups of the staged pages: every load of the thread issued before the first
+  // store (one round trip, not one per iteration); coalesced stores
+  {
+    constexpr int kIt = (kListCap + NT - 1) / NT;
+    const uint32_t nl = min(count, static_cast<uint32_t>(kListCap));
+    int pid[kIt];
+#pragma unroll
+    for (int i = 0; i < kIt; ++i) {
+      const uint32_t q = tid + i * NT;
+      pid[i] = q < nl ? __ldg(trow + lo + list[q]) : 0;
+    }
+#pragma unroll
+    for (int i = 0; i < kIt; ++i) {
+      const uint32_t q = tid + i * NT;
+      if (q < nl) orow[start + q] = pid[i];
+    }
+  }
   for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end;
        j += static_cast<int>(C) * NT)
     orow[K + (j - row.n_e)] = trow[j];
+  TOPK_MARK(7);
   cl.barrier_wait();
 }
 
-template <class T>
+template <class T, int B0, bool FUSED>
 struct LaunchCfg {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   LaunchCfg(int cluster, int n_rows, Stream s) {
     cfg.gridDim = dim3(static_cast<unsigned>(cluster * n_rows));
     cfg.blockDim = dim3(KeyIn<T>::kThreads);
-    cfg.dynamicSmemBytes = smem_bytes<T>();
+    cfg.dynamicSmemBytes = smem_bytes<T, B0>();
     cfg.stream = s;
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
@@ -394,28 +501,83 @@ struct LaunchCfg {
   }
 };
 
-template <class T>
+template <class T, int B0, bool FUSED>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   smem_bytes<T>()));
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, B0, FUSED>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   smem_bytes<T, B0>()));
     attr = true;
   }
 }
 
-template <class T>
+template <class T, int B0, bool FUSED>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, Stream s) {
-  set_smem_attr<T>();
-  LaunchCfg<T> lc(cluster, n_rows, s);
+  set_smem_attr<T, B0, FUSED>();
+  LaunchCfg<T, B0, FUSED> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T>, scores, a.score_stride, a.rows,
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, B0, FUSED>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
                                a.out_stride, a.k));
   CISA_LAUNCH_CHECK();
 }
 
+template <class T, int B0, bool FUSED>
+int max_active_clusters(int cluster) {
+  int n = 0;
+  set_smem_attr<T, B0, FUSED>();
+  LaunchCfg<T, B0, FUSED> lc(cluster, 1024, nullptr);
+  CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, B0, FUSED>, &lc.cfg));
+  return n;
+}
+
+// First-digit width: default per key type; CISA_TOPK_D0 = 11 or 12 (comparisons) overrides it
+// (12 and 13 measured slower in run 1 of issue 14 session 4: the longer first merge costs more than
+// the spread atomics save).
+constexpr int kD0Fp32 = 11, kD0Key16 = 11;
+int first_digit_bits(bool keys16) {
+  const char* e = std::getenv("CISA_TOPK_D0");
+  const int d = e ? std::atoi(e) : 0;
+  if (d >= 11 && d <= 12) return d;
+  return keys16 ? kD0Key16 : kD0Fp32;
+}
+
+// CISA_TOPK_FUSED=0 (comparisons): a full scan of the slice per pass and a separate flag pass
+// (issue 14 v10) instead of one scan and candidate refinement.
+bool fused_passes() {
+  const char* e = std::getenv("CISA_TOPK_FUSED");
+  return !(e && e[0] == '0');
+}
+
+template <class T, class F>
+auto with_d0(bool keys16, F&& f) {
+  const bool fu = fused_passes();
+  switch (first_digit_bits(keys16) * 2 + (fu ? 1 : 0)) {
+    case 25:
+      return f(std::integral_constant<int, 12>{}, std::true_type{});
+    case 24:
+      return f(std::integral_constant<int, 12>{}, std::false_type{});
+    case 23:
+      return f(std::integral_constant<int, 11>{}, std::true_type{});
+    default:
+      return f(std::integral_constant<int, 11>{}, std::false_type{});
+  }
+}
+
 }  // namespace
+
+std::vector<double> topk_phase_cycles(int n_ctas) {
+  static long long h[kPhaseCtas][kPhases];
+  CISA_CUDA(cudaDeviceSynchronize());
+  CISA_CUDA(cudaMemcpyFromSymbol(h, g_topk_clk, sizeof h));
+  std::vector<double> d(kPhases - 1, 0.0);
+  const int n = std::min(n_ctas, kPhaseCtas);
+  for (int b = 0; b < n; ++b)
+    for (int i = 0; i + 1 < kPhases; ++i)
+      d[static_cast<size_t>(i)] += double(h[b][i + 1] - h[b][i]) / n;
+  return d;
+}
 
 int topk_cluster_size(int max_ne) {
   int c = 1;
@@ -424,17 +586,13 @@ int topk_cluster_size(int max_ne) {
 }
 
 int topk_max_active_clusters(int cluster, bool keys16) {
-  int n = 0;
-  if (keys16) {
-    set_smem_attr<uint16_t>();
-    LaunchCfg<uint16_t> lc(cluster, 1024, nullptr);
-    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<uint16_t>, &lc.cfg));
-  } else {
-    set_smem_attr<float>();
-    LaunchCfg<float> lc(cluster, 1024, nullptr);
-    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<float>, &lc.cfg));
-  }
-  return n;
+  if (keys16)
+    return with_d0<uint16_t>(true, [&](auto d, auto fu) {
+      return max_active_clusters<uint16_t, decltype(d)::value, decltype(fu)::value>(cluster);
+    });
+  return with_d0<float>(false, [&](auto d, auto fu) {
+    return max_active_clusters<float, decltype(d)::value, decltype(fu)::value>(cluster);
+  });
 }
 
 void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
@@ -460,9 +618,14 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const int cluster = topk_cluster_size(max_ne);
   const int n_rows = static_cast<int>(rows.size());
   if (a.scores)
-    launch<float>(a, a.scores, cluster, n_rows, s);
+    with_d0<float>(false, [&](auto d, auto fu) {
+      launch<float, decltype(d)::value, decltype(fu)::value>(a, a.scores, cluster, n_rows, s);
+    });
   else
-    launch<uint16_t>(a, reinterpret_cast<const uint16_t*>(a.score_keys), cluster, n_rows, s);
+    with_d0<uint16_t>(true, [&](auto d, auto fu) {
+      launch<uint16_t, decltype(d)::value, decltype(fu)::value>(
+          a, reinterpret_cast<const uint16_t*>(a.score_keys), cluster, n_rows, s);
+    });
 }
 
 }  // namespace cisa::kernels

@@ -317,6 +317,8 @@ int main(int argc, char** argv) {
         // name, history, new tokens, kv_heads, r, G, W, K
         {"decode_r4_ragged", {3000, 517, 1, 2049, 15}, {1, 1, 1, 1, 1}, 2, 4, 1, 8, 32, true},
         {"decode_r32", {5003, 40}, {1, 1}, 1, 32, 1, 8, 64},
+        // long decode rows: many 256-page CTAs of the one-row scoring path, ragged last warp
+        {"decode_long_r4", {100001, 37000}, {1, 1}, 2, 4, 1, 8, 512},
         {"prefill_r4_g4", {2100, 333}, {37, 19}, 1, 4, 4, 8, 48, true},
         {"prefill_r4_g16_cross", {1400, 900}, {100, 64}, 2, 4, 16, 8, 80},
         {"prefill_r4_g32", {3000}, {70}, 1, 4, 32, 4, 100},

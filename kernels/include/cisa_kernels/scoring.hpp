@@ -66,7 +66,8 @@ struct ScoreArgs {
   const std::vector<ScoreGroup>* groups_host = nullptr;
 };
 
-// Two launches: sum_index_queries (component scoring) and score_pages (component scoring).
+// Two launches: sum_index_queries and score_pages (component scoring); one launch,
+// score_pages_gemv, when every group has one row of at most 4 summed positions (decode).
 void score_pages(const ScoreArgs& a, Stream s, Instrument* ins = nullptr);
 
 }  // namespace cisa::kernels

@@ -40,4 +40,9 @@ int topk_max_active_clusters(int cluster, bool keys16);
 
 void topk_select(const TopkArgs& a, Stream s, Instrument* ins = nullptr);
 
+// Benchmark breakdown of the last top-k launch: mean SM cycles of thread 0 of its first n_ctas CTAs
+// (at most 128) in each phase: load + first histogram, first merge, second histogram, remaining
+// merges, flags + scan, staging, output. (Pass 1 skipped: its phases read 0.)
+std::vector<double> topk_phase_cycles(int n_ctas);
+
 }  // namespace cisa::kernels
