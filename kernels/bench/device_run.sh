@@ -28,7 +28,7 @@ for s in $steps; do
       /tmp/bk/cisa_kernel_bench --csv "$OUT/kernels_quick.csv" --cases "${BENCH_CASES:-all}" 2>&1 | tee "$OUT/bench_quick.log" | grep -vE "^(read|BF16|world)" | cut -c1-150
       log "quick bench rc=${PIPESTATUS[0]}" ;;
     test0)
-      for v in "CISA_ATTN_WS=1" "CISA_ATTN_PIPE=1" "CISA_ATTN_MMA=sync"; do
+      for v in "CISA_ATTN_WS=1" "CISA_ATTN_MMA=sync"; do
         env $v timeout 120 /tmp/bk/kernels_gpu_test > /tmp/gpu_test0.log 2>&1
         log "gpu_test ($v) rc=$? $(tail -1 /tmp/gpu_test0.log)"
       done ;;
