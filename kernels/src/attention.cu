@@ -24,6 +24,9 @@ constexpr int kTileTok = 64;
 constexpr int kTilePages = kTileTok / kPageTokens;
 constexpr int kOStride = 132;  // padded fp32 row stride for the epilogue
 constexpr int kWsStages = 4;   // K/V ring depth of the warp-specialised kernel
+// setmaxnreg split of the warp-specialised kernel (384 threads, 168 registers each at launch):
+// 128 x 40 + 256 x 232 = 64,512 registers.
+constexpr int kWsProducerRegs = 40, kWsConsumerRegs = 232;
 
 // Tile layout shared by ldmatrix and wgmma: [d half (2)][nrows][128 B], 16-byte chunks XOR-swizzled
 // with (row & 7) inside each 1024-byte atom of 8 rows (the wgmma 128-byte-swizzle canonical layout).
@@ -39,12 +42,12 @@ bool use_wgmma() {
   }();
   return v;
 }
-// CISA_ATTN_WS=1 selects the warp-specialised (TMA producer, ping-pong consumers) kernel for
-// 128-row tiles; CISA_ATTN_WS=0 the lockstep one.
-bool use_ws() {
+// 128-row tiles on the wgmma path use the warp-specialised kernel (TMA producer, ping-pong consumers,
+// Q in registers); CISA_ATTN_WS=ss reads Q from shared memory instead (for comparisons).
+bool ws_q_smem() {
   static const bool v = [] {
     const char* e = std::getenv("CISA_ATTN_WS");
-    return e && std::string(e) == "1";
+    return e && std::string(e) == "ss";
   }();
   return v;
 }
@@ -67,10 +70,13 @@ struct KParams {
   float* part_lse;
 };
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
-__global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0), 1) attn_kernel(const __grid_constant__ KParams p) {
+// WS: 0 = no warp specialisation; 1 = producer warpgroup + 2 consumer warpgroups, Q fragments in
+// registers (setmaxnreg moves registers to the consumers); 2 = the same with S read from shared memory.
+template <int WM, int WN, int STAGES, bool WG, int WS = 0>
+__global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1) attn_kernel(const __grid_constant__ KParams p) {
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
-  constexpr int NTT = NT + (WS ? 32 : 0);  // + one producer warp when warp-specialised
+  constexpr int NTT = NT + (WS ? 128 : 0);  // + one producer warpgroup when warp-specialised
+  constexpr bool kQsmem = WS == 2;          // S = Q K^T with A from shared memory (else registers)
   static_assert(!WS || (WG && WM == 8), "warp specialisation: two consumer warpgroups of wgmma");
   __shared__ __align__(8) uint64_t mbar[2 * STAGES];  // WS: full[STAGES], empty[STAGES]
   static_assert(!WG || (WN == 1 && WM % 4 == 0), "wgmma path: whole warpgroups of rows");
@@ -192,15 +198,27 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0), 1) attn_kernel(co
   };
   // The tile steps shared by the mainloops: Q fragments, S = Q K^T (wgmma, async), P -> BF16 A
   // fragments, O += P V (wgmma, async).
-  // S: A = this warpgroup's 64 Q rows and B = the K tile, both read by the tensor cores from shared
-  // memory (K-major, 128-byte swizzle; k step ks = 16 columns: half ks / 4, 32 B per step in the row).
+  // S = Q K^T: B = the K tile from shared memory (K-major, 128-byte swizzle; k step ks = 16 columns:
+  // half ks / 4, 32 B per step in the row); A = Q fragments in registers (ldmatrix once), or this
+  // warpgroup's 64 Q rows from shared memory (kQsmem: 32 fewer registers, twice the shared-memory reads).
+  uint32_t qf[8][4];
+  auto load_q = [&] {
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks)
+      detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
+  };
   const uint32_t uQw = uQ + (wm >> 2) * 64 * 128;
   auto issue_s = [&](float (&s)[TN / 8][4], uint32_t uK) {
     detail::wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks)
-      detail::wgmma_m64n64k16_ss(&s[0][0], detail::gmma_desc(uQw + (ks >> 2) * (M * 128) + (ks & 3) * 32, 16, 1024),
-                                 detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+    for (int ks = 0; ks < 8; ++ks) {
+      const uint64_t bdesc = detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024);
+      if constexpr (kQsmem)
+        detail::wgmma_m64n64k16_ss(&s[0][0], detail::gmma_desc(uQw + (ks >> 2) * (M * 128) + (ks & 3) * 32, 16, 1024), bdesc,
+                                   ks > 0);
+      else
+        detail::wgmma_m64n64k16_rs(&s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], bdesc, ks > 0);
+    }
     detail::wgmma_commit();
   };
   auto pack_p = [&](const float (&s)[TN / 8][4], uint32_t (&pk)[TN / 16][4]) {
@@ -231,8 +249,73 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0), 1) attn_kernel(co
     }
   };
 
-  if constexpr (WS) {
-    // Warp-specialised (FA3 structure): one producer warp loads each K/V tile with 16 TMA copies
+  // Epilogue: merge the WN warps of each row block, normalise, write. Run by the consumer threads
+  // (tid < NT); sync_c = a barrier over them (the whole CTA unless warp-specialised).
+  auto sync_c = [&] {
+    if constexpr (WS != 0) detail::named_bar_sync(3, NT);
+    else __syncthreads();
+  };
+  auto epilogue = [&] {
+    #pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 1);
+      l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 2);
+      if (tig == 0 && warp < NW) {
+        s_m[warp][gid + 8 * hr] = m_run[hr];
+        s_l[warp][gid + 8 * hr] = l_run[hr];
+      }
+    }
+    sync_c();
+    if (tid < M) {
+      const int bw = (tid / 16) * WN, rr = tid % 16;
+      float mt = -INFINITY;
+      for (int i = 0; i < WN; ++i) mt = fmaxf(mt, s_m[bw + i][rr]);
+      float lt = 0.0f;
+      if (mt != -INFINITY)
+        for (int i = 0; i < WN; ++i) lt += s_l[bw + i][rr] * exp2f(s_m[bw + i][rr] - mt);
+      s_mt[tid] = mt;
+      s_lt[tid] = lt;
+    }
+    sync_c();
+    float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride]
+  #pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      if (warp >= NW) break;
+      const float mt = s_mt[row_a + 8 * hr];
+      const float f = (mt == -INFINITY || m_run[hr] == -INFINITY) ? 0.0f : exp2f(m_run[hr] - mt);
+      float* dst = sO + (warp * 16 + gid + 8 * hr) * kOStride;
+  #pragma unroll
+      for (int i = 0; i < 16; ++i)
+        *reinterpret_cast<float2*>(dst + i * 8 + 2 * tig) = make_float2(oacc[i][2 * hr] * f, oacc[i][2 * hr + 1] * f);
+    }
+    sync_c();
+    for (int idx = tid; idx < nrows * (kHeadDim / 2) && tid < NT; idx += NT) {
+      const int row = idx / (kHeadDim / 2), d = (idx % (kHeadDim / 2)) * 2;
+      const int bw = (row / 16) * WN, rr = row % 16;
+      float2 acc = make_float2(0.f, 0.f);
+  #pragma unroll
+      for (int i = 0; i < WN; ++i) {
+        const float2 x = *reinterpret_cast<const float2*>(sO + ((bw + i) * 16 + rr) * kOStride + d);
+        acc.x += x.x;
+        acc.y += x.y;
+      }
+      const float lt = s_lt[row];
+      const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
+      if (p.num_splits == 1) {
+        const std::int64_t off =
+            (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q + w.kv_head * p.r + row % p.r) * kHeadDim + d;
+        *reinterpret_cast<__nv_bfloat162*>(p.o + off) = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
+      } else {
+        const std::int64_t prow = (static_cast<std::int64_t>(blockIdx.x) * p.num_splits + split) * M + row;
+        *reinterpret_cast<float2*>(p.part_o + prow * kHeadDim + d) = make_float2(acc.x * inv, acc.y * inv);
+        if (d == 0) p.part_lse[prow] = lt > 0.0f ? s_mt[row] + log2f(lt) : -INFINITY;
+      }
+    }
+  };
+
+  if constexpr (WS != 0) {
+    // Warp-specialised (FA3 structure): one producer warp (of a producer warpgroup that gives its
+    // registers to the consumers with setmaxnreg) loads each K/V tile with 16 TMA copies
     // (per page: K and V, two 64-column halves; the tensor map's 128-byte swizzle writes the wgmma
     // layout) completing on the stage's "full" mbarrier; the two consumer warpgroups take turns
     // (named barriers 1 and 2) to issue S(t) = Q K(t)^T and O += P(t-1) V(t-1) back to back, then do
@@ -248,7 +331,9 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0), 1) attn_kernel(co
     detail::cp_async_wait<0>();  // Q, read by the tensor cores (async proxy)
     detail::fence_proxy_async();
     __syncthreads();
-    if (warp == NW) {
+    if (warp >= NW) {
+      detail::setmaxnreg_dec<kWsProducerRegs>();
+      if (warp != NW) return;
       // lane = page * 4 + (V ? 2 : 0) + d half; lanes 16..31 only wait along
       const int pg = (lane >> 2) & 3, half = lane & 1;
       const uint64_t map = reinterpret_cast<uint64_t>((lane & 2) ? &p.tv : &p.tk);
@@ -266,8 +351,11 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0), 1) attn_kernel(co
           detail::tma_load_3d(uKV + st * (2 * kTileTok * 256) + doff, map, half * 64, w.kv_head, pid * kPageTokens,
                               ufull + 8 * st);
       }
-    } else if (ntiles > 0) {
+    } else {
+      detail::setmaxnreg_inc<kWsConsumerRegs>();
+      if (ntiles > 0) {
       const int wg = warp >> 2;
+      if constexpr (!kQsmem) load_q();
       if (wg == 1) detail::named_bar_arrive(1, 2 * 128);  // warpgroup 0 issues first
       detail::mbar_wait(ufull, 0);
       detail::named_bar_sync(1 + wg, 2 * 128);
@@ -304,6 +392,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0), 1) attn_kernel(co
       detail::wgmma_wait<0>();
       detail::fence_operands<16>(oacc);
       detail::mbar_arrive(uempty + 8 * lst);
+      }
+      epilogue();
     }
   } else {
     for (int tile = 0; tile < ntiles; ++tile) {
@@ -316,6 +406,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0), 1) attn_kernel(co
       const uint32_t uK = uKV + stage * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
       float sacc[TN / 8][4];
       if constexpr (WG) {  // wgmma, lockstep: S, softmax, P V in sequence
+        if (tile == 0) load_q();
         issue_s(sacc, uK);
         detail::wgmma_wait<0>();
         detail::fence_operands<TN / 8>(sacc);
@@ -361,64 +452,10 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0), 1) attn_kernel(co
       }
     }
   }
-  detail::cp_async_wait<0>();
-  __syncthreads();
-
-  // epilogue: merge the WN warps of each row block, normalise, write
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 1);
-    l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 2);
-    if (tig == 0 && warp < NW) {
-      s_m[warp][gid + 8 * hr] = m_run[hr];
-      s_l[warp][gid + 8 * hr] = l_run[hr];
-    }
-  }
-  __syncthreads();
-  if (tid < M) {
-    const int bw = (tid / 16) * WN, rr = tid % 16;
-    float mt = -INFINITY;
-    for (int i = 0; i < WN; ++i) mt = fmaxf(mt, s_m[bw + i][rr]);
-    float lt = 0.0f;
-    if (mt != -INFINITY)
-      for (int i = 0; i < WN; ++i) lt += s_l[bw + i][rr] * exp2f(s_m[bw + i][rr] - mt);
-    s_mt[tid] = mt;
-    s_lt[tid] = lt;
-  }
-  __syncthreads();
-  float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride]
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    if (warp >= NW) break;
-    const float mt = s_mt[row_a + 8 * hr];
-    const float f = (mt == -INFINITY || m_run[hr] == -INFINITY) ? 0.0f : exp2f(m_run[hr] - mt);
-    float* dst = sO + (warp * 16 + gid + 8 * hr) * kOStride;
-#pragma unroll
-    for (int i = 0; i < 16; ++i)
-      *reinterpret_cast<float2*>(dst + i * 8 + 2 * tig) = make_float2(oacc[i][2 * hr] * f, oacc[i][2 * hr + 1] * f);
-  }
-  __syncthreads();
-  for (int idx = tid; idx < nrows * (kHeadDim / 2) && tid < NT; idx += NT) {
-    const int row = idx / (kHeadDim / 2), d = (idx % (kHeadDim / 2)) * 2;
-    const int bw = (row / 16) * WN, rr = row % 16;
-    float2 acc = make_float2(0.f, 0.f);
-#pragma unroll
-    for (int i = 0; i < WN; ++i) {
-      const float2 x = *reinterpret_cast<const float2*>(sO + ((bw + i) * 16 + rr) * kOStride + d);
-      acc.x += x.x;
-      acc.y += x.y;
-    }
-    const float lt = s_lt[row];
-    const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
-    if (p.num_splits == 1) {
-      const std::int64_t off =
-          (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q + w.kv_head * p.r + row % p.r) * kHeadDim + d;
-      *reinterpret_cast<__nv_bfloat162*>(p.o + off) = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
-    } else {
-      const std::int64_t prow = (static_cast<std::int64_t>(blockIdx.x) * p.num_splits + split) * M + row;
-      *reinterpret_cast<float2*>(p.part_o + prow * kHeadDim + d) = make_float2(acc.x * inv, acc.y * inv);
-      if (d == 0) p.part_lse[prow] = lt > 0.0f ? s_mt[row] + log2f(lt) : -INFINITY;
-    }
+  if constexpr (WS == 0) {
+    detail::cp_async_wait<0>();
+    __syncthreads();
+    epilogue();
   }
 }
 
@@ -454,7 +491,7 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+template <int WM, int WN, int STAGES, bool WG, int WS = 0>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
@@ -464,17 +501,17 @@ void launch_cfg(const KParams& kp, int n_work, Stream s) {
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG, WS><<<grid, WM * WN * 32 + (WS ? 32 : 0), smem, s>>>(kp);
+  attn_kernel<WM, WN, STAGES, WG, WS><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
   CISA_LAUNCH_CHECK();
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+template <int WM, int WN, int STAGES, bool WG, int WS = 0>
 int occupancy() {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int n = 0;
   CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG, WS>,
-                                                          WM * WN * 32 + (WS ? 32 : 0), smem));
+                                                          WM * WN * 32 + (WS ? 128 : 0), smem));
   return std::max(n, 1);
 }
 
@@ -512,7 +549,7 @@ int occupancy_for(int rows) {
     case 32: return occupancy<2, 2, 3, false>();
     case 64: return !wg ? occupancy<4, 1, 3, false>() : occupancy<4, 1, 2, true>();
     default:
-      return !wg ? occupancy<8, 1, 2, false>() : use_ws() ? occupancy<8, 1, kWsStages, true, true>() : occupancy<8, 1, 3, true>();
+      return !wg ? occupancy<8, 1, 2, false>() : ws_q_smem() ? occupancy<8, 1, kWsStages, true, 2>() : occupancy<8, 1, kWsStages, true, 1>();
   }
 }
 
@@ -579,11 +616,10 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
       default:
         if (!use_wgmma()) {
           launch_cfg<8, 1, 2, false>(kp, n, s);
-        } else if (use_ws()) {
-          encode_kv_maps(kp, a.kv);
-          launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
         } else {
-          launch_cfg<8, 1, 3, true>(kp, n, s);  // 3 stages (1 CTA/SM by shared memory anyway)
+          encode_kv_maps(kp, a.kv);
+          if (ws_q_smem()) launch_cfg<8, 1, kWsStages, true, 2>(kp, n, s);
+          else launch_cfg<8, 1, kWsStages, true, 1>(kp, n, s);
         }
         break;
     }
