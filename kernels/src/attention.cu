@@ -3,9 +3,11 @@
 // CTA = WM x WN warps: WM warps split the rows (16 each), WN warps split each 64-token KV tile
 // (64/WN tokens each; their partial softmax states are merged in shared memory at the end).
 // K/V tiles (4 pages) stream through a STAGES-deep cp.async ring (16-byte chunks, zero-fill past the
-// list, XOR-swizzled rows for conflict-free ldmatrix). S = Q K^T and O += P V use BF16 mma.sync with
-// fp32 accumulators; online softmax in the exp2 domain. Split-KV writes fp32 partial O + log2-sum-exp
-// per split and a combine kernel merges them.
+// list, XOR-swizzled rows in the wgmma 128-byte-swizzle layout). S = Q K^T and O += P V use BF16
+// mma.sync (16/32-row tiles) or wgmma (64 rows, lockstep) with fp32 accumulators; online softmax in the
+// exp2 domain. 128-row tiles use the warp-specialised kernel (WS): TMA page loads by a producer warp,
+// two consumer warpgroups ping-ponging S/PV issue against each other's softmax. Split-KV writes fp32
+// partial O + log2-sum-exp per split and a combine kernel merges them.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -42,15 +44,6 @@ bool use_wgmma() {
   }();
   return v;
 }
-// 128-row tiles on the wgmma path use the warp-specialised kernel (TMA producer, ping-pong consumers,
-// Q in registers); CISA_ATTN_WS=ss reads Q from shared memory instead (for comparisons).
-bool ws_q_smem() {
-  static const bool v = [] {
-    const char* e = std::getenv("CISA_ATTN_WS");
-    return e && std::string(e) == "ss";
-  }();
-  return v;
-}
 
 struct KParams {
   CUtensorMap tk, tv;  // K and V as [tokens][kv_heads][128] (3-D, 64 x 1 x 16 boxes, 128-B swizzle); WS only
@@ -70,13 +63,11 @@ struct KParams {
   float* part_lse;
 };
 
-// WS: 0 = no warp specialisation; 1 = producer warpgroup + 2 consumer warpgroups, Q fragments in
-// registers (setmaxnreg moves registers to the consumers); 2 = the same with S read from shared memory.
-template <int WM, int WN, int STAGES, bool WG, int WS = 0>
+// WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
+template <int WM, int WN, int STAGES, bool WG, bool WS = false>
 __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1) attn_kernel(const __grid_constant__ KParams p) {
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
   constexpr int NTT = NT + (WS ? 128 : 0);  // + one producer warpgroup when warp-specialised
-  constexpr bool kQsmem = WS == 2;          // S = Q K^T with A from shared memory (else registers)
   static_assert(!WS || (WG && WM == 8), "warp specialisation: two consumer warpgroups of wgmma");
   __shared__ __align__(8) uint64_t mbar[2 * STAGES];  // WS: full[STAGES], empty[STAGES]
   static_assert(!WG || (WN == 1 && WM % 4 == 0), "wgmma path: whole warpgroups of rows");
@@ -198,27 +189,22 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1) attn_kernel(c
   };
   // The tile steps shared by the mainloops: Q fragments, S = Q K^T (wgmma, async), P -> BF16 A
   // fragments, O += P V (wgmma, async).
-  // S = Q K^T: B = the K tile from shared memory (K-major, 128-byte swizzle; k step ks = 16 columns:
-  // half ks / 4, 32 B per step in the row); A = Q fragments in registers (ldmatrix once), or this
-  // warpgroup's 64 Q rows from shared memory (kQsmem: 32 fewer registers, twice the shared-memory reads).
+  // S = Q K^T: A = Q fragments in registers (ldmatrix once), B = the K tile from shared memory
+  // (K-major, 128-byte swizzle; k step ks = 16 columns: half ks / 4, 32 B per step in the row). A from
+  // shared memory too saves 32 registers but doubles the tensor cores' shared-memory reads per S
+  // (4 KB per 32-cycle m64n64k16): 15-24% slower (NOTES.md, issue 14 session 4).
   uint32_t qf[8][4];
   auto load_q = [&] {
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks)
       detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
   };
-  const uint32_t uQw = uQ + (wm >> 2) * 64 * 128;
   auto issue_s = [&](float (&s)[TN / 8][4], uint32_t uK) {
     detail::wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      const uint64_t bdesc = detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024);
-      if constexpr (kQsmem)
-        detail::wgmma_m64n64k16_ss(&s[0][0], detail::gmma_desc(uQw + (ks >> 2) * (M * 128) + (ks & 3) * 32, 16, 1024), bdesc,
-                                   ks > 0);
-      else
-        detail::wgmma_m64n64k16_rs(&s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], bdesc, ks > 0);
-    }
+    for (int ks = 0; ks < 8; ++ks)
+      detail::wgmma_m64n64k16_rs(&s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                                 detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
     detail::wgmma_commit();
   };
   auto pack_p = [&](const float (&s)[TN / 8][4], uint32_t (&pk)[TN / 16][4]) {
@@ -252,7 +238,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1) attn_kernel(c
   // Epilogue: merge the WN warps of each row block, normalise, write. Run by the consumer threads
   // (tid < NT); sync_c = a barrier over them (the whole CTA unless warp-specialised).
   auto sync_c = [&] {
-    if constexpr (WS != 0) detail::named_bar_sync(3, NT);
+    if constexpr (WS) detail::named_bar_sync(3, NT);
     else __syncthreads();
   };
   auto epilogue = [&] {
@@ -313,7 +299,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1) attn_kernel(c
     }
   };
 
-  if constexpr (WS != 0) {
+  if constexpr (WS) {
     // Warp-specialised (FA3 structure): one producer warp (of a producer warpgroup that gives its
     // registers to the consumers with setmaxnreg) loads each K/V tile with 16 TMA copies
     // (per page: K and V, two 64-column halves; the tensor map's 128-byte swizzle writes the wgmma
@@ -355,7 +341,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1) attn_kernel(c
       detail::setmaxnreg_inc<kWsConsumerRegs>();
       if (ntiles > 0) {
       const int wg = warp >> 2;
-      if constexpr (!kQsmem) load_q();
+      load_q();
       if (wg == 1) detail::named_bar_arrive(1, 2 * 128);  // warpgroup 0 issues first
       detail::mbar_wait(ufull, 0);
       detail::named_bar_sync(1 + wg, 2 * 128);
@@ -452,7 +438,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1) attn_kernel(c
       }
     }
   }
-  if constexpr (WS == 0) {
+  if constexpr (!WS) {
     detail::cp_async_wait<0>();
     __syncthreads();
     epilogue();
@@ -491,7 +477,7 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, int WS = 0>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
@@ -505,7 +491,7 @@ void launch_cfg(const KParams& kp, int n_work, Stream s) {
   CISA_LAUNCH_CHECK();
 }
 
-template <int WM, int WN, int STAGES, bool WG, int WS = 0>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false>
 int occupancy() {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -549,7 +535,7 @@ int occupancy_for(int rows) {
     case 32: return occupancy<2, 2, 3, false>();
     case 64: return !wg ? occupancy<4, 1, 3, false>() : occupancy<4, 1, 2, true>();
     default:
-      return !wg ? occupancy<8, 1, 2, false>() : ws_q_smem() ? occupancy<8, 1, kWsStages, true, 2>() : occupancy<8, 1, kWsStages, true, 1>();
+      return !wg ? occupancy<8, 1, 2, false>() : occupancy<8, 1, kWsStages, true, true>();
   }
 }
 
@@ -618,8 +604,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
           launch_cfg<8, 1, 2, false>(kp, n, s);
         } else {
           encode_kv_maps(kp, a.kv);
-          if (ws_q_smem()) launch_cfg<8, 1, kWsStages, true, 2>(kp, n, s);
-          else launch_cfg<8, 1, kWsStages, true, 1>(kp, n, s);
+          launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
         }
         break;
     }
