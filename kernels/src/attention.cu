@@ -546,8 +546,12 @@ void encode_kv_map(CUtensorMap* map, const void* base, std::int64_t num_pages, i
   static Encode encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult q{};
+#if CUDART_VERSION >= 12050
     CISA_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
                                                cudaEnableDefault, &q));
+#else
+    CISA_CUDA(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &q));
+#endif
     if (fn == nullptr || q != cudaDriverEntryPointSuccess)
       throw std::runtime_error("cuTensorMapEncodeTiled not found");
     return reinterpret_cast<Encode>(fn);
