@@ -8,6 +8,7 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/../.."
 steps="${*:-test}"
+ALT_ENV=${ALT_ENV:-}  # an alternative attention path (env assignment) for test0 / ab / sanitize
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 log "$(date -u) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader)"
 t0=$(date +%s)
@@ -28,7 +29,7 @@ for s in $steps; do
       /tmp/bk/cisa_kernel_bench --csv "$OUT/kernels_quick.csv" --cases "${BENCH_CASES:-all}" 2>&1 | tee "$OUT/bench_quick.log" | grep -vE "^(read|BF16|world)" | cut -c1-150
       log "quick bench rc=${PIPESTATUS[0]}" ;;
     test0)
-      for v in "CISA_ATTN_WS=1" "CISA_ATTN_PIPE=1" "CISA_ATTN_MMA=sync"; do
+      for v in CISA_ATTN_MMA=sync $ALT_ENV; do
         env $v timeout 120 /tmp/bk/kernels_gpu_test > /tmp/gpu_test0.log 2>&1
         log "gpu_test ($v) rc=$? $(tail -1 /tmp/gpu_test0.log)"
       done ;;
@@ -39,14 +40,14 @@ for s in $steps; do
         "$@" /tmp/bk/cisa_kernel_bench --csv /tmp/ab.csv --cases $ab_cases ${AB_ARGS:-} > /tmp/ab.log 2>&1
         log "A/B $label:"; grep -E "^(dense|cisa)" /tmp/ab.log | cut -c1-140 >> "$OUT/summary.txt"
       }
-      ab_run "default (lockstep wgmma)" env; cp /tmp/ab.log /tmp/ab_default.log
+      ab_run "default" env; cp /tmp/ab.log /tmp/ab_default.log
       [ -n "${AB_ONLY_DEFAULT:-}" ] && continue
-      if grep -q "gpu_test (CISA_ATTN_WS=1) rc=0" "$OUT/summary.txt"; then
-        ab_run "warp-specialised wgmma (CISA_ATTN_WS=1)" env CISA_ATTN_WS=1; cp /tmp/ab.log /tmp/ab_ws.log
+      if [ -n "$ALT_ENV" ] && grep -q "gpu_test ($ALT_ENV) rc=0" "$OUT/summary.txt"; then
+        ab_run "alternative ($ALT_ENV)" env $ALT_ENV; cp /tmp/ab.log /tmp/ab_ws.log
         a=$(grep "^dense_prefill_inkling" /tmp/ab_default.log | awk '{print $3}')
         b=$(grep "^dense_prefill_inkling" /tmp/ab_ws.log | awk '{print $3}')
         if python3 -c "import sys; sys.exit(0 if float('$b') < float('$a') else 1)"; then
-          export CISA_ATTN_WS=1; log "bench uses CISA_ATTN_WS=1 ($b ms < $a ms)"
+          export $ALT_ENV; log "bench uses $ALT_ENV ($b ms < $a ms)"
         fi
       fi ;;
     prof)
@@ -60,14 +61,14 @@ for s in $steps; do
         log "compute-sanitizer $tool rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/sanitize_$tool.log | tr '\n' ' ')"
         grep -m5 -B2 -A12 -E "^========= (Invalid|Race|Barrier|Error)|Hazard" /tmp/sanitize_$tool.log >> "$OUT/sanitize_findings.txt"
       done
-      if grep -q "gpu_test (CISA_ATTN_WS=1) rc=0" "$OUT/summary.txt"; then
+      if [ -n "$ALT_ENV" ] && grep -q "gpu_test ($ALT_ENV) rc=0" "$OUT/summary.txt"; then
         for tool in memcheck racecheck synccheck; do
-          CISA_ATTN_WS=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_ws.log 2>&1
-          log "compute-sanitizer $tool (CISA_ATTN_WS=1) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/sanitize_ws.log | tr '\n' ' ')"
+          env $ALT_ENV timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 > /tmp/sanitize_ws.log 2>&1
+          log "compute-sanitizer $tool ($ALT_ENV) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/sanitize_ws.log | tr '\n' ' ')"
         done
       fi ;;
     bench)
-      log "bench: CISA_ATTN_WS=${CISA_ATTN_WS:-0}"
+      log "bench: ${ALT_ENV:-default attention paths}"
       /tmp/bk/cisa_kernel_bench --csv "$OUT/kernels_own.csv" --cases "${BENCH_CASES:-all}" 2>&1 | tee "$OUT/bench.log" | tail -40
       log "bench rc=${PIPESTATUS[0]}"
       PYTHONUNBUFFERED=1 timeout 400 python3 kernels/bench/peers.py --own "$OUT/kernels_own.csv" --out "$OUT/kernel_bench.csv" \

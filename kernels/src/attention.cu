@@ -1,15 +1,19 @@
 // Paged attention (dense and CISA): a work item = up to 128 query rows of one KV group
-// (row = position * r + head, so one KV tile feeds G*r rows), reading K/V in place through a page list.
-// CTA = WM x WN warps: WM warps split the rows (16 each), WN warps split each 64-token KV tile
-// (64/WN tokens each; their partial softmax states are merged in shared memory at the end).
-// K/V tiles (4 pages) stream through a STAGES-deep cp.async ring (16-byte chunks, zero-fill past the
-// list, XOR-swizzled rows for conflict-free ldmatrix). S = Q K^T and O += P V use BF16 mma.sync with
-// fp32 accumulators; online softmax in the exp2 domain. Split-KV writes fp32 partial O + log2-sum-exp
-// per split and a combine kernel merges them.
+// (row = position * r + head, so one KV tile feeds G*r rows), reading K/V in place through a page
+// list. CTA = WM x WN warps: WM warps split the rows (16 each), WN warps split each 64-token KV
+// tile (64/WN tokens each; their partial softmax states are merged in shared memory at the end).
+// K/V tiles (4 pages) stream through a STAGES-deep cp.async ring (16-byte chunks, zero-fill past
+// the list, XOR-swizzled rows in the wgmma 128-byte-swizzle layout). S = Q K^T and O += P V use
+// BF16 mma.sync (16/32-row tiles) or wgmma (64 rows, lockstep) with fp32 accumulators; online
+// softmax in the exp2 domain. 128-row tiles use the warp-specialised kernel (WS): TMA page loads by
+// a producer warp, two consumer warpgroups ping-ponging S/PV issue against each other's softmax.
+// Split-KV writes fp32 partial O + log2-sum-exp per split and a combine kernel merges them.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+
+#include <cuda.h>
 
 #include "cisa_kernels/attention.hpp"
 #include "common.cuh"
@@ -21,9 +25,14 @@ namespace {
 constexpr int kTileTok = 64;
 constexpr int kTilePages = kTileTok / kPageTokens;
 constexpr int kOStride = 132;  // padded fp32 row stride for the epilogue
+constexpr int kWsStages = 4;   // K/V ring depth of the warp-specialised kernel
+// setmaxnreg split of the warp-specialised kernel (384 threads, 168 registers each at launch):
+// 128 x 40 + 256 x 232 = 64,512 registers.
+constexpr int kWsProducerRegs = 40, kWsConsumerRegs = 232;
 
 // Tile layout shared by ldmatrix and wgmma: [d half (2)][nrows][128 B], 16-byte chunks XOR-swizzled
-// with (row & 7) inside each 1024-byte atom of 8 rows (the wgmma 128-byte-swizzle canonical layout).
+// with (row & 7) inside each 1024-byte atom of 8 rows (the wgmma 128-byte-swizzle canonical
+// layout).
 __device__ __forceinline__ uint32_t tswz(int row, int ch, int nrows) {
   return static_cast<uint32_t>((ch >> 3) * nrows * 128 + row * 128 + (((ch & 7) ^ (row & 7)) << 4));
 }
@@ -36,26 +45,10 @@ bool use_wgmma() {
   }();
   return v;
 }
-// CISA_ATTN_PIPE=1 selects the software-pipelined wgmma loop. Off by default: ptxas serialises its
-// wgmmas (C7514) and it measured slower on the H200 (NOTES.md, v4).
-bool use_pipe() {
-  static const bool v = [] {
-    const char* e = std::getenv("CISA_ATTN_PIPE");
-    return e && std::string(e) == "1";
-  }();
-  return v;
-}
-
-// CISA_ATTN_WS=1 selects the warp-specialised wgmma kernel for 128-row tiles.
-bool use_ws() {
-  static const bool v = [] {
-    const char* e = std::getenv("CISA_ATTN_WS");
-    return e && std::string(e) == "1";
-  }();
-  return v;
-}
 
 struct KParams {
+  CUtensorMap tk,
+      tv;  // K and V as [tokens][kv_heads][128] (3-D, 64 x 1 x 16 boxes, 128-B swizzle); WS only
   const __nv_bfloat16* q;
   __nv_bfloat16* o;
   const __nv_bfloat16* k;
@@ -72,15 +65,18 @@ struct KParams {
   float* part_lse;
 };
 
-template <int WM, int WN, int STAGES, bool WG, bool PIPE = true, bool WS = false>
-__global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const KParams p) {
+// WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
+template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+__global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
+    attn_kernel(const __grid_constant__ KParams p) {
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
-  constexpr int NTT = NT + (WS ? 32 : 0);  // + one producer warp when warp-specialised
-  static_assert(!WS || (WG && !PIPE), "warp specialisation is a wgmma mode");
+  constexpr int NTT = NT + (WS ? 128 : 0);  // + one producer warpgroup when warp-specialised
+  static_assert(!WS || (WG && WM == 8), "warp specialisation: two consumer warpgroups of wgmma");
   __shared__ __align__(8) uint64_t mbar[2 * STAGES];  // WS: full[STAGES], empty[STAGES]
   static_assert(!WG || (WN == 1 && WM % 4 == 0), "wgmma path: whole warpgroups of rows");
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  unsigned char* smem = smem_raw + (((detail::smem_u32(smem_raw) + 1023u) & ~1023u) - detail::smem_u32(smem_raw));
+  unsigned char* smem =
+      smem_raw + (((detail::smem_u32(smem_raw) + 1023u) & ~1023u) - detail::smem_u32(smem_raw));
   __shared__ float s_m[NW][16], s_l[NW][16];
   __shared__ float s_mt[M], s_lt[M];
   unsigned char* sQ = smem;
@@ -91,8 +87,9 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const
   const int gid = lane >> 2, tig = lane & 3;
 
   const AttnWork w = p.work[blockIdx.x];
-  const int* list = w.list_src == 0 ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
-                                    : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
+  const int* list = w.list_src == 0
+                        ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
+                        : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
   const int split = blockIdx.y;
   int per = (w.n_pages + p.num_splits - 1) / p.num_splits;
   per = (per + kTilePages - 1) / kTilePages * kTilePages;
@@ -107,7 +104,10 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const
     const bool ok = row < nrows;
     const int rr = ok ? row : 0;
     const __nv_bfloat16* src =
-        p.q + (static_cast<std::int64_t>(w.q_tok0 + rr / p.r) * p.h_q + w.kv_head * p.r + rr % p.r) * kHeadDim + ch * 8;
+        p.q +
+        (static_cast<std::int64_t>(w.q_tok0 + rr / p.r) * p.h_q + w.kv_head * p.r + rr % p.r) *
+            kHeadDim +
+        ch * 8;
     detail::cp_async16(uQ + tswz(row, ch, M), src, ok ? 16 : 0);
   }
   detail::cp_async_commit();
@@ -127,7 +127,10 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const
       const int tok = c >> 4, ch = c & 15, pg = tok >> 4;
       const int pid = pg == 0 ? pid0 : pg == 1 ? pid1 : pg == 2 ? pid2 : pid3;
       const bool ok = pg < n_ok;
-      const std::int64_t off = ((static_cast<std::int64_t>(pid) * kPageTokens + (tok & 15)) * p.kv_heads + w.kv_head) * kHeadDim + ch * 8;
+      const std::int64_t off =
+          ((static_cast<std::int64_t>(pid) * kPageTokens + (tok & 15)) * p.kv_heads + w.kv_head) *
+              kHeadDim +
+          ch * 8;
       detail::cp_async16(dK + tswz(tok, ch, kTileTok), p.k + off, ok ? 16 : 0);
       detail::cp_async16(dV + tswz(tok, ch, kTileTok), p.v + off, ok ? 16 : 0);
     }
@@ -147,15 +150,13 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const
 #pragma unroll
   for (int i = 0; i < 16; ++i) oacc[i][0] = oacc[i][1] = oacc[i][2] = oacc[i][3] = 0.0f;
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
-  uint32_t qf[WG ? 8 : 1][4];  // Q fragments kept in registers on the wgmma path
-  (void)qf;
   const int row_a = wm * 16 + gid;  // rows row_a and row_a + 8
   const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
   const int mask_lim = min(p_end, w.mask_from);
 
   // Softmax of one S tile (exp2 domain): scale, causal/list mask, running max and sum; P replaces S
   // in place; alpha = rescale factor of the previous O rows.
-  auto softmax_tile = [&](float (&sc)[TN / 8][4], int tile, float (&alpha)[2]) {
+  auto softmax_tile = [&](float(&sc)[TN / 8][4], int tile, float(&alpha)[2]) {
     const int tli = p_begin + tile * kTilePages;
     const bool need_mask = tli + kTilePages > mask_lim;
 #pragma unroll
@@ -197,7 +198,48 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const
       m_run[hr] = m_new;
     }
   };
-  auto rescale_o = [&](const float (&alpha)[2]) {
+  // The tile steps shared by the mainloops: Q fragments, S = Q K^T (wgmma, async), P -> BF16 A
+  // fragments, O += P V (wgmma, async).
+  // S = Q K^T: A = Q fragments in registers (ldmatrix once), B = the K tile from shared memory
+  // (K-major, 128-byte swizzle; k step ks = 16 columns: half ks / 4, 32 B per step in the row). A
+  // from shared memory too saves 32 registers but doubles the tensor cores' shared-memory reads per
+  // S (4 KB per 32-cycle m64n64k16): 15-24% slower (NOTES.md, issue 14 session 4).
+  uint32_t qf[8][4];
+  auto load_q = [&] {
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks)
+      detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                          uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
+  };
+  auto issue_s = [&](float(&s)[TN / 8][4], uint32_t uK) {
+    detail::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks)
+      detail::wgmma_m64n64k16_rs(
+          &s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+          detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+    detail::wgmma_commit();
+  };
+  auto pack_p = [&](const float(&s)[TN / 8][4], uint32_t(&pk)[TN / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < TN / 16; ++kk) {
+      pk[kk][0] = detail::pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+      pk[kk][1] = detail::pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+      pk[kk][2] = detail::pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      pk[kk][3] = detail::pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    }
+  };
+  auto issue_pv = [&](const uint32_t(&pk)[TN / 16][4], uint32_t uV) {
+    detail::fence_operands<16>(oacc);
+    detail::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < TN / 16; ++kk)
+      detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3],
+                                     detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024),
+                                     1);
+    detail::wgmma_commit();
+  };
+  auto rescale_o = [&](const float(&alpha)[2]) {
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
       oacc[i][0] *= alpha[0];
@@ -207,149 +249,163 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const
     }
   };
 
+  // Epilogue: merge the WN warps of each row block, normalise, write. Run by the consumer threads
+  // (tid < NT); sync_c = a barrier over them (the whole CTA unless warp-specialised).
+  auto sync_c = [&] {
+    if constexpr (WS)
+      detail::named_bar_sync(3, NT);
+    else
+      __syncthreads();
+  };
+  auto epilogue = [&] {
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 1);
+      l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 2);
+      if (tig == 0 && warp < NW) {
+        s_m[warp][gid + 8 * hr] = m_run[hr];
+        s_l[warp][gid + 8 * hr] = l_run[hr];
+      }
+    }
+    sync_c();
+    if (tid < M) {
+      const int bw = (tid / 16) * WN, rr = tid % 16;
+      float mt = -INFINITY;
+      for (int i = 0; i < WN; ++i) mt = fmaxf(mt, s_m[bw + i][rr]);
+      float lt = 0.0f;
+      if (mt != -INFINITY)
+        for (int i = 0; i < WN; ++i) lt += s_l[bw + i][rr] * exp2f(s_m[bw + i][rr] - mt);
+      s_mt[tid] = mt;
+      s_lt[tid] = lt;
+    }
+    sync_c();
+    float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride]
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      if (warp >= NW) break;
+      const float mt = s_mt[row_a + 8 * hr];
+      const float f = (mt == -INFINITY || m_run[hr] == -INFINITY) ? 0.0f : exp2f(m_run[hr] - mt);
+      float* dst = sO + (warp * 16 + gid + 8 * hr) * kOStride;
+#pragma unroll
+      for (int i = 0; i < 16; ++i)
+        *reinterpret_cast<float2*>(dst + i * 8 + 2 * tig) =
+            make_float2(oacc[i][2 * hr] * f, oacc[i][2 * hr + 1] * f);
+    }
+    sync_c();
+    for (int idx = tid; idx < nrows * (kHeadDim / 2) && tid < NT; idx += NT) {
+      const int row = idx / (kHeadDim / 2), d = (idx % (kHeadDim / 2)) * 2;
+      const int bw = (row / 16) * WN, rr = row % 16;
+      float2 acc = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int i = 0; i < WN; ++i) {
+        const float2 x = *reinterpret_cast<const float2*>(sO + ((bw + i) * 16 + rr) * kOStride + d);
+        acc.x += x.x;
+        acc.y += x.y;
+      }
+      const float lt = s_lt[row];
+      const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
+      if (p.num_splits == 1) {
+        const std::int64_t off = (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q +
+                                  w.kv_head * p.r + row % p.r) *
+                                     kHeadDim +
+                                 d;
+        *reinterpret_cast<__nv_bfloat162*>(p.o + off) =
+            __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
+      } else {
+        const std::int64_t prow =
+            (static_cast<std::int64_t>(blockIdx.x) * p.num_splits + split) * M + row;
+        *reinterpret_cast<float2*>(p.part_o + prow * kHeadDim + d) =
+            make_float2(acc.x * inv, acc.y * inv);
+        if (d == 0) p.part_lse[prow] = lt > 0.0f ? s_mt[row] + log2f(lt) : -INFINITY;
+      }
+    }
+  };
+
   if constexpr (WS) {
-    // Warp-specialised wgmma path: one producer warp streams K/V tiles through a STAGES-deep ring
-    // (cp.async, completion signalled on a "full" mbarrier per stage); the consumer warpgroups run
-    // S -> softmax -> P V on each tile and release the stage on its "empty" mbarrier. No CTA-wide
-    // barrier inside the loop, so the two warpgroups drift apart and one's softmax overlaps the
-    // other's tensor-core work.
+    // Warp-specialised (FA3 structure): one producer warp (of a producer warpgroup that gives its
+    // registers to the consumers with setmaxnreg) loads each K/V tile with 16 TMA copies
+    // (per page: K and V, two 64-column halves; the tensor map's 128-byte swizzle writes the wgmma
+    // layout) completing on the stage's "full" mbarrier; the two consumer warpgroups take turns
+    // (named barriers 1 and 2) to issue S(t) = Q K(t)^T and O += P(t-1) V(t-1) back to back, then
+    // do the softmax of S(t) while the other warpgroup's GEMMs and their own P V run on the tensor
+    // cores.
     const uint32_t ufull = detail::smem_u32(&mbar[0]), uempty = detail::smem_u32(&mbar[STAGES]);
     if (tid == 0) {
       for (int st = 0; st < STAGES; ++st) {
-        detail::mbar_init(ufull + 8 * st, 32);
+        detail::mbar_init(ufull + 8 * st, 1);
         detail::mbar_init(uempty + 8 * st, NT);
       }
+      detail::fence_mbar_init();
     }
-    detail::cp_async_wait<0>();  // Q
+    detail::cp_async_wait<0>();  // Q, read by the tensor cores (async proxy)
     detail::fence_proxy_async();
     __syncthreads();
-    if (warp == NW) {
+    if (warp >= NW) {
+      detail::setmaxnreg_dec<kWsProducerRegs>();
+      if (warp != NW) return;
+      // lane = page * 4 + (V ? 2 : 0) + d half; lanes 16..31 only wait along
+      const int pg = (lane >> 2) & 3, half = lane & 1;
+      const uint64_t map = reinterpret_cast<uint64_t>((lane & 2) ? &p.tv : &p.tk);
+      const uint32_t doff =
+          ((lane & 2) ? kTileTok * 256 : 0) + half * (kTileTok * 128) + pg * (kPageTokens * 128);
       for (int tile = 0; tile < ntiles; ++tile) {
         const int st = tile % STAGES;
         if (tile >= STAGES) detail::mbar_wait(uempty + 8 * st, ((tile / STAGES) & 1) ^ 1);
-        const uint32_t dK = uKV + st * (2 * kTileTok * 256), dV = dK + kTileTok * 256;
         const int lb = p_begin + tile * kTilePages;
         const int n_ok = min(kTilePages, p_end - lb);
-        const int pid0 = __ldg(list + lb);
-        const int pid1 = n_ok > 1 ? __ldg(list + lb + 1) : 0;
-        const int pid2 = n_ok > 2 ? __ldg(list + lb + 2) : 0;
-        const int pid3 = n_ok > 3 ? __ldg(list + lb + 3) : 0;
-#pragma unroll 8
-        for (int c = lane; c < kTileTok * 16; c += 32) {
-          const int tok = c >> 4, ch = c & 15, pg = tok >> 4;
-          const int pid = pg == 0 ? pid0 : pg == 1 ? pid1 : pg == 2 ? pid2 : pid3;
-          const bool ok = pg < n_ok;
-          const std::int64_t off =
-              ((static_cast<std::int64_t>(pid) * kPageTokens + (tok & 15)) * p.kv_heads + w.kv_head) * kHeadDim + ch * 8;
-          detail::cp_async16(dK + tswz(tok, ch, kTileTok), p.k + off, ok ? 16 : 0);
-          detail::cp_async16(dV + tswz(tok, ch, kTileTok), p.v + off, ok ? 16 : 0);
-        }
-        detail::cp_async_mbar_arrive(ufull + 8 * st);
+        // pages past the list load the tile's first page again (finite data; masked to P = 0)
+        const int pid = lane < 16 ? __ldg(list + lb + (pg < n_ok ? pg : 0)) : 0;
+        if (lane == 0) detail::mbar_arrive_expect_tx(ufull + 8 * st, 2 * kTileTok * 256);
+        __syncwarp();
+        if (lane < 16)
+          detail::tma_load_3d(uKV + st * (2 * kTileTok * 256) + doff, map, half * 64, w.kv_head,
+                              pid * kPageTokens, ufull + 8 * st);
       }
-      detail::cp_async_wait<0>();
     } else {
+      detail::setmaxnreg_inc<kWsConsumerRegs>();
       if (ntiles > 0) {
-#pragma unroll
-        for (int ks = 0; ks < 8; ++ks)
-          detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
-      }
-      for (int tile = 0; tile < ntiles; ++tile) {
-        const int st = tile % STAGES;
-        detail::mbar_wait(ufull + 8 * st, (tile / STAGES) & 1);
-        detail::fence_proxy_async();
-        const uint32_t uK = uKV + st * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
+        const int wg = warp >> 2;
+        load_q();
+        if (wg == 1) detail::named_bar_arrive(1, 2 * 128);  // warpgroup 0 issues first
+        detail::mbar_wait(ufull, 0);
+        detail::named_bar_sync(1 + wg, 2 * 128);
         float sacc[TN / 8][4];
-        detail::wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < 8; ++ks)
-          detail::wgmma_m64n64k16_rs(&sacc[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-                                     detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
-        detail::wgmma_commit();
+        issue_s(sacc, uKV);
+        detail::named_bar_arrive(2 - wg, 2 * 128);
         detail::wgmma_wait<0>();
         detail::fence_operands<TN / 8>(sacc);
         float alpha[2];
-        softmax_tile(sacc, tile, alpha);
-        rescale_o(alpha);
-        detail::fence_operands<16>(oacc);
-        detail::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < TN / 16; ++kk) {
-          const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
-          const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
-          const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
-          const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
-          detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], a0, a1, a2, a3,
-                                         detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024), 1);
+        softmax_tile(sacc, 0, alpha);
+        uint32_t pk[TN / 16][4];
+        pack_p(sacc, pk);
+        for (int tile = 1; tile < ntiles; ++tile) {
+          const int st = tile % STAGES, pst = (tile - 1) % STAGES;
+          detail::mbar_wait(ufull + 8 * st, (tile / STAGES) & 1);
+          float snew[TN / 8][4];
+          detail::named_bar_sync(1 + wg, 2 * 128);
+          issue_s(snew, uKV + st * (2 * kTileTok * 256));
+          issue_pv(pk, uKV + pst * (2 * kTileTok * 256) + kTileTok * 256);
+          detail::named_bar_arrive(2 - wg, 2 * 128);
+          detail::wgmma_wait<1>();  // S(tile) done; P V of the previous tile may still run
+          detail::fence_operands<TN / 8>(snew);
+          softmax_tile(snew, tile, alpha);
+          detail::wgmma_wait<0>();
+          detail::fence_operands<16>(oacc);
+          detail::mbar_arrive(uempty + 8 * pst);
+          rescale_o(alpha);
+          pack_p(snew, pk);
         }
-        detail::wgmma_commit();
+        const int lst = (ntiles - 1) % STAGES;
+        detail::named_bar_sync(1 + wg, 2 * 128);
+        issue_pv(pk, uKV + lst * (2 * kTileTok * 256) + kTileTok * 256);
+        if (wg == 0)
+          detail::named_bar_arrive(2, 2 * 128);  // warpgroup 1's last turn needs no answer
         detail::wgmma_wait<0>();
         detail::fence_operands<16>(oacc);
-        detail::mbar_arrive(uempty + 8 * st);
+        detail::mbar_arrive(uempty + 8 * lst);
       }
+      epilogue();
     }
-  } else if constexpr (WG && PIPE) {
-    // wgmma path, software-pipelined: S(t+1) = Q K(t+1)^T and O += P(t) V(t) are issued back to back
-    // and run on the tensor cores while the warpgroup does the softmax of tile t+1.
-    static_assert(STAGES >= 3, "the pipelined loop keeps tiles t and t+1 resident");
-    float snext[TN / 8][4];
-    detail::cp_async_wait<STAGES - 2>();  // Q and tile 0
-    detail::fence_proxy_async();
-    __syncthreads();
-    if (ntiles > 0) {
-#pragma unroll
-      for (int ks = 0; ks < 8; ++ks)
-        detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
-      detail::wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < 8; ++ks)
-        detail::wgmma_m64n64k16_rs(&snext[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-                                   detail::gmma_desc(uKV + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
-      detail::wgmma_commit();
-      detail::wgmma_wait<0>();
-    }
-    for (int tile = 0; tile < ntiles; ++tile) {
-      detail::wgmma_wait<1>();  // S(tile) done; O += P V of the previous tile may still run
-      detail::fence_operands<TN / 8>(snext);
-      float sacc[TN / 8][4];
-#pragma unroll
-      for (int j = 0; j < TN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) sacc[j][e] = snext[j][e];
-      float alpha[2];
-      softmax_tile(sacc, tile, alpha);
-      detail::wgmma_wait<0>();
-      detail::fence_operands<16>(oacc);
-      rescale_o(alpha);
-      // tile+1 resident and every warpgroup done with tile-1's stage -> refill that stage
-      detail::cp_async_wait<STAGES - 3>();
-      detail::fence_proxy_async();
-      __syncthreads();
-      if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
-      detail::cp_async_commit();
-      detail::fence_operands<16>(oacc);
-      detail::wgmma_fence();
-      {  // S of the next tile (issued on the last tile too, on a resident stage; result unused)
-        const uint32_t uKn = uKV + ((tile + 1) % STAGES) * (2 * kTileTok * 256);
-#pragma unroll
-        for (int ks = 0; ks < 8; ++ks)
-          detail::wgmma_m64n64k16_rs(&snext[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-                                     detail::gmma_desc(uKn + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
-        detail::wgmma_commit();
-      }
-      const uint32_t uV = uKV + (tile % STAGES) * (2 * kTileTok * 256) + kTileTok * 256;
-#pragma unroll
-      for (int kk = 0; kk < TN / 16; ++kk) {
-        const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
-        const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
-        const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
-        const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
-        detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], a0, a1, a2, a3,
-                                       detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024), 1);
-      }
-      detail::wgmma_commit();
-    }
-    detail::wgmma_wait<0>();
-    detail::fence_operands<16>(oacc);
   } else {
     for (int tile = 0; tile < ntiles; ++tile) {
       detail::cp_async_wait<STAGES - 2>();
@@ -360,133 +416,61 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 32 : 0)) attn_kernel(const
       const int stage = tile % STAGES;
       const uint32_t uK = uKV + stage * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
       float sacc[TN / 8][4];
-      if constexpr (WG) {  // wgmma, not pipelined: S, softmax, PV in sequence
-        if (tile == 0) {
-          detail::fence_proxy_async();
-#pragma unroll
-          for (int ks = 0; ks < 8; ++ks)
-            detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
-        }
-        detail::wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < 8; ++ks)
-          detail::wgmma_m64n64k16_rs(&sacc[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-                                     detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
-        detail::wgmma_commit();
+      if constexpr (WG) {  // wgmma, lockstep: S, softmax, P V in sequence
+        if (tile == 0) load_q();
+        issue_s(sacc, uK);
         detail::wgmma_wait<0>();
         detail::fence_operands<TN / 8>(sacc);
         float alpha[2];
         softmax_tile(sacc, tile, alpha);
         rescale_o(alpha);
-        detail::fence_operands<16>(oacc);
-        detail::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < TN / 16; ++kk) {
-          const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
-          const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
-          const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
-          const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
-          detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], a0, a1, a2, a3,
-                                         detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024), 1);
-        }
-        detail::wgmma_commit();
+        uint32_t pk[TN / 16][4];
+        pack_p(sacc, pk);
+        issue_pv(pk, uV);
         detail::wgmma_wait<0>();
         detail::fence_operands<16>(oacc);
-      } else {
+      } else {  // mma.sync
 #pragma unroll
-      for (int j = 0; j < TN / 8; ++j) sacc[j][0] = sacc[j][1] = sacc[j][2] = sacc[j][3] = 0.0f;
+        for (int j = 0; j < TN / 8; ++j) sacc[j][0] = sacc[j][1] = sacc[j][2] = sacc[j][3] = 0.0f;
 #pragma unroll
-      for (int ks = 0; ks < 8; ++ks) {
-        uint32_t a0, a1, a2, a3;
-        detail::ldmatrix_x4(a0, a1, a2, a3, uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
+        for (int ks = 0; ks < 8; ++ks) {
+          uint32_t a0, a1, a2, a3;
+          detail::ldmatrix_x4(a0, a1, a2, a3,
+                              uQ + tswz(wm * 16 + (lane & 15), 2 * ks + (lane >> 4), M));
 #pragma unroll
-        for (int np = 0; np < TN / 16; ++np) {
-          uint32_t b0, b1, b2, b3;
-          detail::ldmatrix_x4(b0, b1, b2, b3,
-                              uK + tswz(wn * TN + np * 16 + (lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1), kTileTok));
-          detail::mma_bf16(sacc[2 * np], a0, a1, a2, a3, b0, b1);
-          detail::mma_bf16(sacc[2 * np + 1], a0, a1, a2, a3, b2, b3);
+          for (int np = 0; np < TN / 16; ++np) {
+            uint32_t b0, b1, b2, b3;
+            detail::ldmatrix_x4(b0, b1, b2, b3,
+                                uK + tswz(wn * TN + np * 16 + (lane & 7) + ((lane >> 4) << 3),
+                                          2 * ks + ((lane >> 3) & 1), kTileTok));
+            detail::mma_bf16(sacc[2 * np], a0, a1, a2, a3, b0, b1);
+            detail::mma_bf16(sacc[2 * np + 1], a0, a1, a2, a3, b2, b3);
+          }
         }
+        float alpha[2];
+        softmax_tile(sacc, tile, alpha);
+        rescale_o(alpha);
+        uint32_t pk[TN / 16][4];
+        pack_p(sacc, pk);
+#pragma unroll
+        for (int kk = 0; kk < TN / 16; ++kk)
+#pragma unroll
+          for (int dn = 0; dn < 8; ++dn) {
+            uint32_t b0, b1, b2, b3;
+            detail::ldmatrix_x4_trans(
+                b0, b1, b2, b3,
+                uV + tswz(wn * TN + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                          dn * 2 + (lane >> 4), kTileTok));
+            detail::mma_bf16(oacc[2 * dn], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3], b0, b1);
+            detail::mma_bf16(oacc[2 * dn + 1], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3], b2, b3);
+          }
       }
-      float alpha[2];
-      softmax_tile(sacc, tile, alpha);
-      rescale_o(alpha);
-#pragma unroll
-      for (int kk = 0; kk < TN / 16; ++kk) {
-        const uint32_t a0 = detail::pack_bf16(sacc[2 * kk][0], sacc[2 * kk][1]);
-        const uint32_t a1 = detail::pack_bf16(sacc[2 * kk][2], sacc[2 * kk][3]);
-        const uint32_t a2 = detail::pack_bf16(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
-        const uint32_t a3 = detail::pack_bf16(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
-#pragma unroll
-        for (int dn = 0; dn < 8; ++dn) {
-          uint32_t b0, b1, b2, b3;
-          detail::ldmatrix_x4_trans(b0, b1, b2, b3,
-                                    uV + tswz(wn * TN + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dn * 2 + (lane >> 4), kTileTok));
-          detail::mma_bf16(oacc[2 * dn], a0, a1, a2, a3, b0, b1);
-          detail::mma_bf16(oacc[2 * dn + 1], a0, a1, a2, a3, b2, b3);
-        }
-      }
-      }  // mma.sync
     }
   }
-  detail::cp_async_wait<0>();
-  __syncthreads();
-
-  // epilogue: merge the WN warps of each row block, normalise, write
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 1);
-    l_run[hr] += __shfl_xor_sync(0xffffffffu, l_run[hr], 2);
-    if (tig == 0 && warp < NW) {
-      s_m[warp][gid + 8 * hr] = m_run[hr];
-      s_l[warp][gid + 8 * hr] = l_run[hr];
-    }
-  }
-  __syncthreads();
-  if (tid < M) {
-    const int bw = (tid / 16) * WN, rr = tid % 16;
-    float mt = -INFINITY;
-    for (int i = 0; i < WN; ++i) mt = fmaxf(mt, s_m[bw + i][rr]);
-    float lt = 0.0f;
-    if (mt != -INFINITY)
-      for (int i = 0; i < WN; ++i) lt += s_l[bw + i][rr] * exp2f(s_m[bw + i][rr] - mt);
-    s_mt[tid] = mt;
-    s_lt[tid] = lt;
-  }
-  __syncthreads();
-  float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride]
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    if (warp >= NW) break;
-    const float mt = s_mt[row_a + 8 * hr];
-    const float f = (mt == -INFINITY || m_run[hr] == -INFINITY) ? 0.0f : exp2f(m_run[hr] - mt);
-    float* dst = sO + (warp * 16 + gid + 8 * hr) * kOStride;
-#pragma unroll
-    for (int i = 0; i < 16; ++i)
-      *reinterpret_cast<float2*>(dst + i * 8 + 2 * tig) = make_float2(oacc[i][2 * hr] * f, oacc[i][2 * hr + 1] * f);
-  }
-  __syncthreads();
-  for (int idx = tid; idx < nrows * (kHeadDim / 2) && tid < NT; idx += NT) {
-    const int row = idx / (kHeadDim / 2), d = (idx % (kHeadDim / 2)) * 2;
-    const int bw = (row / 16) * WN, rr = row % 16;
-    float2 acc = make_float2(0.f, 0.f);
-#pragma unroll
-    for (int i = 0; i < WN; ++i) {
-      const float2 x = *reinterpret_cast<const float2*>(sO + ((bw + i) * 16 + rr) * kOStride + d);
-      acc.x += x.x;
-      acc.y += x.y;
-    }
-    const float lt = s_lt[row];
-    const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
-    if (p.num_splits == 1) {
-      const std::int64_t off =
-          (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q + w.kv_head * p.r + row % p.r) * kHeadDim + d;
-      *reinterpret_cast<__nv_bfloat162*>(p.o + off) = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
-    } else {
-      const std::int64_t prow = (static_cast<std::int64_t>(blockIdx.x) * p.num_splits + split) * M + row;
-      *reinterpret_cast<float2*>(p.part_o + prow * kHeadDim + d) = make_float2(acc.x * inv, acc.y * inv);
-      if (d == 0) p.part_lse[prow] = lt > 0.0f ? s_mt[row] + log2f(lt) : -INFINITY;
-    }
+  if constexpr (!WS) {
+    detail::cp_async_wait<0>();
+    __syncthreads();
+    epilogue();
   }
 }
 
@@ -497,7 +481,8 @@ __global__ void __launch_bounds__(64) combine_kernel(const KParams p, int M) {
   const int d = threadIdx.x * 2;
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * p.num_splits * M + row;
   float mx = -INFINITY;
-  for (int s = 0; s < p.num_splits; ++s) mx = fmaxf(mx, p.part_lse[base + static_cast<std::int64_t>(s) * M]);
+  for (int s = 0; s < p.num_splits; ++s)
+    mx = fmaxf(mx, p.part_lse[base + static_cast<std::int64_t>(s) * M]);
   float2 acc = make_float2(0.f, 0.f);
   float wsum = 0.f;
   if (mx != -INFINITY) {
@@ -513,7 +498,10 @@ __global__ void __launch_bounds__(64) combine_kernel(const KParams p, int M) {
     }
   }
   const float inv = wsum > 0.f ? 1.0f / wsum : 0.f;
-  const std::int64_t off = (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q + w.kv_head * p.r + row % p.r) * kHeadDim + d;
+  const std::int64_t off =
+      (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q + w.kv_head * p.r + row % p.r) *
+          kHeadDim +
+      d;
   *reinterpret_cast<__nv_bfloat162*>(p.o + off) = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
 }
 
@@ -522,41 +510,80 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool PIPE = true, bool WS = false>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, PIPE, WS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG, PIPE, WS><<<grid, WM * WN * 32 + (WS ? 32 : 0), smem, s>>>(kp);
+  attn_kernel<WM, WN, STAGES, WG, WS><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
   CISA_LAUNCH_CHECK();
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool PIPE = true, bool WS = false>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false>
 int occupancy() {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, PIPE, WS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int n = 0;
-  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG, PIPE, WS>,
-                                                          WM * WN * 32 + (WS ? 32 : 0), smem));
+  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG, WS>,
+                                                          WM * WN * 32 + (WS ? 128 : 0), smem));
   return std::max(n, 1);
 }
 
+// K or V as a 3-D tensor [tokens][kv_heads][128] BF16 for the TMA: one box = 16 tokens (one page) x
+// one head x 64 columns (128 B), written with the 128-byte swizzle (the wgmma tile layout).
+void encode_kv_map(CUtensorMap* map, const void* base, std::int64_t num_pages, int kv_heads) {
+  using Encode =
+      CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  static Encode encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+#if CUDART_VERSION >= 12050
+    CISA_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                               cudaEnableDefault, &q));
+#else
+    CISA_CUDA(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &q));
+#endif
+    if (fn == nullptr || q != cudaDriverEntryPointSuccess)
+      throw std::runtime_error("cuTensorMapEncodeTiled not found");
+    return reinterpret_cast<Encode>(fn);
+  }();
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kHeadDim), static_cast<cuuint64_t>(kv_heads),
+                              static_cast<cuuint64_t>(num_pages) * kPageTokens};
+  const cuuint64_t strides[2] = {kHeadDim * 2, static_cast<cuuint64_t>(kv_heads) * kHeadDim * 2};
+  const cuuint32_t box[3] = {64, 1, kPageTokens}, estr[3] = {1, 1, 1};
+  const CUresult r =
+      encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides, box,
+             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("cuTensorMapEncodeTiled failed: " +
+                             std::to_string(static_cast<int>(r)));
+}
+void encode_kv_maps(KParams& kp, const PagedKV& kv) {
+  encode_kv_map(&kp.tk, kv.k, kv.num_pages, kv.kv_heads);
+  encode_kv_map(&kp.tv, kv.v, kv.num_pages, kv.kv_heads);
+}
+
 int occupancy_for(int rows) {
-  const bool wg = use_wgmma(), pp = use_pipe();
+  const bool wg = use_wgmma();
   switch (rows) {
-    case 16: return occupancy<1, 4, 3, false>();
-    case 32: return occupancy<2, 2, 3, false>();
-    case 64: return !wg ? occupancy<4, 1, 3, false>() : pp ? occupancy<4, 1, 3, true>() : occupancy<4, 1, 2, true, false>();
+    case 16:
+      return occupancy<1, 4, 3, false>();
+    case 32:
+      return occupancy<2, 2, 3, false>();
+    case 64:
+      return !wg ? occupancy<4, 1, 3, false>() : occupancy<4, 1, 2, true>();
     default:
-      return !wg ? occupancy<8, 1, 2, false>()
-             : use_ws() ? occupancy<8, 1, 4, true, false, true>()
-             : pp ? occupancy<8, 1, 4, true>()
-                  : occupancy<8, 1, 3, true, false>();
+      return !wg ? occupancy<8, 1, 2, false>() : occupancy<8, 1, kWsStages, true, true>();
   }
 }
 
@@ -585,7 +612,8 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
   const auto& work = *a.work_host;
   if (work.empty()) return;
   const int rows = attention_rows_per_cta(work, a.r);
-  const int splits = std::max(1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, detail::device_sm_count()));
+  const int splits = std::max(
+      1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, detail::device_sm_count()));
   KParams kp{};
   kp.q = reinterpret_cast<const __nv_bfloat16*>(a.q);
   kp.o = reinterpret_cast<__nv_bfloat16*>(a.o);
@@ -604,32 +632,42 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
   kp.num_splits = splits;
   if (splits > 1) {
     const std::int64_t need = attention_scratch_floats(static_cast<int>(work.size()), splits, rows);
-    if (a.scratch == nullptr || a.scratch_floats < need) throw std::runtime_error("paged_attention: scratch too small");
+    if (a.scratch == nullptr || a.scratch_floats < need)
+      throw std::runtime_error("paged_attention: scratch too small");
     kp.part_lse = a.scratch;
     kp.part_o = a.scratch + static_cast<std::int64_t>(work.size()) * splits * rows;
   }
   const AttnCost cost = attention_cost(work, a.r, a.kv.kv_heads, rows, splits);
   {
-    ScopedLaunch sl(ins, Component::attention, splits > 1 ? "paged_attention_split" : "paged_attention", cost.bytes,
+    ScopedLaunch sl(ins, Component::attention,
+                    splits > 1 ? "paged_attention_split" : "paged_attention", cost.bytes,
                     cost.flops_useful, cost.flops_issued, s);
     const int n = static_cast<int>(work.size());
     switch (rows) {
-      case 16: launch_cfg<1, 4, 3, false>(kp, n, s); break;
-      case 32: launch_cfg<2, 2, 3, false>(kp, n, s); break;
+      case 16:
+        launch_cfg<1, 4, 3, false>(kp, n, s);
+        break;
+      case 32:
+        launch_cfg<2, 2, 3, false>(kp, n, s);
+        break;
       case 64:
-        if (!use_wgmma()) launch_cfg<4, 1, 3, false>(kp, n, s);
-        else if (use_pipe()) launch_cfg<4, 1, 3, true>(kp, n, s);
-        else launch_cfg<4, 1, 2, true, false>(kp, n, s);  // 2 stages: two CTAs fit per SM
+        if (!use_wgmma())
+          launch_cfg<4, 1, 3, false>(kp, n, s);
+        else
+          launch_cfg<4, 1, 2, true>(kp, n, s);  // 2 stages: two CTAs fit per SM
         break;
       default:
-        if (!use_wgmma()) launch_cfg<8, 1, 2, false>(kp, n, s);
-        else if (use_ws()) launch_cfg<8, 1, 4, true, false, true>(kp, n, s);
-        else if (use_pipe()) launch_cfg<8, 1, 4, true>(kp, n, s);
-        else launch_cfg<8, 1, 3, true, false>(kp, n, s);  // 3 stages (1 CTA/SM by registers anyway)
+        if (!use_wgmma()) {
+          launch_cfg<8, 1, 2, false>(kp, n, s);
+        } else {
+          encode_kv_maps(kp, a.kv);
+          launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
+        }
         break;
     }
     if (splits > 1) {
-      combine_kernel<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(rows)), 64, 0, s>>>(kp, rows);
+      combine_kernel<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(rows)), 64, 0, s>>>(
+          kp, rows);
       CISA_LAUNCH_CHECK();
     }
   }

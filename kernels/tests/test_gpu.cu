@@ -328,6 +328,8 @@ int main(int argc, char** argv) {
         {"k_ge_ne_dense_r4", {1000, 17, 1}, {40, 3, 1}, 1, 4, 4, 8, 100000},
         {"k_ge_ne_dense_r32", {700}, {9}, 1, 32, 4, 8, 100000},
         {"single_page_seqs", {0, 3, 15}, {1, 5, 1}, 1, 4, 4, 8, 32},
+        {"prefill_r4_g32_kv2", {1800, 700}, {70, 45}, 2, 4, 32, 8, 90},  // 128-row tiles, 2 KV heads
+        {"k_ge_ne_dense_r32_kv2", {600, 40}, {12, 5}, 2, 32, 4, 8, 100000},
     };
     for (const auto& c : cases) run_case(c);
   } catch (const std::exception& ex) {

@@ -3,8 +3,9 @@
 // list. With the sequence's full block table it is the dense baseline; with a row of the sparse
 // block table (top-K + window + tail) it is CISA. The pages from index `mask_from` on are causal
 // (logically consecutive from token `mask_tok0`); earlier ones are fully visible.
-// Online softmax (exp2), fp32 accumulation, BF16 mma.sync m16n8k16, cp.async 16-byte loads, split-KV
-// with an fp32 partial output + log-sum-exp and a combine kernel when there are few work items.
+// Online softmax (exp2), fp32 accumulation; BF16 mma.sync (16/32-row works), wgmma (64 rows), or a
+// warp-specialised wgmma kernel with TMA page loads (128 rows; see src/attention.cu); split-KV with an
+// fp32 partial output + log-sum-exp and a combine kernel when there are few work items.
 #pragma once
 #include <cstdint>
 #include <vector>
