@@ -111,7 +111,8 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "topk_keys_per_ns_per_sm", kr.topk_elem_passes_per_ns_per_sm, kr.topk_method)
     << meas(a, "topk_l2_keys_per_ns_per_sm", kr.topk_l2_elem_passes_per_ns_per_sm, kr.topk_l2_method)
     << meas(a, "topk_ids_per_ns_per_sm", kr.topk_out_ids_per_ns_per_sm, kr.topk_method)
-    << meas(a, "topk_floor_us", kr.topk_floor_us, kr.floor_method)
+    << meas(a, "topk_floor_us", kr.topk_floor_us, kr.topk_method)
+    << meas(a, "topk_cta_us", kr.topk_cta_us, kr.topk_method)
     << meas(a, "setup_latency_us", kr.setup_floor_us, kr.setup_method)
     << meas(a, "setup_bw_gbs", kr.h2d_step_bw_gbs, kr.setup_method)
     << meas(a, "other_floor_us", kr.other_floor_us, kr.other_method);

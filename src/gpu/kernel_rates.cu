@@ -1,6 +1,8 @@
 // `calibrate`'s kernel-class rates: this project's kernels timed at reference shapes (attention
 // MMA rate and page-visit time per tile class, per-class floors, setup copy, top-k and scoring
 // rates), with the byte and row counts the model assigns to the same shapes.
+#include "model/roofline.hpp"
+#include "model/topk_fit.hpp"
 #include "model/traffic.hpp"
 #include "gpu/kernel_rates.hpp"
 #include "gpu/synthetic.cuh"
@@ -139,14 +141,16 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   }
   // Floors: one selection (K = 64, W = 16) of one sequence with 2,048 cached tokens: every kernel
   // does almost no work, so its event time is its fixed cost per launch.
+  PipelineTimes floor_shape;
   {
     World w(1, 2048 + 1, 1, 61);
-    const PipelineTimes t = time_pipeline({1, 1, 1, 64, 16, 2048}, w, timer, sms, shape, 31);
+    floor_shape = time_pipeline({1, 1, 1, 64, 16, 2048}, w, timer, sms, shape, 31);
+    const PipelineTimes& t = floor_shape;
     out.attention_floor_us = t.attention_ms * 1e3 / std::max(1, t.attention_launches);
     out.scoring_floor_us =
         t.scoring_ms * 1e3;  // the component (sum_index_queries + score_pages) as one
 
-    out.topk_floor_us = t.topk_ms * 1e3;
+    out.topk_floor_us = t.topk_ms * 1e3;  // refined with the top-k fit below
     out.setup_floor_us = t.setup_ms * 1e3;
     // Scoring: the floor shape (N_e = 112) has one CTA walking 2 tiles of 64 representatives; a
     // selection with N_e = 257 has a CTA walking 4. t = base + steps x step solves for both.
@@ -163,8 +167,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         "time per "
         "launch, median of 31 (L2 flushed)";
   }
-  const double topk_floor_s = out.topk_floor_us * 1e-6,
-               scoring_floor_s = out.scoring_floor_us * 1e-6;
+  const double scoring_floor_s = out.scoring_floor_us * 1e-6;
   // Page visits: 2 sequences x (32K cached + 512 new), G = 4, K = 1,024: the 34 MB of K/V stay in
   // L2 after their first read, so the time is the kernel's per-page work for the tile class the
   // rows select (r = 4/8/16/32 -> 16/32/64/128 rows).
@@ -186,11 +189,6 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         "rows), pages L2-resident: (attention time - floors) x SMs x wave fill / page visits, "
         "median of 9";
   }
-  // Top-k row time = N_e x passes / rate + K / out_rate (radix passes, then the output pass that
-  // translates and writes K page IDs). Two prefill shapes with scores from DRAM and different
-  // N_e / K solve for both: 4 x (1M + 512) (N_e = 65,408) and 16 x (128K + 512) (N_e = 8,064),
-  // G = 1, K = 4,096, many waves of rows. The decode shape (64 x 1M, one wave, scores left in L2
-  // by the scoring kernel) then gives the L2 rate.
   {
     const DenseRun d = dense_run(16, 1, std::int64_t(1) << 20, 81, 9);
     out.attention_read_bw_tbs = d.bytes / (d.ms * 1e-3 - d.launches * out.attention_floor_us * 1e-6) / 1e12;
@@ -198,61 +196,58 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         "cisa_kernels paged_attention, dense decode B=16, history 1M, r=4, 1 KV head: the model's DRAM bytes / "
         "(median of 9 - floors), L2 flushed";
   }
-  PipelineTimes dec, pre;
+  // Top-k: floor + waves x (fixed CTA time + key passes / rate + written IDs / ID rate), the model's
+  // form (topk_work / topk_cta_time), solved by least squares over the floor shape above and four
+  // prefill shapes with scores from DRAM, G = 1, many waves of rows: 4 x (1M + 512) at K = 4,096 and
+  // 1,024 (N_e = 65,408: 2-CTA clusters), 16 x (128K + 512) at K = 4,096 (N_e = 8,064) and
+  // 32 x (32K + 512) at K = 512 (N_e = 2,040: the fixed part dominates). The decode shape (64 x 1M,
+  // one wave, scores left in L2 by the scoring kernel) then gives the L2 key rate.
+  PipelineTimes pre, pre128, pre1k, pre32k;
   {
     World w(4, (std::int64_t(1) << 20) + 512, 1, 71);
     pre = time_pipeline({4, 512, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 5);
   }
-  PipelineTimes pre128, pre1k;
   {
     World w(16, 131072 + 512, 1, 79);
     pre128 = time_pipeline({16, 512, 1, 4096, 128, 131072}, w, timer, sms, shape, 5);
   }
   {
-    // Same N_e as the first shape, a quarter of its K: separates the output pass from the key passes.
     World w(4, (std::int64_t(1) << 20) + 512, 1, 83);
     pre1k = time_pipeline({4, 512, 1, 1024, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 5);
   }
   {
-    // Per CTA as the model prices it: long rows split over a 2-CTA cluster, each doing half.
-    auto row = [&](const PipelineTimes& t, double K, double& keys, double& ids, double& secs) {
-      const double ne = t.model.eligible_chunks_sum / t.model.topk_rows;
-      const double split = (shape.topk_cluster_above > 0 && ne > shape.topk_cluster_above) ? 2.0 : 1.0;
-      const double waves = std::ceil(split * t.model.topk_rows / sms);
-      keys = waves * ne * passes / split;
-      ids = waves * K / split;
-      secs = t.topk_ms * 1e-3 - topk_floor_s;
-    };
-    // Least squares of time = keys / rate + ids / out_rate over the three shapes.
-    double k[3], id[3], t[3];
-    row(pre, 4096, k[0], id[0], t[0]);
-    row(pre128, 4096, k[1], id[1], t[1]);
-    row(pre1k, 1024, k[2], id[2], t[2]);
-    double kk = 0, ki = 0, ii = 0, kt = 0, it = 0;
-    for (int j = 0; j < 3; ++j) {
-      kk += k[j] * k[j];
-      ki += k[j] * id[j];
-      ii += id[j] * id[j];
-      kt += k[j] * t[j];
-      it += id[j] * t[j];
-    }
-    const double det = kk * ii - ki * ki;
-    const double inv_rate = (kt * ii - it * ki) / det, inv_out = (kk * it - ki * kt) / det;
-    if (det != 0 && inv_rate > 0 && inv_out > 0) {
-      out.topk_elem_passes_per_ns_per_sm = 1.0 / inv_rate / 1e9;
-      out.topk_out_ids_per_ns_per_sm = 1.0 / inv_out / 1e9;
-    } else {  // not separable: all of the row time on the key passes (the older model)
-      out.topk_elem_passes_per_ns_per_sm = k[0] / t[0] / 1e9;
-    }
-    char buf[300];
-    std::snprintf(buf, sizeof buf,
-                  "4 x (1M + 512), K=4,096 (%.3f ms, N_e 65,408); 16 x (128K + 512), K=4,096 (%.3f ms, N_e 8,064); "
-                  "4 x (1M + 512), K=1,024 (%.3f ms)",
-                  pre.topk_ms, pre128.topk_ms, pre1k.topk_ms);
-    out.topk_method = "cisa_kernels step, prefill, G=1, scores from DRAM: " + std::string(buf) +
-                      "; time - floor = waves x (N_e x " + std::to_string(passes) +
-                      " / rate + K / out_rate), least squares over the three, median of 5 each";
+    World w(32, 32768 + 512, 1, 87);
+    pre32k = time_pipeline({32, 512, 1, 512, 128, 32768}, w, timer, sms, shape, 5);
   }
+  auto sample = [&](const PipelineTimes& t, double ms) {
+    const ForwardCost& f = t.model;
+    const TopkWork wk = topk_work(f.topk_rows, f.eligible_chunks_sum / f.topk_rows,
+                                  f.topk.dram_write_bytes / (4.0 * f.topk_rows), shape);
+    return TopkSample{std::ceil(wk.ctas / sms), wk.keys_per_cta * passes, wk.ids_per_cta, ms * 1e-3};
+  };
+  {
+    const std::vector<TopkSample> samples = {sample(floor_shape, floor_shape.topk_ms), sample(pre, pre.topk_ms),
+                                             sample(pre128, pre128.topk_ms), sample(pre1k, pre1k.topk_ms),
+                                             sample(pre32k, pre32k.topk_ms)};
+    const TopkFit fit = fit_topk(samples);
+    if (fit.ok) {
+      out.topk_floor_us = fit.floor_s * 1e6;
+      out.topk_cta_us = fit.cta_s * 1e6;
+      out.topk_elem_passes_per_ns_per_sm = fit.key_passes_per_s / 1e9;
+      out.topk_out_ids_per_ns_per_sm = fit.ids_per_s / 1e9;
+    }
+    char buf[520];
+    std::snprintf(buf, sizeof buf,
+                  "floor shape (%.1f us); 4 x (1M + 512), K=4,096 (%.3f ms, N_e 65,408); 16 x (128K + 512), K=4,096 "
+                  "(%.3f ms, N_e 8,064); 4 x (1M + 512), K=1,024 (%.3f ms); 32 x (32K + 512), K=512 (%.3f ms, N_e "
+                  "2,040); rms residual %.1f %%",
+                  floor_shape.topk_ms * 1e3, pre.topk_ms, pre128.topk_ms, pre1k.topk_ms, pre32k.topk_ms,
+                  100.0 * fit.rms_rel);
+    out.topk_method = "cisa_kernels step, prefill, G=1, scores from DRAM: " + std::string(buf) + "; " + fit.note +
+                      " (" + std::to_string(passes) + " radix passes per key), median of 5 each";
+  }
+  const double topk_floor_s = out.topk_floor_us * 1e-6;
+  PipelineTimes dec;
   {
     World w(64, (std::int64_t(1) << 20) + 1, 1, 67);
     dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 15);
@@ -263,14 +258,15 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     out.attention_gather_method =
         "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096, W=128, random selections: the model's CISA "
         "attention DRAM bytes / (median of 15 - floors), L2 flushed";
-    const double ne = dec.model.eligible_chunks_sum / dec.model.topk_rows;
-    const double split = (shape.topk_cluster_above > 0 && ne > shape.topk_cluster_above) ? 2.0 : 1.0;
-    const double waves = std::ceil(split * dec.model.topk_rows / sms);
-    const double per_row = waves * ne * passes / split;
-    const double out_s =
-        out.topk_out_ids_per_ns_per_sm > 0 ? waves * 4096.0 / split / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
+    const ForwardCost& f = dec.model;
+    const TopkWork wk = topk_work(f.topk_rows, f.eligible_chunks_sum / f.topk_rows,
+                                  f.topk.dram_write_bytes / (4.0 * f.topk_rows), shape);
+    const double waves = std::ceil(wk.ctas / sms);
+    const double out_s = out.topk_out_ids_per_ns_per_sm > 0
+                             ? waves * wk.ids_per_cta / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
     out.topk_l2_elem_passes_per_ns_per_sm =
-        per_row / ((dec.topk_ms * 1e-3 - topk_floor_s - out_s) * 1e9);
+        waves * wk.keys_per_cta * passes /
+        ((dec.topk_ms * 1e-3 - topk_floor_s - waves * out.topk_cta_us * 1e-6 - out_s) * 1e9);
     out.topk_l2_method =
         "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096: top-k after scoring (scores in "
         "L2), "
