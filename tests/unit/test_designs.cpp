@@ -409,28 +409,34 @@ TEST_CASE("designs: the run path prices a design as the designs table does", "[d
 
 TEST_CASE("designs: Quest with r = 1 equals CISA at G = 1 with min/max representatives, run path",
           "[designs][run]") {
-  // r = 1 (one query head per KV head), no window (Quest has none), min/max representatives.
+  // r = 1 (one query head per KV head), no window (Quest has none), min/max representatives, in
+  // decode (G = 1). The run path prices design cisa with the CISA model (traffic.cpp) and Quest
+  // with the design model: they agree up to page-boundary conventions (CISA reads the tail as a
+  // whole page and counts N_e = floor(t0 / c); 1 page in 65,536 here). In prefill they do not:
+  // the CISA model credits L2 sharing between consecutive plans and stacked scoring tiles, the
+  // first-order design model none (README, issue 15).
   const std::vector<std::string> sets = {"geometry.q_heads=8", "geometry.kv_heads=8",
                                          "cisa.window=0", "cisa.rep_kind=minmax",
-                                         "sweep.design=[cisa, quest]"};
+                                         "sweep.phase=[decode]", "sweep.design=[cisa, quest]"};
   const Scenario sc = load_scenario("", sets);
   const Table t = evaluate_scenario(sc);
   const Column& design = column(t, "design");
-  const Column& g = column(t, "qshare_g");
-  std::size_t compared = 0;
+  REQUIRE(t.rows() == 4);  // 2 budgets x 2 designs
   for (std::size_t r = 0; r + 1 < t.rows(); r += 2) {
     REQUIRE(design.format_cell(r) == "cisa");
     REQUIRE(design.format_cell(r + 1) == "quest");
-    if (g.format_cell(r) != "1") continue;  // Quest plans per position: G = 1 only
-    ++compared;
     for (const char* name : {"bytes_kv_cisa", "bytes_rep", "flops_useful_attention_cisa",
-                             "flops_scoring", "selections", "bytes_qo"}) {
+                             "flops_scoring", "selections", "bytes_qo", "pred_ms_attention_cisa",
+                             "pred_ms_scoring", "pred_ms_topk", "pred_ms_setup",
+                             "pred_ms_busy_dense"}) {
       INFO(name << " row " << r);
       const auto& v = std::get<std::vector<double>>(column(t, name).data);
-      CHECK(rel_near(v[r + 1], v[r], 1e-12));
+      CHECK(rel_near(v[r + 1], v[r], 1e-2));  // scoring: CISA also counts its index queries
     }
+    // Quest scores with the head's own query: no index projection.
+    const auto& other = std::get<std::vector<double>>(column(t, "bytes_other").data);
+    CHECK(other[r + 1] < other[r]);
   }
-  CHECK(compared > 0);
 }
 
 TEST_CASE("designs: bad design names and budgets in run scenarios name file, line and field",
