@@ -40,17 +40,24 @@ struct Measured {
 // per unit: block representatives scored and top-k'd by the unchanged scoring and top-k kernels
 // (a block-level plan), each chosen block expanded into its b page IDs, the unchanged attention
 // over the CISA plan's sparse rows (K = blocks x b pages + window + tail). per_head: one plan per
-// query head, run as r KV heads of one query head each (the KV head duplicated r times in the
-// cache, so no plan shares another's K/V in L2, as the model assumes), each head's own query as
-// its index query.
+// query head, each head's own query as its index query, planned as a model of r single-head KV
+// groups and then mapped onto the point's cache by a head -> row mapping: head h of position t
+// becomes query row t r + h of a one-head layout (the same memory as Q [T][H_q][128]) against
+// its real KV head, so the r plans of a group share the KV head's representatives (stacked in
+// one scoring tile, read once) and its pages in L2, as Quest does. CISA_MEASURE_HEAD_COPIES=1
+// instead gives each plan its own copy of the KV head (a cache of q_heads KV heads): no sharing
+// between plans, the design model's first-order assumption.
 enum class DesignMode { cisa, block, per_head };
+bool head_copies() {
+  const char* e = std::getenv("CISA_MEASURE_HEAD_COPIES");
+  return e && std::string(e) == "1";
+}
 struct DesignRun {
   DesignMode mode = DesignMode::cisa;
   int block_pages = 1, window_pages = 0, budget_pages = 0, g = 1;
   bool projection = true;
-  int world_heads(const Point& p) const {
-    return mode == DesignMode::per_head ? p.geo.q_heads : p.geo.kv_heads;
-  }
+  bool copies = false;  // per_head: r copies of each KV head in the cache
+  int world_heads(const Point& p) const { return copies ? p.geo.q_heads : p.geo.kv_heads; }
 };
 
 // "" when the design runs on the kernels (filling `out`), else why not.
@@ -83,6 +90,7 @@ std::string design_run(const Scenario& sc, const Point& p, DesignRun& out) {
     if (out.block_pages != 1 || out.g != 1)
       return name + "per-head plans are measured for one position and 16-token pages only";
     out.mode = DesignMode::per_head;
+    out.copies = head_copies() && p.geo.heads_per_group() > 1;
     return "";
   }
   out.mode = out.block_pages == 1 ? DesignMode::cisa : DesignMode::block;
@@ -171,7 +179,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
   const DenseKey dk{B, p.work.context_tokens, P, kvh, r};
   if (dense_cache.count(dk) && !sw.profile) {
     m.attention_dense = dense_cache[dk];
-  } else if (dr.mode != DesignMode::per_head) {
+  } else if (!dr.copies) {
     const K::CisaPlan plan = K::plan_dense(b);
     K::CisaStep step(plan, kvh, r, sms);
     Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * kvh * r * 128), o(q.n);
@@ -205,11 +213,49 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
   };
   const K::StepConfig cfg{dr.window_pages, dr.budget_pages, dr.g};
   if (dr.mode == DesignMode::per_head) {
-    // r KV heads of one query head each; the head's own query scores its pages.
+    // Planned as kv_heads x r KV heads of one query head each; the head's own query scores.
     const int heads = kvh * r;
     const K::StepBatch bh{b.history, b.new_tokens, heads, 1};
-    const K::CisaPlan plan = K::plan_cisa_step(bh, cfg);
-    K::CisaStep step(plan, heads, 1, sms);
+    K::CisaPlan plan = K::plan_cisa_step(bh, cfg);
+    int step_heads = heads;
+    if (!dr.copies && r > 1) {
+      // Head h of KV group g at token t: query row t r + h of a [T r][kv_heads][128] layout (the
+      // same memory as Q [T][H_q][128]; the values are random, so only distinctness matters)
+      // against KV head g. The index query is the head's query (the same buffer).
+      auto remap = [&](int& tok, int& head) {
+        tok = tok * r + head % r;
+        head /= r;
+      };
+      using Key = std::tuple<int, int, int>;  // (seq, KV head, query row) after the mapping
+      std::vector<K::ScoreRow> rows;
+      std::vector<Key> old_keys;
+      for (K::ScoreRow row : plan.score_rows) {
+        if (row.n_q != 1) throw std::runtime_error("per-head plans: one position per plan");
+        remap(row.q_tok0, row.kv_head);
+        old_keys.push_back(Key{row.seq, row.kv_head, row.q_tok0});
+        rows.push_back(row);
+      }
+      // Rows of one (sequence, KV head) consecutive, so they stack in scoring tiles.
+      std::stable_sort(rows.begin(), rows.end(), [](const K::ScoreRow& a, const K::ScoreRow& b) {
+        return a.seq != b.seq ? a.seq < b.seq : a.kv_head < b.kv_head;
+      });
+      std::map<Key, int> new_index;
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        new_index[Key{rows[i].seq, rows[i].kv_head, rows[i].q_tok0}] = static_cast<int>(i);
+      std::vector<K::TopkRow> topk(rows.size());
+      for (std::size_t i = 0; i < old_keys.size(); ++i) topk[new_index.at(old_keys[i])] = plan.topk_rows[i];
+      for (K::AttnWork& wk : plan.work) {
+        if (wk.n_pos != 1) throw std::runtime_error("per-head plans: one position per work item");
+        if (wk.list_src == 1) wk.list_row = new_index.at(old_keys[static_cast<std::size_t>(wk.list_row)]);
+        remap(wk.q_tok0, wk.kv_head);
+      }
+      plan.score_rows = rows;
+      plan.topk_rows = topk;
+      plan.score_groups = K::make_score_groups(plan.score_rows);
+      step_heads = kvh;
+    }
+    // The cache: the point's own (KV heads shared by the plans), or r copies of each.
+    K::CisaStep step(plan, step_heads, 1, sms);
     Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * heads * 128), o(q.n);
     fill(q.p, q.n, 19);
     OtherWork other(p, plan, w, dr.projection);
@@ -414,9 +460,12 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
                          "scored and top-k'd by the unchanged kernels over a block-level plan, chosen "
                          "blocks expanded into their consecutive page IDs (expand_blocks, counted as "
                          "top-k), the unchanged attention over the pages; per-head plans = one query "
-                         "head per plan against its own copy of the KV head (the cache holds q_heads "
-                         "KV heads), scored with the head's own query, no index projection; its dense "
-                         "baseline is the point's own cache's")
+                         "head per plan, scored with the head's own query, no index projection, " +
+                         std::string(head_copies()
+                                         ? "each plan against its own copy of the KV head (the cache "
+                                           "holds q_heads KV heads: no sharing between plans)"
+                                         : "mapped as one-head query rows onto the shared KV head "
+                                           "(representatives and pages shared by the r plans)"))
            : std::string());
   attrs["measure_inputs"] = sc.measure_inputs;
   attrs["measurement_skipped"] = skipped;
