@@ -119,6 +119,13 @@ Attributes provenance(const Scenario& sc, const std::string& command_line, Shard
     }
   }
   if (sc.gpus.size() != 1) a["hardware"] = hw_names;
+  if (sc.design_column) {  // issue 15: the designs pricing non-cisa points, as `cisa-sim designs` records them
+    a["design_budget"] = sc.design_equal_budget ? "equal" : "own";
+    for (const auto& [key, d] : sc.designs) {
+      a["design_source." + d.name] = d.source;
+      a["design_file." + d.name] = key;
+    }
+  }
   a["hardware_yaml"] = hw_yaml;
   a["byte_convention"] = "per global-attention layer, per forward, whole batch; DRAM bytes after the L2 model";
   a["uncertainty"] =
