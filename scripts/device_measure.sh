@@ -9,7 +9,8 @@
 #   PEER_REPS=5          timed repetitions per peer form
 #   GPU_TESTS=1          also run the kernels' GPU test
 #   CALIBRATION=FILE     use this calibration instead of calibrating again (one calibration per sweep)
-#   SANITIZE=1           run the measurement path on tests/gpu/measure_smoke.yaml under compute-sanitizer
+#   SANITIZE=1           run the measurement path on tests/gpu/measure_smoke.yaml and
+#                        tests/gpu/measure_designs_smoke.yaml (issue 15's design paths) under compute-sanitizer
 set -uo pipefail
 # The copy on the GPU machine may carry stale git metadata: pass CISA_GIT_HASH=<commit> so the
 # provenance of calibration and result files names the commit that ran.
@@ -36,9 +37,11 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   for tool in memcheck racecheck; do
     log "compute-sanitizer $tool on the measurement path"
     FLAG=""; [ "$BIN" = /tmp/b/cisa-sim ] && FLAG="--measure on"
-    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $BIN --scenario tests/gpu/measure_smoke.yaml $FLAG \
-      --out "$R/smoke_$tool.h5" > "$R/sanitizer_$tool.log" 2>&1
-    echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error" "$R/sanitizer_$tool.log" | head -5
+    for smoke in measure_smoke measure_designs_smoke; do
+      timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $BIN --scenario tests/gpu/$smoke.yaml $FLAG \
+        --out "$R/${smoke}_$tool.h5" > "$R/sanitizer_${smoke}_$tool.log" 2>&1
+      echo "$smoke $tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error" "$R/sanitizer_${smoke}_$tool.log" | head -5
+    done
   done
 fi
 log calibrate

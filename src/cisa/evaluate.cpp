@@ -11,6 +11,7 @@
 #include "model/pricing.hpp"
 #include "cisa/results.hpp"
 #include "cisa/version.hpp"
+#include "design/design_eval.hpp"
 
 namespace cisa {
 
@@ -34,14 +35,17 @@ Shard parse_shard(const std::string& text) {
 Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress,
                         Shard shard) {
   Pricer pricer(sc.cards, sc.impls, sc.basis);
-  PointsTableBuilder b;
+  PointsTableBuilder b(sc.design_column);
   b.reserve(sc.points.size());
   const std::size_t n = sc.points.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (!shard.takes(i)) continue;
     const Point& p = sc.points[i];
     const PointPricing& pr = pricer.for_point(p);
-    b.add(static_cast<std::int64_t>(i), p, predict(p, pr), pr.cisa[1].rates);
+    const Prediction pred =
+        p.design == "cisa" ? predict(p, pr)
+                           : design::predict_design(p, pr, sc.designs.at(p.design), sc.design_equal_budget);
+    b.add(static_cast<std::int64_t>(i), p, pred, pr.cisa[1].rates);
     if (progress && (i % 4096 == 4095 || i + 1 == n)) progress(i + 1, n);
   }
   return std::move(b.table());
@@ -115,6 +119,13 @@ Attributes provenance(const Scenario& sc, const std::string& command_line, Shard
     }
   }
   if (sc.gpus.size() != 1) a["hardware"] = hw_names;
+  if (sc.design_column) {  // issue 15: the designs pricing non-cisa points, as `cisa-sim designs` records them
+    a["design_budget"] = sc.design_equal_budget ? "equal" : "own";
+    for (const auto& [key, d] : sc.designs) {
+      a["design_source." + d.name] = d.source;
+      a["design_file." + d.name] = key;
+    }
+  }
   a["hardware_yaml"] = hw_yaml;
   a["byte_convention"] = "per global-attention layer, per forward, whole batch; DRAM bytes after the L2 model";
   a["uncertainty"] =

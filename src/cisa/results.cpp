@@ -53,7 +53,7 @@ const std::vector<std::string>& measured_columns() {
 }
 
 struct PointsTableBuilder::Cols {
-  std::vector<std::string> *dense_impl, *cisa_impl;
+  std::vector<std::string> *dense_impl, *cisa_impl, *design = nullptr;
   std::vector<std::vector<double>*> lo, hi;  // band ends of band_columns(), in order
   std::vector<std::string> *model, *hardware, *phase, *kv_dtype, *rep_dtype, *rep_kind, *score_agg,
       *pred_basis;
@@ -75,7 +75,7 @@ struct PointsTableBuilder::Cols {
   std::vector<double> *nominal, *c_near, *c_full, *c_dec, *w_kv, *w_near, *w_dec;
 };
 
-PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
+PointsTableBuilder::PointsTableBuilder(bool design_column) : c_(std::make_shared<Cols>()) {
   Cols& c = *c_;
   Table& t = t_;
   const std::string per = " (one layer, whole batch; summed over forwards for full_prefill)";
@@ -84,6 +84,9 @@ PointsTableBuilder::PointsTableBuilder() : c_(std::make_shared<Cols>()) {
   c.hardware = &t.add_text("hardware", "GPU preset name");
   c.dense_impl = &t.add_text("dense_impl", "implementation profile of the dense baseline (the fastest known on the card for \"best\"); every pred_*_dense and pred_speedup_* without _vs_own divides by it");
   c.cisa_impl = &t.add_text("cisa_impl", "implementation profile pricing CISA (attention; its selection kernels price scoring, top-k, setup)");
+  if (design_column)
+    c.design = &t.add_text("design", "sparse-attention design pricing the CISA-side columns: cisa (this model), or a "
+                                     "models/design/ description priced by src/design's traffic model (issue 15)");
   c.phase = &t.add_text("phase", "terminal_prefill | full_prefill | decode | mtp");
   c.context = &t.add_i64("context_tokens", "tokens", "L: tokens per sequence after the forward");
   c.budget = &t.add_i64("budget_chunks", "chunks", "K: remote chunks selected per selection");
@@ -219,6 +222,7 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   (*c.hardware)[i] = p.hardware;
   (*c.dense_impl)[i] = r.dense_impl;
   (*c.cisa_impl)[i] = r.cisa_impl;
+  if (c.design) (*c.design)[i] = r.design;
   (*c.phase)[i] = to_string(p.work.phase);
   (*c.context)[i] = p.work.context_tokens;
   (*c.budget)[i] = p.cisa.budget_chunks;

@@ -14,7 +14,9 @@ namespace cisa {
 
 class PointsTableBuilder {
  public:
-  PointsTableBuilder();
+  // design_column: a `design` text column after cisa_impl (scenarios that name a design, issue 15;
+  // absent otherwise, so tables of scenarios without one keep their columns).
+  explicit PointsTableBuilder(bool design_column = false);
   // `index` is the point's position in the scenario's full sweep (kept through --shard).
   void add(std::int64_t index, const Point& p, const Prediction& pred, const Rates& rates);
   void reserve(std::size_t rows);

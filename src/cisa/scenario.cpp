@@ -11,6 +11,7 @@
 #include "model/pricing.hpp"
 #include "cisa/scenario_source.hpp"
 #include "cisa/yaml_util.hpp"
+#include "design/design_yaml.hpp"
 
 namespace cisa {
 
@@ -20,7 +21,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",     "description", "model", "tp",   "hardware",
                                            "basis",    "geometry",    "cisa",  "workload", "sweep",
-                                           "measure", "implementation"};
+                                           "measure", "implementation", "design", "design_budget"};
 const std::vector<std::string> kCisaKeys = {"chunk",    "window",    "budget",   "G",
                                             "kv_dtype", "rep_dtype", "rep_dim",  "rep_kind",
                                             "score_agg", "selection_overlap"};
@@ -76,7 +77,7 @@ Setter make_setter(const YamlDoc& doc, const std::string& key, const YAML::Node&
 const std::vector<std::string> kSweepKeys = {
     "context", "budget",   "G",         "batch",    "phase",     "prefill_tokens", "mtp_tokens",
     "q_heads", "kv_heads", "head_dim",  "hidden",   "chunk",     "window",         "kv_dtype",
-    "rep_dtype", "rep_dim", "rep_kind", "score_agg", "selection_overlap", "hardware", "dense_impl", "cisa_impl", "zip"};
+    "rep_dtype", "rep_dim", "rep_kind", "score_agg", "selection_overlap", "hardware", "dense_impl", "cisa_impl", "design", "zip"};
 
 std::string point_key(const Point& p) {
   std::ostringstream o;
@@ -86,7 +87,8 @@ std::string point_key(const Point& p) {
     << to_string(p.cisa.rep_dtype) << '|' << p.cisa.rep_dim << '|' << to_string(p.cisa.rep_kind)
     << '|' << to_string(p.cisa.score_agg) << '|' << p.cisa.selection_overlap << '|'
     << to_string(p.work.phase) << '|' << p.work.context_tokens << '|' << p.work.batch << '|'
-    << p.work.prefill_tokens << '|' << p.work.mtp_tokens << '|' << p.dense_impl << '|' << p.cisa_impl;
+    << p.work.prefill_tokens << '|' << p.work.mtp_tokens << '|' << p.dense_impl << '|' << p.cisa_impl << '|'
+    << p.design;
   return o.str();
 }
 
@@ -188,6 +190,38 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
   apply_block("cisa", kCisaKeys);
   apply_block("workload", kWorkloadKeys);
 
+  // design: NAME (models/design/NAME.yaml, embedded) or FILE (beside the scenario first); "cisa"
+  // keeps the CISA model. Each design is loaded once; its first mention is where errors point.
+  std::map<std::string, YAML::Node> design_nodes;
+  auto design_setter = [&](const YAML::Node& n, const std::string& field) -> Setter {
+    const std::string name = get_string(doc, n, field);
+    sc.design_column = true;
+    if (name != "cisa" && !sc.designs.count(name)) {
+      const bool is_path = name.find('/') != std::string::npos ||
+                           (name.size() > 5 && name.substr(name.size() - 5) == ".yaml");
+      if (is_path) {
+        sc.designs[name] = design::parse_design(load_referenced_yaml(doc, n, field, name));
+      } else {
+        try {
+          sc.designs[name] = design::load_design(name);
+        } catch (const InputError& e) {
+          if (!e.where().file.empty()) throw;
+          throw InputError(locate(doc, n, field), e.what());
+        }
+      }
+      design_nodes[name] = n;
+    }
+    return [name](Point& p) { p.design = name; };
+  };
+  if (root["design"]) design_setter(root["design"], "design")(base);
+  if (const YAML::Node db = root["design_budget"]) {
+    const std::string b = get_string(doc, db, "design_budget");
+    if (b != "equal" && b != "own")
+      throw InputError(locate(doc, db, "design_budget"),
+                       "must be 'equal' (every design selects K x c tokens) or 'own' (each design's budget_tokens)");
+    sc.design_equal_budget = b == "equal";
+  }
+
   // Sweep: Cartesian product of the listed keys; keys under zip: vary together.
   std::vector<std::vector<std::vector<Setter>>> axes;  // axis -> value index -> setters
   std::vector<std::string> axis_fields;
@@ -197,6 +231,11 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
       if (!list.IsSequence() || list.size() == 0)
         throw InputError(locate(doc, list, field), "expected a non-empty list, e.g. [1, 4, 16]");
       std::vector<Setter> out;
+      if (key == "design") {
+        for (std::size_t i = 0; i < list.size(); ++i)
+          out.push_back(design_setter(list[i], field + "[" + std::to_string(i) + "]"));
+        return out;
+      }
       if (key == "hardware") {
         for (std::size_t i = 0; i < list.size(); ++i) {
           Hardware hw = resolve_hardware(doc, list[i], field + "[" + std::to_string(i) + "]");
@@ -272,6 +311,20 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
         where = blk[leaf] ? blk[leaf] : blk;
       }
       throw InputError(locate(doc, where, field), msg);
+    }
+    if (p.design != "cisa") {  // the design must fit the point (e.g. a budget of whole units)
+      try {
+        design::resolve(sc.designs.at(p.design), p.geo, p.cisa, effective_qshare(p.cisa, p.work),
+                        sc.design_equal_budget);
+      } catch (const std::invalid_argument& e) {
+        std::string msg = "design '" + p.design + "' at this point: " + e.what();
+        if (!axes.empty()) {
+          msg += " (in the sweep point";
+          for (std::size_t a = 0; a < axes.size(); ++a) msg += " " + axis_fields[a] + "[" + std::to_string(idx[a]) + "]";
+          msg += ")";
+        }
+        throw InputError(locate(doc, design_nodes.at(p.design), "design"), msg);
+      }
     }
     if (seen.insert(point_key(p)).second)
       sc.points.push_back(p);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "design/design.hpp"
 #include "model/hardware.hpp"
 #include "model/implementation.hpp"
 #include "model/point.hpp"
@@ -28,6 +29,11 @@ struct Scenario {
   // --measure inputs: "random" (Gaussian K/V/Q) or "planted" (round(selection_overlap x K) pages
   // per sequence get keys aligned with every index query, so neighbouring selections share them).
   std::string measure_inputs = "random";
+  // Sparse-attention designs (issue 15): `design: NAME|FILE` and a `design` sweep axis. Points with
+  // design "cisa" use the CISA model unchanged; others are priced by src/design's traffic model.
+  std::map<std::string, design::Design> designs;  // by Point::design (as written in the scenario)
+  bool design_equal_budget = true;  // design_budget: equal (K x c tokens each) | own (each design's)
+  bool design_column = false;       // the scenario names a design: /points gets a `design` column
 };
 
 // `source` is a file path; "" loads the embedded default scenario (ultra_tp2_1m).

@@ -85,6 +85,7 @@ std::vector<Key> key_columns(const Table& t) {
       {"model", "model"}, {"hardware", "gpu"}, {"batch", "B"}, {"q_heads", "Hq"}, {"kv_heads", "Hkv"},
       {"head_dim", "d"}, {"prefill_tokens", "P"}, {"chunk_tokens", "c"}, {"window_pages", "W"},
       {"kv_dtype", "kv"}, {"rep_kind", "rep"}, {"score_agg", "agg"}, {"selection_overlap", "overlap"}};
+  if (t.find("design")) keys.push_back({"design", "design", 0});  // issue 15: design: / sweep.design
   keys.push_back({"phase", "phase", 0});
   keys.push_back({"context_tokens", "L", 0});
   keys.push_back({"budget_chunks", "K", 0});

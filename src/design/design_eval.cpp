@@ -96,26 +96,22 @@ double best_dense(const PointPricing& pr, const DesignCost& c, int b, std::strin
 
 void add_row(Columns& col, const std::string& run, const Point& p, const PointPricing& pr,
              const Design& d, bool equal_budget) {
-  const int g = effective_qshare(p.cisa, p.work);
-  Resolved r;
+  PricedDesign pd;
   try {
-    r = resolve(d, p.geo, p.cisa, g, equal_budget);
+    pd = price_design(p, pr, d, equal_budget);
   } catch (const std::invalid_argument& e) {
     throw InputError("design '" + d.name + "' at run " + run + ": " + e.what());
   }
-  DesignCost cost[3];
+  const Resolved& r = pd.r;
+  const DesignCost* cost = pd.cost;
   double busy[3], dense[3];
   std::string dense_name;
   for (int b = 0; b < 3; ++b) {
-    const Pricing& pc = pr.cisa[b];
-    r.unit_visits = b == 2;  // a token gather: one page visit per token at the slow end (EST)
-    cost[b] = design_cost(r, p.geo, p.cisa, p.work, pc.shape);
-    busy[b] = cisa_times(cost[b].forward, pc.shape, pc.rates).busy();
+    busy[b] = pd.times[b].busy();
     dense[b] = best_dense(pr, cost[b], b, b == 1 ? &dense_name : nullptr);
   }
-  r.unit_visits = false;
   const DesignCost& c = cost[1];
-  const ComponentTimes t = cisa_times(c.forward, pr.cisa[1].shape, pr.cisa[1].rates);
+  const ComponentTimes& t = pd.times[1];
   col.run.push_back(run);
   col.model.push_back(p.model);
   col.hardware.push_back(p.hardware);
@@ -168,6 +164,64 @@ void add_row(Columns& col, const std::string& run, const Point& p, const PointPr
 }
 
 }  // namespace
+
+PricedDesign price_design(const Point& p, const PointPricing& pr, const Design& d, bool equal_budget) {
+  PricedDesign out;
+  out.r = resolve(d, p.geo, p.cisa, effective_qshare(p.cisa, p.work), equal_budget);
+  for (int b = 0; b < 3; ++b) {
+    const Pricing& pc = pr.cisa[b];
+    out.r.unit_visits = b == 2;  // a token gather: one page visit per token at the slow end (EST)
+    out.cost[b] = design_cost(out.r, p.geo, p.cisa, p.work, pc.shape);
+    out.times[b] = cisa_times(out.cost[b].forward, pc.shape, pc.rates);
+  }
+  out.r.unit_visits = false;
+  return out;
+}
+
+Prediction predict_design(const Point& p, const PointPricing& pr, const Design& d, bool equal_budget) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  Prediction out = predict(p, pr);  // the dense side; the CISA side is replaced below
+  const PricedDesign pd = price_design(p, pr, d, equal_budget);
+  const DesignCost& c = pd.cost[1];
+  const ForwardCost& g = c.forward;
+  ForwardCost& f = out.cost;
+  out.design = d.name;
+  f.attention_cisa = g.attention_cisa;
+  f.scoring = g.scoring;
+  f.topk = g.topk;
+  f.setup = g.setup;
+  f.other = g.other;
+  const DesignBytes& y = c.bytes;
+  f.bytes_cisa.kv = y.kv_selected + y.kv_fixed + y.branch;  // every K/V read, the branch's too
+  f.bytes_cisa.rep = y.index_read;
+  f.bytes_cisa.meta = y.scores + y.ids;
+  f.bytes_cisa.qo = y.qo;
+  f.bytes_cisa.partials = y.partials;
+  f.bytes_cisa.other = y.index_write + y.other;
+  f.l2_kv_cisa = f.l2_rep = kNaN;
+  f.selections = c.plans;
+  f.topk_rows = g.topk_rows;
+  f.eligible_chunks_sum = g.eligible_chunks_sum;  // in the design's units
+  f.splits_cisa = kNaN;
+  f.sparse_positions = f.dense_positions = kNaN;
+  f.setup_h2d_bytes = g.setup_h2d_bytes;
+  f.cisa_dense_prefix_bytes = g.cisa_dense_prefix_bytes;
+  out.cisa = pd.times[1];
+  out.cisa_lo = pd.times[0];
+  out.cisa_hi = pd.times[2];
+  // Ceilings: the design's closed forms (design_ceiling) where one exists.
+  const Resolved& r = pd.r;
+  const std::int64_t L = p.work.context_tokens;
+  Ceilings& ce = out.ceilings;
+  ce.nominal_compression = static_cast<double>(L) / static_cast<double>(r.d.budget_tokens);
+  ce.ceiling_near_end_prefill = design_ceiling(r, p.geo, p.cisa, L, r.plan_positions, true);
+  ce.ceiling_full_prefill = kNaN;
+  ce.ceiling_decode = design_ceiling(r, p.geo, p.cisa, L, 1, true);
+  ce.window_kv_only = kNaN;
+  ce.window_near_end_prefill = design_ceiling(r, p.geo, p.cisa, L, r.plan_positions, false);
+  ce.window_decode = design_ceiling(r, p.geo, p.cisa, L, 1, false);
+  return out;
+}
 
 Table evaluate_designs(const DesignScenario& sc) {
   Table t;

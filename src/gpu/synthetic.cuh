@@ -212,9 +212,10 @@ struct OtherWork {
   std::unique_ptr<Dev<K::bf16_bits>> w, x, out;
   std::unique_ptr<Dev<int>> filled;
   int m = 0, n = 0, k = 0, n_filled = 0;
-  OtherWork(const Point& p, const K::CisaPlan& plan, const World& world) {
+  // projection = false: no index projection (designs scoring with the heads' own queries, Quest).
+  OtherWork(const Point& p, const K::CisaPlan& plan, const World& world, bool projection = true) {
     for (const auto& r : plan.score_rows)
-      if (r.kv_head == 0) n += r.n_q;  // sparse positions of the whole batch
+      if (projection && r.kv_head == 0) n += r.n_q;  // sparse positions of the whole batch
     m = p.geo.kv_heads * 128;
     k = p.geo.hidden;
     if (n > 0) {

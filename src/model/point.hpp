@@ -22,6 +22,10 @@ struct Point {
   Workload work;
   std::string dense_impl = "best";         // implementation profile of the dense baseline, or "best"
   std::string cisa_impl = "auto";   // implementation profile pricing CISA, or "auto" (per architecture)
+  // Sparse-attention design (issue 15): "cisa" (the CISA traffic model of traffic.cpp), or the
+  // key of Scenario::designs (a shipped models/design/NAME.yaml or a design file), whose traffic
+  // model (src/design) prices the CISA-side columns.
+  std::string design = "cisa";
 };
 
 // One implementation on one card at one bound: everything the traffic model and the roofline need.
@@ -40,6 +44,7 @@ struct PointPricing {
 };
 
 struct Prediction {
+  std::string design = "cisa";  // the design's name (src/design) pricing the CISA-side figures
   int qshare_g = 1;          // effective G of the phase
   double forwards = 0;       // forwards summed (full_prefill: ceil(L/P))
   ForwardCost cost;          // summed over forwards: CISA with its implementation, dense with the baseline's
