@@ -26,6 +26,10 @@ std::string unsupported(const Point& p) {
   if (p.work.phase == Phase::full_prefill)
     return "full_prefill (a whole prompt) is not measured; measure terminal_prefill";
   if (p.cisa.budget_chunks > 65536) return "budget beyond the top-k kernel's range";
+  // One top-k row covers at most 65,536 eligible pages (a 2-CTA cluster of 32,768 keys each).
+  if (p.work.context_tokens / p.cisa.chunk_tokens > 65536)
+    return "more than 65,536 pages of history (" + std::to_string(p.work.context_tokens) +
+           " tokens): beyond the top-k kernel's row length";
   return "";
 }
 
