@@ -111,7 +111,7 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     r.scoring_read_bw_Bps = at(im.scoring_read_bw_tbs, b, true) * 1e12;
     r.scoring_write_bw_Bps = at(im.scoring_write_bw_tbs, b, true) * 1e12;
     r.scoring_floor_s = at(im.scoring_floor_us, b, false) * 1e-6;
-    r.scoring_step_s = at(im.scoring_step_us, b, false) * 1e-6;
+    r.scoring_step_s = im.scoring_step_term ? at(im.scoring_step_us, b, false) * 1e-6 : 0.0;
     r.topk_keys_per_s_per_sm = at(im.topk_keys_per_ns_per_sm, b, true) * 1e9;
     r.topk_l2_keys_per_s_per_sm = at(im.topk_l2_keys_per_ns_per_sm, b, true) * 1e9;
     r.topk_ids_per_s_per_sm = at(im.topk_ids_per_ns_per_sm, b, true) * 1e9;

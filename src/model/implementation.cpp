@@ -101,7 +101,8 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.scoring_read_bw_tbs = r.get(p.scoring_read_bw_tbs, Transfer::read_bw, "scoring.read_bw_tbs");
   o.scoring_write_bw_tbs = r.get(p.scoring_write_bw_tbs, Transfer::write_bw, "scoring.write_bw_tbs");
   o.scoring_floor_us = r.get(p.scoring_floor_us, Transfer::same, "scoring.floor_us");
-  o.scoring_step_us = r.get(p.scoring_step_us, Transfer::same, "scoring.step_us");
+  o.scoring_step_term = !p.scoring_step_us.empty();  // structure: the CTA walks dependent load steps
+  if (o.scoring_step_term) o.scoring_step_us = r.get(p.scoring_step_us, Transfer::same, "scoring.step_us");
   o.topk_keys_per_ns_per_sm = r.get(p.topk_keys_per_ns_per_sm, Transfer::same, "topk.keys_per_ns_per_sm");
   o.topk_l2_keys_per_ns_per_sm = r.get(p.topk_l2_keys_per_ns_per_sm, Transfer::same, "topk.l2_keys_per_ns_per_sm");
   o.topk_ids_per_ns_per_sm = r.get(p.topk_ids_per_ns_per_sm, Transfer::same, "topk.ids_per_ns_per_sm");

@@ -66,7 +66,8 @@ struct ImplProfile {
   int topk_radix_passes = 4;
   int topk_cluster_above = 0;  // rows with more eligible keys run on a 2-CTA cluster (0: never)
   double score_bytes = 4;  // bytes per score written by scoring and read by top-k
-  PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
+  PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us;
+  PerCard scoring_step_us;  // one dependent load step of a scoring CTA; absent: no such term (structure)
   PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
   PerCard topk_cta_us;  // fixed time per top-k CTA; a profile without it has no per-CTA term (structure)
   PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
@@ -99,6 +100,7 @@ struct ResolvedImpl {
   int topk_cluster_above = 0;
   double score_bytes = 4;
   Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
+  bool scoring_step_term = false;  // the profile models the chain of load steps of a scoring CTA
   Figure topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
   bool topk_cta_term = false;  // the profile models a fixed time per top-k CTA
   Figure topk_cta_us;
