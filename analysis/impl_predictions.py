@@ -44,9 +44,10 @@ class InputError(Exception):
 
 
 def predictions(binary, scenario, sets, key, profile, column):
-    cmd = [binary, "--scenario", scenario, "--no-hdf5", "--format", "csv", "--set", f"implementation.{key}={profile}"]
+    cmd = [binary, "--scenario", scenario, "--no-hdf5", "--format", "csv"]
     for s in sets:
         cmd += ["--set", s]
+    cmd += ["--set", f"implementation.{key}={profile}"]  # last: the implementation predicted wins
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise InputError(f"{' '.join(cmd)}: exit {proc.returncode}: {proc.stderr.strip()[:400]}")
