@@ -46,7 +46,9 @@ for f in $D/*_device_run.h5; do rescore $D "$f" "$(basename "$f" _device_run.h5)
 # and the committed sweeps measured again.
 for dir in results/h200/heldout results/h200/heldout2 results/h200/remeasured; do
   for f in $dir/*_device_run.h5; do
-    [ -f "$f" ] && rescore $dir "$f" "$(basename "$f" _device_run.h5)"
+    [ -f "$f" ] || continue
+    s=$(basename "$f" _device_run.h5)
+    rescore $dir "$f" "${s%_s4}"  # <scenario>_s4: a committed sweep measured again in session 4
   done
 done
 # The implementation runs of 2026-11-30 measured kernels v10 (archived profile cisa_kernels_2026_11_30).
