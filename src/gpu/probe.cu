@@ -1,6 +1,7 @@
-#include <cublas_v2.h>
+#include <cublas_v2.h>  // types only: cuBLAS is loaded with dlopen when the GEMM probe runs
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +22,47 @@ void check(cudaError_t e, const char* what) {
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(s));
+}
+
+// cuBLAS (with cuBLASLt, ~600 MB of shared objects) is opened only by the GEMM probe: linked,
+// the loader maps and relocates it at every start of cisa-sim (~200 MB resident for `presets`).
+struct Cublas {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  decltype(&cublasGemmEx) gemm = nullptr;
+};
+
+#define CISA_STR2(x) #x
+#define CISA_STR(x) CISA_STR2(x)
+
+const Cublas& cublas() {
+  static const Cublas lib = [] {
+    const std::string so = "libcublas.so." CISA_STR(CUBLAS_VER_MAJOR);
+    std::vector<std::string> tried = {so};
+#ifdef CISA_CUDA_LIBRARY_DIR
+    tried.push_back(std::string(CISA_CUDA_LIBRARY_DIR) + "/" + so);
+#endif
+    void* h = nullptr;
+    std::string why;
+    for (const auto& name : tried) {
+      h = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (h) break;
+      const char* e = ::dlerror();
+      why += std::string(why.empty() ? "" : "; ") + (e ? e : name + ": not found");
+    }
+    if (!h)
+      throw std::runtime_error("the BF16 GEMM probe needs cuBLAS (" + so + ", CUDA " CISA_STR(CUBLAS_VER_MAJOR) +
+                               ".x) and could not load it: " + why +
+                               " (install cuBLAS or add its folder to LD_LIBRARY_PATH)");
+    Cublas c;
+    c.create = reinterpret_cast<decltype(c.create)>(::dlsym(h, "cublasCreate_v2"));
+    c.destroy = reinterpret_cast<decltype(c.destroy)>(::dlsym(h, "cublasDestroy_v2"));
+    c.gemm = reinterpret_cast<decltype(c.gemm)>(::dlsym(h, "cublasGemmEx"));
+    if (!c.create || !c.destroy || !c.gemm)
+      throw std::runtime_error(so + " lacks cublasCreate_v2 / cublasDestroy_v2 / cublasGemmEx");
+    return c;
+  }();
+  return lib;
 }
 
 template <class T>
@@ -199,14 +241,15 @@ ProbeResult probe_gemm_bf16_tflops(int n) {
   fill_bf16<<<4 * sm_count(), 256>>>(A.p, elems, 3u);
   fill_bf16<<<4 * sm_count(), 256>>>(B.p, elems, 5u);
   check(cudaGetLastError(), "fill_bf16");
+  const Cublas& cb = cublas();
   cublasHandle_t h{};
-  check(cublasCreate(&h), "cublasCreate");
+  check(cb.create(&h), "cublasCreate");
   const float alpha = 1.0f, beta = 0.0f;
   std::vector<double> tf;
   try {
     tf = time_ms(
         [&](int) {
-          check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p,
+          check(cb.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p,
                              CUDA_R_16BF, n, &beta, C.p, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
                              CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx");
@@ -214,10 +257,10 @@ ProbeResult probe_gemm_bf16_tflops(int n) {
         10);
     for (double& x : tf) x = 2.0 * n * static_cast<double>(n) * n / (x * 1e-3) / 1e12;
   } catch (...) {
-    cublasDestroy(h);
+    cb.destroy(h);
     throw;
   }
-  cublasDestroy(h);
+  cb.destroy(h);
   return summarize(tf, "cuBLAS BF16 GEMM " + std::to_string(n) +
                            "^3, fp32 accumulate, random inputs, median of 10");
 }
