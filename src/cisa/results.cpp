@@ -210,10 +210,18 @@ void PointsTableBuilder::reserve(std::size_t n) {
   }
 }
 
+void PointsTableBuilder::set_rows(std::size_t n) {
+  resize_all(n);
+  rows_ = capacity_ = n;
+}
+
 void PointsTableBuilder::add(std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
-  Cols& c = *c_;
   if (rows_ == capacity_) grow();
-  const std::size_t i = rows_++;
+  put(rows_++, index, p, r, rates);
+}
+
+void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
+  Cols& c = *c_;
   const ForwardCost& f = r.cost;
   (*c.model)[i] = p.model;
   (*c.hardware)[i] = p.hardware;

@@ -17,7 +17,10 @@ class PointsTableBuilder {
   PointsTableBuilder();
   // `index` is the point's position in the scenario's full sweep (kept through --shard).
   void add(std::int64_t index, const Point& p, const Prediction& pred, const Rates& rates);
+  // Row `row` (< rows()) in place: threads may fill different rows of one chunk at once.
+  void put(std::size_t row, std::int64_t index, const Point& p, const Prediction& pred, const Rates& rates);
   void reserve(std::size_t rows);
+  void set_rows(std::size_t rows);  // every column `rows` long (storage kept for reuse)
   Table& table();  // trimmed to the rows added
 
  private:

@@ -2,8 +2,12 @@
 
 #include "cisa/output_file.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <unistd.h>
+
+#include <iterator>
+#include <thread>
 
 #include <algorithm>
 #include <cmath>
@@ -71,19 +75,78 @@ std::vector<std::vector<std::string>> render(const Table& t, const std::vector<S
 
 }  // namespace
 
-void write_csv(std::ostream& os, const Table& t) {
-  const auto& cols = t.columns();
-  for (std::size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << csv_escape(cols[i].name);
-  os << '\n';
-  const std::size_t n = t.rows();
-  for (std::size_t r = 0; r < n; ++r) {
-    for (std::size_t i = 0; i < cols.size(); ++i)
-      os << (i ? "," : "") << csv_escape(cols[i].format_cell(r, 10));
-    os << '\n';
+void append_csv_cell(std::string& out, const Column& c, std::size_t row) {
+  if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
+    const double v = (*f)[row];
+    if (std::isnan(v)) {
+      out += "nan";
+    } else if (v == std::floor(v) && std::fabs(v) < 1e10) {
+      // What "{:.10g}" prints for an integer of at most 10 digits, without the float formatter.
+      if (v == 0)
+        out += std::signbit(v) ? "-0" : "0";
+      else
+        fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), static_cast<long long>(v));
+    } else {
+      fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.10g}"), v);
+    }
+  } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
+    fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), (*i)[row]);
+  } else {
+    out += csv_escape(std::get<std::vector<std::string>>(c.data)[row]);
   }
 }
 
-void write_json(std::ostream& os, const Table& t, const Attributes& attributes) {
+namespace {
+
+// Formats rows [0, n) with `row(out, r)` on up to `threads` threads; writes them in order.
+template <class RowFn>
+void write_rows(std::ostream& os, std::size_t n, unsigned threads, RowFn row) {
+  constexpr std::size_t kBlock = 4096;  // rows per buffer
+  const unsigned t = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, (n + kBlock - 1) / kBlock)));
+  if (t <= 1) {
+    std::string buf;
+    for (std::size_t lo = 0; lo < n; lo += kBlock) {
+      buf.clear();
+      for (std::size_t r = lo; r < std::min(n, lo + kBlock); ++r) row(buf, r);
+      os.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    }
+    return;
+  }
+  std::vector<std::string> bufs(t);
+  std::vector<std::thread> pool;
+  for (unsigned k = 0; k < t; ++k)
+    pool.emplace_back([&, k] {
+      for (std::size_t r = n * k / t; r < n * (k + 1) / t; ++r) row(bufs[k], r);
+    });
+  for (auto& th : pool) th.join();
+  for (const auto& b : bufs) os.write(b.data(), static_cast<std::streamsize>(b.size()));
+}
+
+}  // namespace
+
+void write_csv_header(std::ostream& os, const Table& t) {
+  const auto& cols = t.columns();
+  for (std::size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << csv_escape(cols[i].name);
+  os << '\n';
+}
+
+void write_csv_rows(std::ostream& os, const Table& t, unsigned threads) {
+  const auto& cols = t.columns();
+  write_rows(os, t.rows(), threads, [&](std::string& out, std::size_t r) {
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      if (i) out += ',';
+      append_csv_cell(out, cols[i], r);
+    }
+    out += '\n';
+  });
+}
+
+void write_csv(std::ostream& os, const Table& t) {
+  write_csv_header(os, t);
+  write_csv_rows(os, t);
+}
+
+void write_json_begin(std::ostream& os, const Table& t, const Attributes& attributes) {
   os << "{\n  \"attributes\": {";
   bool first = true;
   for (const auto& [k, v] : attributes) {
@@ -95,23 +158,40 @@ void write_json(std::ostream& os, const Table& t, const Attributes& attributes) 
   for (std::size_t i = 0; i < cols.size(); ++i)
     os << (i ? ", " : "") << "\"" << cols[i].name << "\": \"" << json_escape(cols[i].unit) << "\"";
   os << "},\n  \"points\": [";
-  const std::size_t n = t.rows();
-  for (std::size_t r = 0; r < n; ++r) {
-    os << (r ? ",\n" : "\n") << "    {";
+}
+
+void write_json_rows(std::ostream& os, const Table& t, bool first_chunk, unsigned threads) {
+  const auto& cols = t.columns();
+  write_rows(os, t.rows(), threads, [&](std::string& out, std::size_t r) {
+    out += (r || !first_chunk) ? ",\n    {" : "\n    {";
     for (std::size_t i = 0; i < cols.size(); ++i) {
-      os << (i ? ", " : "") << "\"" << cols[i].name << "\": ";
+      out += i ? ", \"" : "\"";
+      out += cols[i].name;
+      out += "\": ";
       const Column& c = cols[i];
       if (c.is_text()) {
-        os << "\"" << json_escape(c.format_cell(r)) << "\"";
+        out += '"';
+        out += json_escape(c.format_cell(r));
+        out += '"';
       } else if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
-        os << (std::isfinite((*f)[r]) ? fmt::format("{:.17g}", (*f)[r]) : std::string("null"));
+        if (std::isfinite((*f)[r]))
+          fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.17g}"), (*f)[r]);
+        else
+          out += "null";
       } else {
-        os << c.format_cell(r);
+        out += c.format_cell(r);
       }
     }
-    os << "}";
-  }
-  os << "\n  ]\n}\n";
+    out += '}';
+  });
+}
+
+void write_json_end(std::ostream& os) { os << "\n  ]\n}\n"; }
+
+void write_json(std::ostream& os, const Table& t, const Attributes& attributes) {
+  write_json_begin(os, t, attributes);
+  write_json_rows(os, t, true);
+  write_json_end(os);
 }
 
 void write_aligned(std::ostream& os, const Table& t, const std::vector<ShownColumn>& cols) {
