@@ -111,8 +111,8 @@ int cmd_run(int argc, char** argv) {
       if (format == "csv") write_csv(std::cout, t);
       if (format == "json") write_json(std::cout, t, attrs);
       RunDigest d(t, t.rows(), 0);
-      if (tabular) d.add(t);
-      print_tail(d, &t, attrs, measured);
+      if (tabular) d.adopt(std::move(t));  // not copied
+      print_tail(d, tabular ? &d.shown : &t, attrs, measured);
       return kExitOk;
     }
     // Streamed: the HDF5 file (a temp, renamed when complete), csv / json on stdout, the table's digest.

@@ -293,7 +293,7 @@ void RunDigest::add(const Table& chunk) {
     const std::size_t g = seen + r;
     if (g < head || g >= rows - tail) keep.push_back(r);
   }
-  if (!keep.empty()) {
+  if (!keep.empty() && copy_rows_) {
     auto& dst = shown.columns();
     for (std::size_t k = 0; k < dst.size(); ++k) {
       auto& out = const_cast<Column&>(dst[k]);
@@ -346,6 +346,13 @@ void RunDigest::add(const Table& chunk) {
     }
   }
   seen += n;
+}
+
+void RunDigest::adopt(Table&& whole) {
+  copy_rows_ = false;
+  add(whole);
+  copy_rows_ = true;
+  shown = std::move(whole);
 }
 
 void print_run_header(std::ostream& os, const Scenario& sc, const Table& t, const Attributes& attrs) {

@@ -34,6 +34,7 @@ class RunDigest {
   // rows: the rows to come; max_rows: rows shown (0: all, the whole table is kept).
   RunDigest(const Table& schema, std::size_t rows, std::size_t max_rows);
   void add(const Table& chunk);  // the next rows, in order
+  void adopt(Table&& whole);     // the whole table at once (max_rows 0): kept as `shown`, not copied
 
   std::size_t rows = 0, seen = 0;
   std::size_t head = 0;  // rows [0, head) and [rows - (shown.rows() - head), rows) are in `shown`
@@ -60,6 +61,7 @@ class RunDigest {
   };
   std::map<std::string, Distinct> raw_;
   std::size_t max_rows_ = 0;
+  bool copy_rows_ = true;
 };
 
 void print_run_header(std::ostream& os, const Scenario& sc, const RunDigest& d, const Attributes& attrs);
