@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -63,8 +64,9 @@ std::size_t shard_rows(std::size_t points, Shard shard) {
 
 StreamOptions stream_options() {
   StreamOptions o;
+  o.chunk_rows = 16384;
   if (const char* e = std::getenv("CISA_CHUNK_ROWS"); e && std::atoll(e) > 0)
-    o.chunk_rows = static_cast<std::size_t>(std::atoll(e));
+    o.chunk_rows = o.hold_rows = static_cast<std::size_t>(std::atoll(e));
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   o.threads = std::min(hw, 16u);
   if (const char* e = std::getenv("CISA_THREADS"); e && std::atoi(e) > 0)
@@ -106,13 +108,15 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
   const PricingTable prices(sc);
   const std::size_t n = sc.point_count, chunk = std::max<std::size_t>(1, opt.chunk_rows);
   const unsigned threads = std::max(1u, opt.threads);
-  PointsTableBuilder b;
+  // Two chunks: the sink writes one (on its own thread) while the next is evaluated.
+  PointsTableBuilder builders[2];
+  std::future<void> sinking;
   std::vector<Point> batch;
   std::vector<std::int64_t> index;
   Sweep::Cursor cur(sc.sweep);
   std::size_t i = 0;  // point index in the sweep
   bool more = true;
-  while (more) {
+  for (std::size_t k = 0; more; ++k) {
     std::size_t rows = 0;
     while (rows < chunk) {
       if (batch.size() <= rows) {
@@ -124,6 +128,7 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
       ++i;
     }
     if (rows == 0) break;
+    PointsTableBuilder& b = builders[k % 2];  // the sink of chunk k - 2 is done
     b.set_rows(rows);
     auto work = [&](std::size_t lo, std::size_t hi) {
       for (std::size_t r = lo; r < hi; ++r) {
@@ -138,21 +143,36 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
       std::vector<std::thread> pool;
       std::exception_ptr failed;
       std::mutex m;
-      for (unsigned k = 0; k < t; ++k)
-        pool.emplace_back([&, k] {
+      for (unsigned w = 1; w < t; ++w)
+        pool.emplace_back([&, w] {
           try {
-            work(rows * k / t, rows * (k + 1) / t);
+            work(rows * w / t, rows * (w + 1) / t);
           } catch (...) {
             std::lock_guard<std::mutex> lock(m);
             if (!failed) failed = std::current_exception();
           }
         });
+      try {
+        work(0, rows / t);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!failed) failed = std::current_exception();
+      }
       for (auto& th : pool) th.join();
-      if (failed) std::rethrow_exception(failed);
+      if (failed) {
+        if (sinking.valid()) sinking.wait();
+        std::rethrow_exception(failed);
+      }
     }
-    sink(b.table());
+    if (sinking.valid()) sinking.get();  // chunks reach the sink in order, one at a time
+    const Table& done = b.table();
+    if (threads > 1)
+      sinking = std::async(std::launch::async, [&sink, &done] { sink(done); });
+    else
+      sink(done);
     if (progress) progress(std::min(i, n), n);
   }
+  if (sinking.valid()) sinking.get();
 }
 
 std::map<std::string, std::size_t> text_column_widths(const Scenario& sc) {

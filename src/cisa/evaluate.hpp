@@ -26,15 +26,17 @@ Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t
 std::size_t shard_rows(std::size_t points, Shard shard);
 
 struct StreamOptions {
-  std::size_t chunk_rows = 65536;  // rows per chunk (memory: ~1.7 KB a row)
+  std::size_t chunk_rows = 16384;  // rows per chunk (memory: ~1.7 KB a row, two chunks held)
   unsigned threads = 1;            // evaluating a chunk's rows; the order of rows does not depend on it
+  std::size_t hold_rows = 65536;   // cisa-sim run: tables of at most this many rows are held whole
 };
-// $CISA_CHUNK_ROWS (tests) or 65536 rows; $CISA_THREADS or the machine's cores (at most 16).
+// $CISA_CHUNK_ROWS (tests; also hold_rows) or 16384 rows; $CISA_THREADS or the machine's cores (at most 16).
 StreamOptions stream_options();
 
 // The scenario's points (from sc.sweep, never all held) evaluated in chunks of at most
 // opt.chunk_rows rows, in point order, with the same rows and values as evaluate_scenario. sink
-// gets each chunk (a table with the /points columns, reused for the next chunk).
+// gets each chunk in order (a table with the /points columns, reused two chunks later); with
+// opt.threads > 1 it runs on another thread while the next chunk is evaluated (one call at a time).
 void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const Table&)>& sink,
                               const std::function<void(std::size_t, std::size_t)>& progress = {},
                               Shard shard = {}, StreamOptions opt = {});

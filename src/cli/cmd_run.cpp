@@ -92,9 +92,9 @@ int cmd_run(int argc, char** argv) {
     };
     const std::size_t rows = shard_rows(sc.point_count, shard);
     const StreamOptions opt = stream_options();
-    // A run of one chunk, or one whose table shows every row, is held (the table's widths and
+    // A table of at most hold_rows rows, or one that shows every row, is held (the table's widths and
     // units then come from every row, as they always have).
-    const bool hold_all = hold || (tabular && (rows <= opt.chunk_rows || table_opt.max_rows == 0 || rows <= table_opt.max_rows));
+    const bool hold_all = hold || (tabular && (rows <= opt.hold_rows || table_opt.max_rows == 0 || rows <= table_opt.max_rows));
     if (hold_all) {
       check_sweep_memory(sc.point_count, static_cast<std::size_t>(shard.count), sc.file);
       if (hold) sc.points = expand_points(sc.sweep);

@@ -29,7 +29,10 @@ void check(cublasStatus_t s, const char* what) {
 struct Cublas {
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasDestroy_v2) destroy = nullptr;
-  decltype(&cublasGemmEx) gemm = nullptr;
+  // The C entry point (the header adds C++ overloads, so decltype(&cublasGemmEx) is ambiguous).
+  cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                         const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                         cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
 };
 
 #define CISA_STR2(x) #x
