@@ -1,6 +1,7 @@
 #include "cisa/results.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -10,6 +11,18 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double ms(double s) { return s * 1e3; }
 double ratio(double a, double b) { return b > 0 ? a / b : kNaN; }
+// to_string of an enum, built once: assigning it reuses a cell's storage ("terminal_prefill" is
+// longer than std::string's inline buffer, so a temporary would allocate for every row).
+template <class E>
+const std::string& name_of(E e) {
+  static const std::array<std::string, 8> names = [] {
+    std::array<std::string, 8> n;
+    for (int k = 0; k < 8; ++k) n[static_cast<std::size_t>(k)] = to_string(static_cast<E>(k));
+    return n;
+  }();
+  const auto k = static_cast<std::size_t>(e);
+  return k < names.size() ? names[k] : names[0];
+}
 }  // namespace
 
 const std::vector<std::string>& error_columns() {
@@ -227,7 +240,7 @@ void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, 
   (*c.hardware)[i] = p.hardware;
   (*c.dense_impl)[i] = r.dense_impl;
   (*c.cisa_impl)[i] = r.cisa_impl;
-  (*c.phase)[i] = to_string(p.work.phase);
+  (*c.phase)[i] = name_of(p.work.phase);
   (*c.context)[i] = p.work.context_tokens;
   (*c.budget)[i] = p.cisa.budget_chunks;
   (*c.g)[i] = r.qshare_g;
@@ -240,10 +253,10 @@ void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, 
   (*c.window)[i] = p.cisa.window_pages;
   (*c.prefill)[i] = positions_per_forward(p.work);
   (*c.rep_dim)[i] = p.cisa.rep_dim > 0 ? p.cisa.rep_dim : p.geo.head_dim;
-  (*c.kv_dtype)[i] = to_string(p.cisa.kv_dtype);
-  (*c.rep_dtype)[i] = to_string(p.cisa.rep_dtype);
-  (*c.rep_kind)[i] = to_string(p.cisa.rep_kind);
-  (*c.score_agg)[i] = to_string(p.cisa.score_agg);
+  (*c.kv_dtype)[i] = name_of(p.cisa.kv_dtype);
+  (*c.rep_dtype)[i] = name_of(p.cisa.rep_dtype);
+  (*c.rep_kind)[i] = name_of(p.cisa.rep_kind);
+  (*c.score_agg)[i] = name_of(p.cisa.score_agg);
   (*c.overlap)[i] = p.cisa.selection_overlap;
   (*c.forwards)[i] = r.forwards;
 
@@ -332,7 +345,7 @@ void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, 
   (*c.w_kv)[i] = ce.window_kv_only;
   (*c.w_near)[i] = ce.window_near_end_prefill;
   (*c.w_dec)[i] = ce.window_decode;
-  (*c.pred_basis)[i] = to_string(rates.basis);
+  (*c.pred_basis)[i] = name_of(rates.basis);
 }
 
 }  // namespace cisa

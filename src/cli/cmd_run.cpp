@@ -122,8 +122,6 @@ int cmd_run(int argc, char** argv) {
     std::unique_ptr<Hdf5TableStream> h5;
     if (!no_hdf5) h5 = std::make_unique<Hdf5TableStream>(out, "points", schema, rows, text_column_widths(sc), attrs);
     RunDigest digest(schema, rows, tabular ? table_opt.max_rows : 1);
-    if (format == "csv") write_csv_header(std::cout, schema);
-    if (format == "json") write_json_begin(std::cout, schema, attrs);
     bool first = true;
     // The HDF5 file is completed even when stdout's reader goes away (`| head`): SIGPIPE is
     // ignored while it is written, stdout is dropped at its first failure, and the run ends with
@@ -142,6 +140,8 @@ int cmd_run(int argc, char** argv) {
       write();
       if (!std::cout) stdout_ok = false;
     };
+    if (format == "csv") to_stdout([&] { write_csv_header(std::cout, schema); });
+    if (format == "json") to_stdout([&] { write_json_begin(std::cout, schema, attrs); });
     {
       Progress progress("evaluating " + sc.name);
       evaluate_scenario_chunks(
