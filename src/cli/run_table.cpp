@@ -245,7 +245,7 @@ void print_run_summary(std::ostream& os, const RunDigest& d) {
       const std::size_t m = v.size();
       const double med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
       // Beyond RunDigest::kMaxSummary values, min and max are exact and the median is that of every stride-th.
-      const std::string of = pv.series[k].stride > 1 ? fmt::format(" (of every {}th)", pv.series[k].stride) : "";
+      const std::string of = pv.series[k].stride > 1 ? fmt::format(" (of every {}-th point)", pv.series[k].stride) : "";
       line += fmt::format(" {} min {}x, median{} {}x, max {}x;", labels[k], fmt_sig(pv.series[k].min), of,
                           fmt_sig(med), fmt_sig(pv.series[k].max));
     }
@@ -337,9 +337,13 @@ void RunDigest::add(const Table& chunk) {
   if (const Column* phase = chunk.find("phase")) {
     std::vector<std::vector<double>> cols;
     for (const auto& name : summary_columns) cols.push_back(name.empty() ? std::vector<double>() : numbers(*chunk.find(name)));
+    const auto* names = std::get_if<std::vector<std::string>>(&phase->data);
+    PhaseValues* last = nullptr;
     for (std::size_t r = 0; r < n; ++r) {
-      PhaseValues& pv = phases[phase->format_cell(r)];
-      pv.series.resize(cols.size());
+      // Rows of one phase come in runs: look the phase up only where it changes.
+      if (!last || !names || r == 0 || (*names)[r] != (*names)[r - 1]) last = &phases[phase->format_cell(r)];
+      PhaseValues& pv = *last;
+      if (pv.series.size() != cols.size()) pv.series.resize(cols.size());
       ++pv.count;
       for (std::size_t k = 0; k < cols.size(); ++k)
         if (!cols[k].empty() && std::isfinite(cols[k][r])) pv.series[k].push(cols[k][r]);

@@ -30,7 +30,7 @@ struct RunTableOptions {
 // values per phase and column; beyond, every n-th, said in the summary).
 class RunDigest {
  public:
-  static constexpr std::size_t kMaxSummary = std::size_t{1} << 23;
+  static constexpr std::size_t kMaxSummary = std::size_t{1} << 21;  // 16 MB a series
   // rows: the rows to come; max_rows: rows shown (0: all, the whole table is kept).
   RunDigest(const Table& schema, std::size_t rows, std::size_t max_rows);
   void add(const Table& chunk);  // the next rows, in order
