@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdexcept>
 
 #include "cisa/hdf5_handle.hpp"
@@ -210,7 +212,13 @@ class Writer {
 
 struct Hdf5TableStream::Impl {
   Impl(const fs::path& path) : out(path.string()) {}
+  ~Impl() {
+    if (sync_fd >= 0) ::close(sync_fd);
+  }
   OutputFile out;  // first member: destroyed last, after every HDF5 object is closed
+  // A second descriptor of the temp file: after each chunk the kernel is asked to start writing
+  // it back (sync_file_range, asynchronous), so commit()'s fsync waits for the last chunks only.
+  int sync_fd = -1;
   std::unique_ptr<Writer> w;
   Handle group;
   std::vector<Writer::Slab> slabs;
@@ -227,6 +235,7 @@ Hdf5TableStream::Hdf5TableStream(const fs::path& path, const std::string& group,
   Impl& m = *impl_;
   m.rows = rows;
   m.w = std::make_unique<Writer>(m.out.temp(), m.out.target());
+  m.sync_fd = ::open(m.out.temp().c_str(), O_RDONLY | O_CLOEXEC);  // advisory: -1 is fine
   m.w->root_attributes(attributes);
   m.group = m.w->open_group(group);
   for (const auto& col : schema.columns()) {
@@ -254,6 +263,9 @@ void Hdf5TableStream::append(const Table& chunk) {
     m.w->write_slab(m.slabs[k], cols[k], static_cast<hsize_t>(m.written), m.buf);
   }
   m.written += n;
+#ifdef __linux__
+  if (m.sync_fd >= 0) ::sync_file_range(m.sync_fd, 0, 0, SYNC_FILE_RANGE_WRITE);  // start write-back; errors: at fsync
+#endif
 }
 
 void Hdf5TableStream::commit() {
@@ -264,6 +276,10 @@ void Hdf5TableStream::commit() {
   m.w->close_group(m.group);
   m.w->finish();
   m.w.reset();
+  if (m.sync_fd >= 0) {
+    ::close(m.sync_fd);
+    m.sync_fd = -1;
+  }
   m.out.commit();
 }
 
