@@ -226,11 +226,22 @@ void PointsTableBuilder::reserve(std::size_t n) {
 void PointsTableBuilder::set_rows(std::size_t n) {
   resize_all(n);
   rows_ = capacity_ = n;
+  fill_unmeasured(0, n);
+}
+
+// The measured columns and their errors: NaN until --measure fills them (a column at a time).
+void PointsTableBuilder::fill_unmeasured(std::size_t from, std::size_t to) {
+  Cols& c = *c_;
+  for (auto* m : c.meas) std::fill(m->begin() + static_cast<std::ptrdiff_t>(from), m->begin() + static_cast<std::ptrdiff_t>(to), kNaN);
+  std::fill(c.meas_overlap->begin() + static_cast<std::ptrdiff_t>(from), c.meas_overlap->begin() + static_cast<std::ptrdiff_t>(to), kNaN);
+  for (auto* m : c.err) std::fill(m->begin() + static_cast<std::ptrdiff_t>(from), m->begin() + static_cast<std::ptrdiff_t>(to), kNaN);
 }
 
 void PointsTableBuilder::add(std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
   if (rows_ == capacity_) grow();
-  put(rows_++, index, p, r, rates);
+  put(rows_, index, p, r, rates);
+  fill_unmeasured(rows_, rows_ + 1);
+  ++rows_;
 }
 
 void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
@@ -325,8 +336,6 @@ void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, 
       (*c.hi[j])[i] = hi[j];
     }
   }
-  for (auto* m : c.meas) (*m)[i] = kNaN;
-  (*c.meas_overlap)[i] = kNaN;
   {
     const KernelCost* k[] = {&f.attention_dense, &f.attention_cisa, &f.scoring, &f.topk, &f.setup, &f.other};
     for (std::size_t j = 0; j < 6; ++j) {
@@ -334,7 +343,6 @@ void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, 
       (*c.dram_w[j])[i] = k[j]->dram_write_bytes;
     }
   }
-  for (auto* m : c.err) (*m)[i] = kNaN;
   (*c.point_index)[i] = index;
 
   const Ceilings& ce = r.ceilings;
