@@ -272,6 +272,7 @@ void RunDigest::Series::push(double v) {
 RunDigest::RunDigest(const Table& schema, std::size_t total, std::size_t max_rows) : rows(total), max_rows_(max_rows) {
   const bool all = max_rows == 0 || total <= max_rows;
   head = all ? total : (max_rows + 1) / 2;
+  if (!all) distinct_cap_ = kMaxDistinct;
   for (const auto& c : schema.columns()) {
     if (std::holds_alternative<std::vector<double>>(c.data)) shown.add_f64(c.name, c.unit, c.description);
     else if (std::holds_alternative<std::vector<std::int64_t>>(c.data)) shown.add_i64(c.name, c.unit, c.description);
@@ -317,6 +318,7 @@ void RunDigest::add(const Table& chunk) {
           using T = typename std::decay_t<decltype(v)>::value_type;
           for (std::size_t r = 0; r < n; ++r) {
             if (r && v[r] == v[r - 1]) continue;
+            if (dd.texts.size() + dd.numbers.size() >= distinct_cap_) break;  // streamed: bounded
             if constexpr (std::is_same_v<T, std::string>) {
               if (dd.texts.insert(v[r]).second) distinct[name].insert(v[r]);
             } else {

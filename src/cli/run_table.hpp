@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstddef>
 #include <limits>
 #include <map>
 #include <ostream>
@@ -31,6 +32,7 @@ struct RunTableOptions {
 class RunDigest {
  public:
   static constexpr std::size_t kMaxSummary = std::size_t{1} << 21;  // 16 MB a series
+  static constexpr std::size_t kMaxDistinct = 4096;  // values a key column lists (a streamed run)
   // rows: the rows to come; max_rows: rows shown (0: all, the whole table is kept).
   RunDigest(const Table& schema, std::size_t rows, std::size_t max_rows);
   void add(const Table& chunk);  // the next rows, in order
@@ -62,6 +64,7 @@ class RunDigest {
   std::map<std::string, Distinct> raw_;
   std::size_t max_rows_ = 0;
   bool copy_rows_ = true;
+  std::size_t distinct_cap_ = SIZE_MAX;
 };
 
 void print_run_header(std::ostream& os, const Scenario& sc, const RunDigest& d, const Attributes& attrs);
