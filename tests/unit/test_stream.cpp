@@ -287,11 +287,29 @@ TEST_CASE("CSV cells print as Column::format_cell(row, 10)", "[stream]") {
     f.push_back(v);
     f.push_back(std::round(static_cast<double>(state >> 30) / 7.0));  // integers of up to 11 digits
   }
+  // Repeats (the row-to-row cache of write_csv_rows) and an int and a text column.
+  for (std::size_t r = 0; r < 5000; ++r) f.push_back(f[r / 3]);
+  auto& n = t.add_i64("n", "", "");
+  auto& l = t.add_text("label", "");
+  for (std::size_t r = 0; r < f.size(); ++r) {
+    n.push_back(static_cast<std::int64_t>(r % 7) * (r % 2 ? -1 : 1) * 1234567890123LL);
+    l.push_back(r % 5 == 0 ? "a,\"b\"" : r % 5 == 1 ? "inkling_small@tp8" : "x");
+  }
   const Column& c = t.columns().front();
+  std::string want = "x,n,label\n";
   for (std::size_t r = 0; r < f.size(); ++r) {
     std::string got;
     append_csv_cell(got, c, r);
     INFO(f[r]);
     CHECK(got == c.format_cell(r, 10));
+    // The CSV before streaming: format_cell(row, 10), text quoted where it holds , " or newline.
+    want += c.format_cell(r, 10) + "," + t.columns()[1].format_cell(r, 10) + "," +
+            (r % 5 == 0 ? std::string("\"a,\"\"b\"\"\"") : l[r]) + "\n";
+  }
+  for (unsigned threads : {1u, 3u}) {
+    std::ostringstream os;
+    write_csv_header(os, t);
+    write_csv_rows(os, t, threads);
+    CHECK(os.str() == want);
   }
 }
