@@ -313,3 +313,21 @@ TEST_CASE("CSV cells print as Column::format_cell(row, 10)", "[stream]") {
     CHECK(os.str() == want);
   }
 }
+
+TEST_CASE("a sweep of more than 1e9 points is refused before any work, with the reason", "[stream]") {
+  std::string sw = "sweep:\n";
+  for (const char* key : {"batch", "budget", "window", "rep_dim", "hidden", "head_dim"}) {
+    sw += std::string("  ") + key + ": [";
+    for (int v = 1; v <= 32; ++v) sw += (v > 1 ? ", " : "") + std::to_string(v * 8);
+    sw += "]\n";
+  }
+  try {
+    load_scenario(write_temp("huge.yaml", std::string(kHead) + sw), {}, false);  // 32^6 = 1.07e9
+    FAIL("not refused");
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    INFO(m);
+    CHECK(m.find("more than 1e9 points") != std::string::npos);
+    CHECK(m.find("--shard") != std::string::npos);
+  }
+}
