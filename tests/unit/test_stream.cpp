@@ -328,6 +328,6 @@ TEST_CASE("a sweep of more than 1e9 points is refused before any work, with the 
     const std::string m = e.what();
     INFO(m);
     CHECK(m.find("more than 1e9 points") != std::string::npos);
-    CHECK(m.find("--shard") != std::string::npos);
+    CHECK(m.find("--set sweep.") != std::string::npos);
   }
 }
