@@ -97,7 +97,6 @@ int cmd_run(int argc, char** argv) {
     const bool hold_all = hold || (tabular && (rows <= opt.hold_rows || table_opt.max_rows == 0 || rows <= table_opt.max_rows));
     if (hold_all) {
       check_sweep_memory(sc.point_count, static_cast<std::size_t>(shard.count), sc.file);
-      if (hold) sc.points = expand_points(sc.sweep);
       Table t;
       {
         Progress progress("evaluating " + sc.name);
