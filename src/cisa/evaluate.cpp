@@ -2,8 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include <set>
 
@@ -32,23 +38,165 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
+// CISA points with this model; other designs (issue 15) with src/design's traffic model.
+Prediction predict_point(const Scenario& sc, const Point& p, const PointPricing& pr) {
+  return p.design == "cisa" ? predict(p, pr)
+                            : design::predict_design(p, pr, sc.designs.at(p.design), sc.design_equal_budget);
+}
+
 Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress,
                         Shard shard) {
   Pricer pricer(sc.cards, sc.impls, sc.basis);
   PointsTableBuilder b(sc.design_column);
-  b.reserve(sc.points.size());
-  const std::size_t n = sc.points.size();
+  std::vector<Point> held;
+  const bool lazy = sc.points.empty() && sc.point_count > 0;  // loaded with expand = false
+  if (lazy) held = expand_points(sc.sweep);
+  const std::vector<Point>& points = lazy ? held : sc.points;
+  b.reserve(points.size());
+  const std::size_t n = points.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (!shard.takes(i)) continue;
-    const Point& p = sc.points[i];
+    const Point& p = points[i];
     const PointPricing& pr = pricer.for_point(p);
-    const Prediction pred =
-        p.design == "cisa" ? predict(p, pr)
-                           : design::predict_design(p, pr, sc.designs.at(p.design), sc.design_equal_budget);
-    b.add(static_cast<std::int64_t>(i), p, pred, pr.cisa[1].rates);
+    b.add(static_cast<std::int64_t>(i), p, predict_point(sc, p, pr), pr.cisa[1].rates);
     if (progress && (i % 4096 == 4095 || i + 1 == n)) progress(i + 1, n);
   }
   return std::move(b.table());
+}
+
+std::size_t shard_rows(std::size_t points, Shard shard) {
+  const auto idx = static_cast<std::size_t>(shard.index), count = static_cast<std::size_t>(shard.count);
+  return points > idx ? (points - idx + count - 1) / count : 0;
+}
+
+StreamOptions stream_options() {
+  StreamOptions o;
+  o.chunk_rows = 16384;
+  if (const char* e = std::getenv("CISA_CHUNK_ROWS"); e && std::atoll(e) > 0)
+    o.chunk_rows = o.hold_rows = static_cast<std::size_t>(std::atoll(e));
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  o.threads = std::min(hw, 16u);
+  if (const char* e = std::getenv("CISA_THREADS"); e && std::atoi(e) > 0)
+    o.threads = static_cast<unsigned>(std::min(std::atoi(e), 256));
+  return o;
+}
+
+namespace {
+
+// Pricings of the sweep's (hardware, dense_impl, cisa_impl) triples, priced before any thread
+// starts: workers only read them.
+class PricingTable {
+ public:
+  explicit PricingTable(const Scenario& sc) : pricer_(sc.cards, sc.impls, sc.basis) {
+    for (const Point& p : sc.sweep.impl_triples()) entries_.push_back({p.hardware, p.dense_impl, p.cisa_impl, &pricer_.for_point(p)});
+  }
+  const PointPricing& find(const Point& p) const {
+    for (const auto& e : entries_)
+      if (e.hardware == p.hardware && e.dense == p.dense_impl && e.cisa == p.cisa_impl) return *e.pricing;
+    throw std::logic_error("no pricing for " + p.hardware + "/" + p.dense_impl + "/" + p.cisa_impl);
+  }
+  Pricer& pricer() { return pricer_; }
+  struct Entry {
+    std::string hardware, dense, cisa;
+    const PointPricing* pricing;
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  Pricer pricer_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace
+
+void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const Table&)>& sink,
+                              const std::function<void(std::size_t, std::size_t)>& progress, Shard shard,
+                              StreamOptions opt) {
+  const PricingTable prices(sc);
+  const std::size_t n = sc.point_count, chunk = std::max<std::size_t>(1, opt.chunk_rows);
+  const unsigned threads = std::max(1u, opt.threads);
+  // Two chunks: the sink writes one (on its own thread) while the next is evaluated.
+  PointsTableBuilder builders[2] = {PointsTableBuilder(sc.design_column), PointsTableBuilder(sc.design_column)};
+  std::future<void> sinking;
+  std::vector<Point> batch;
+  std::vector<std::int64_t> index;
+  Sweep::Cursor cur(sc.sweep);
+  std::size_t i = 0;  // point index in the sweep
+  bool more = true;
+  for (std::size_t k = 0; more; ++k) {
+    std::size_t rows = 0;
+    while (rows < chunk) {
+      if (batch.size() <= rows) {
+        batch.emplace_back();
+        index.emplace_back();
+      }
+      if (!(more = cur.next(batch[rows]))) break;  // into the slot: its strings' storage is reused
+      if (shard.takes(i)) index[rows++] = static_cast<std::int64_t>(i);
+      ++i;
+    }
+    if (rows == 0) break;
+    PointsTableBuilder& b = builders[k % 2];  // the sink of chunk k - 2 is done
+    b.set_rows(rows);
+    auto work = [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t r = lo; r < hi; ++r) {
+        const PointPricing& pr = prices.find(batch[r]);
+        b.put(r, index[r], batch[r], predict_point(sc, batch[r], pr), pr.cisa[1].rates);
+      }
+    };
+    const unsigned t = static_cast<unsigned>(std::min<std::size_t>(threads, (rows + 1023) / 1024));
+    if (t <= 1) {
+      work(0, rows);
+    } else {
+      std::vector<std::thread> pool;
+      std::exception_ptr failed;
+      std::mutex m;
+      for (unsigned w = 1; w < t; ++w)
+        pool.emplace_back([&, w] {
+          try {
+            work(rows * w / t, rows * (w + 1) / t);
+          } catch (...) {
+            std::lock_guard<std::mutex> lock(m);
+            if (!failed) failed = std::current_exception();
+          }
+        });
+      try {
+        work(0, rows / t);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!failed) failed = std::current_exception();
+      }
+      for (auto& th : pool) th.join();
+      if (failed) {
+        if (sinking.valid()) sinking.wait();
+        std::rethrow_exception(failed);
+      }
+    }
+    if (sinking.valid()) sinking.get();  // chunks reach the sink in order, one at a time
+    const Table& done = b.table();
+    if (threads > 1)
+      sinking = std::async(std::launch::async, [&sink, &done] { sink(done); });
+    else
+      sink(done);
+    if (progress) progress(std::min(i, n), n);
+  }
+  if (sinking.valid()) sinking.get();
+}
+
+std::map<std::string, std::size_t> text_column_widths(const Scenario& sc) {
+  std::map<std::string, std::size_t> w;
+  auto put = [&](const std::string& col, std::size_t len) { w[col] = std::max({w[col], len, std::size_t{1}}); };
+  put("model", sc.sweep.base.model.size());
+  for (const auto& [col, key] : std::vector<std::pair<std::string, std::string>>{
+           {"hardware", "hardware"}, {"phase", "phase"}, {"kv_dtype", "kv_dtype"}, {"rep_dtype", "rep_dtype"},
+           {"rep_kind", "rep_kind"}, {"score_agg", "score_agg"}, {"design", "design"}})
+    for (const auto& v : sc.sweep.values_of(key)) put(col, v.size());
+  const PricingTable prices(sc);
+  for (const auto& e : prices.entries()) {
+    for (const auto& d : e.pricing->dense) put("dense_impl", d[1].impl.size());
+    put("cisa_impl", e.pricing->cisa[1].impl.size());
+    put("pred_basis", to_string(e.pricing->cisa[1].rates.basis).size());
+  }
+  return w;
 }
 
 std::string utc_now_iso8601() {
@@ -90,11 +238,11 @@ Attributes provenance(const Scenario& sc, const std::string& command_line, Shard
   Attributes a = base_attributes(command_line, sc.name, sc.file, sc.text, sc.effective_yaml, sc.overrides);
   a["basis"] = to_string(sc.basis);
   a["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
-  a["points_total"] = std::to_string(sc.points.size());
+  a["points_total"] = std::to_string(sc.point_count);
   Pricer pricer(sc.cards, sc.impls, sc.basis);
   std::string hw_yaml, hw_names;
   std::set<std::string> impl_names;
-  for (const Point& p : sc.points) {
+  for (const Point& p : sc.sweep.impl_triples()) {  // every (card, implementation) pair of the points
     const PointPricing& pr = pricer.for_point(p);
     for (const auto& d : pr.dense) impl_names.insert(p.hardware + "|" + d[1].impl);
     impl_names.insert(p.hardware + "|" + pr.cisa[1].impl);

@@ -1,6 +1,7 @@
 #include "cisa/results.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -10,6 +11,18 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double ms(double s) { return s * 1e3; }
 double ratio(double a, double b) { return b > 0 ? a / b : kNaN; }
+// to_string of an enum, built once: assigning it reuses a cell's storage ("terminal_prefill" is
+// longer than std::string's inline buffer, so a temporary would allocate for every row).
+template <class E>
+const std::string& name_of(E e) {
+  static const std::array<std::string, 8> names = [] {
+    std::array<std::string, 8> n;
+    for (int k = 0; k < 8; ++k) n[static_cast<std::size_t>(k)] = to_string(static_cast<E>(k));
+    return n;
+  }();
+  const auto k = static_cast<std::size_t>(e);
+  return k < names.size() ? names[k] : names[0];
+}
 }  // namespace
 
 const std::vector<std::string>& error_columns() {
@@ -213,17 +226,36 @@ void PointsTableBuilder::reserve(std::size_t n) {
   }
 }
 
-void PointsTableBuilder::add(std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
+void PointsTableBuilder::set_rows(std::size_t n) {
+  resize_all(n);
+  rows_ = capacity_ = n;
+  fill_unmeasured(0, n);
+}
+
+// The measured columns and their errors: NaN until --measure fills them (a column at a time).
+void PointsTableBuilder::fill_unmeasured(std::size_t from, std::size_t to) {
   Cols& c = *c_;
+  for (auto* m : c.meas) std::fill(m->begin() + static_cast<std::ptrdiff_t>(from), m->begin() + static_cast<std::ptrdiff_t>(to), kNaN);
+  std::fill(c.meas_overlap->begin() + static_cast<std::ptrdiff_t>(from), c.meas_overlap->begin() + static_cast<std::ptrdiff_t>(to), kNaN);
+  for (auto* m : c.err) std::fill(m->begin() + static_cast<std::ptrdiff_t>(from), m->begin() + static_cast<std::ptrdiff_t>(to), kNaN);
+}
+
+void PointsTableBuilder::add(std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
   if (rows_ == capacity_) grow();
-  const std::size_t i = rows_++;
+  put(rows_, index, p, r, rates);
+  fill_unmeasured(rows_, rows_ + 1);
+  ++rows_;
+}
+
+void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
+  Cols& c = *c_;
   const ForwardCost& f = r.cost;
   (*c.model)[i] = p.model;
   (*c.hardware)[i] = p.hardware;
   (*c.dense_impl)[i] = r.dense_impl;
   (*c.cisa_impl)[i] = r.cisa_impl;
   if (c.design) (*c.design)[i] = r.design;
-  (*c.phase)[i] = to_string(p.work.phase);
+  (*c.phase)[i] = name_of(p.work.phase);
   (*c.context)[i] = p.work.context_tokens;
   (*c.budget)[i] = p.cisa.budget_chunks;
   (*c.g)[i] = r.qshare_g;
@@ -236,10 +268,10 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   (*c.window)[i] = p.cisa.window_pages;
   (*c.prefill)[i] = positions_per_forward(p.work);
   (*c.rep_dim)[i] = p.cisa.rep_dim > 0 ? p.cisa.rep_dim : p.geo.head_dim;
-  (*c.kv_dtype)[i] = to_string(p.cisa.kv_dtype);
-  (*c.rep_dtype)[i] = to_string(p.cisa.rep_dtype);
-  (*c.rep_kind)[i] = to_string(p.cisa.rep_kind);
-  (*c.score_agg)[i] = to_string(p.cisa.score_agg);
+  (*c.kv_dtype)[i] = name_of(p.cisa.kv_dtype);
+  (*c.rep_dtype)[i] = name_of(p.cisa.rep_dtype);
+  (*c.rep_kind)[i] = name_of(p.cisa.rep_kind);
+  (*c.score_agg)[i] = name_of(p.cisa.score_agg);
   (*c.overlap)[i] = p.cisa.selection_overlap;
   (*c.forwards)[i] = r.forwards;
 
@@ -308,8 +340,6 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
       (*c.hi[j])[i] = hi[j];
     }
   }
-  for (auto* m : c.meas) (*m)[i] = kNaN;
-  (*c.meas_overlap)[i] = kNaN;
   {
     const KernelCost* k[] = {&f.attention_dense, &f.attention_cisa, &f.scoring, &f.topk, &f.setup, &f.other};
     for (std::size_t j = 0; j < 6; ++j) {
@@ -317,7 +347,6 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
       (*c.dram_w[j])[i] = k[j]->dram_write_bytes;
     }
   }
-  for (auto* m : c.err) (*m)[i] = kNaN;
   (*c.point_index)[i] = index;
 
   const Ceilings& ce = r.ceilings;
@@ -328,7 +357,7 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
   (*c.w_kv)[i] = ce.window_kv_only;
   (*c.w_near)[i] = ce.window_near_end_prefill;
   (*c.w_dec)[i] = ce.window_decode;
-  (*c.pred_basis)[i] = to_string(rates.basis);
+  (*c.pred_basis)[i] = name_of(rates.basis);
 }
 
 }  // namespace cisa

@@ -19,11 +19,16 @@ class PointsTableBuilder {
   explicit PointsTableBuilder(bool design_column = false);
   // `index` is the point's position in the scenario's full sweep (kept through --shard).
   void add(std::int64_t index, const Point& p, const Prediction& pred, const Rates& rates);
+  // Row `row` (< rows() after set_rows) in place: threads may fill different rows of one chunk at
+  // once. The measured columns are not touched (set_rows makes them NaN).
+  void put(std::size_t row, std::int64_t index, const Point& p, const Prediction& pred, const Rates& rates);
   void reserve(std::size_t rows);
+  void set_rows(std::size_t rows);  // every column `rows` long (storage kept for reuse)
   Table& table();  // trimmed to the rows added
 
  private:
   void grow();
+  void fill_unmeasured(std::size_t from, std::size_t to);
   void resize_all(std::size_t n);
   Table t_;
   std::size_t rows_ = 0, capacity_ = 0;

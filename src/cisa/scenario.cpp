@@ -1,5 +1,7 @@
 #include "cisa/scenario.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -45,7 +47,7 @@ auto parse_enum(const YamlDoc& doc, const YAML::Node& n, const std::string& fiel
 }
 
 // A setter applies one value of a key to a point; the sweep and the base block share them.
-using Setter = std::function<void(Point&)>;
+using Setter = Sweep::Setter;
 
 Setter make_setter(const YamlDoc& doc, const std::string& key, const YAML::Node& v,
                    const std::string& field) {
@@ -79,19 +81,6 @@ const std::vector<std::string> kSweepKeys = {
     "q_heads", "kv_heads", "head_dim",  "hidden",   "chunk",     "window",         "kv_dtype",
     "rep_dtype", "rep_dim", "rep_kind", "score_agg", "selection_overlap", "hardware", "dense_impl", "cisa_impl", "design", "zip"};
 
-std::string point_key(const Point& p) {
-  std::ostringstream o;
-  o << p.hardware << '|' << p.geo.q_heads << '|' << p.geo.kv_heads << '|' << p.geo.head_dim << '|'
-    << p.geo.hidden << '|' << p.cisa.chunk_tokens << '|' << p.cisa.window_pages << '|'
-    << p.cisa.budget_chunks << '|' << p.cisa.qshare_g << '|' << to_string(p.cisa.kv_dtype) << '|'
-    << to_string(p.cisa.rep_dtype) << '|' << p.cisa.rep_dim << '|' << to_string(p.cisa.rep_kind)
-    << '|' << to_string(p.cisa.score_agg) << '|' << p.cisa.selection_overlap << '|'
-    << to_string(p.work.phase) << '|' << p.work.context_tokens << '|' << p.work.batch << '|'
-    << p.work.prefill_tokens << '|' << p.work.mtp_tokens << '|' << p.dense_impl << '|' << p.cisa_impl << '|'
-    << p.design;
-  return o.str();
-}
-
 // Every shipped card and profile (transfer sources, "best" candidates), the scenario's own cards,
 // and profile files its implementation names point at; then each point's implementations are
 // checked on its card, so a bad name or a missing figure stops the run here (exit 2).
@@ -102,22 +91,37 @@ void load_implementations(const YamlDoc& doc, Scenario& sc) {
   const YAML::Node im = doc.root["implementation"];
   const YAML::Node where = im ? im : doc.root;
   std::map<std::string, std::string> file_to_name;
-  for (Point& p : sc.points)
-    for (std::string* name : {&p.dense_impl, &p.cisa_impl}) {
-      const std::string s = *name;
-      if (s.find('/') == std::string::npos && (s.size() < 5 || s.substr(s.size() - 5) != ".yaml")) continue;
-      if (!file_to_name.count(s)) {
-        const YamlDoc f = load_yaml_file(s);
-        ImplProfile prof = parse_impl(f, f.root, "");
-        file_to_name[s] = prof.name;
-        sc.impls[prof.name] = std::move(prof);
-      }
-      *name = file_to_name[s];
+  auto resolve = [&](std::string& name) {
+    const std::string s = name;
+    if (s.find('/') == std::string::npos && (s.size() < 5 || s.substr(s.size() - 5) != ".yaml")) return false;
+    if (!file_to_name.count(s)) {
+      const YamlDoc f = load_yaml_file(s);
+      ImplProfile prof = parse_impl(f, f.root, "");
+      file_to_name[s] = prof.name;
+      sc.impls[prof.name] = std::move(prof);
     }
+    name = file_to_name[s];
+    return true;
+  };
+  // Profile files named in the base point or a sweep value become the profiles' names.
+  resolve(sc.sweep.base.dense_impl);
+  resolve(sc.sweep.base.cisa_impl);
+  for (auto& axis : sc.sweep.axes)
+    for (auto& value : axis)
+      for (auto& set : value) {
+        if (set.key != "dense_impl" && set.key != "cisa_impl") continue;
+        Point tmp;
+        set.apply(tmp);
+        std::string name = set.key == "dense_impl" ? tmp.dense_impl : tmp.cisa_impl;
+        if (!resolve(name)) continue;
+        if (set.key == "dense_impl")
+          set.apply = [name](Point& p) { p.dense_impl = name; };
+        else
+          set.apply = [name](Point& p) { p.cisa_impl = name; };
+      }
+  sc.sweep.prepare();
   Pricer pricer(sc.cards, sc.impls, sc.basis);
-  std::set<std::string> checked;
-  for (const Point& p : sc.points) {
-    if (!checked.insert(p.hardware + "|" + p.dense_impl + "|" + p.cisa_impl).second) continue;
+  for (const Point& p : sc.sweep.impl_triples()) {
     try {
       pricer.for_point(p);
     } catch (const std::invalid_argument& e) {
@@ -128,7 +132,7 @@ void load_implementations(const YamlDoc& doc, Scenario& sc) {
 
 }  // namespace
 
-Scenario load_scenario(const std::string& source, const std::vector<std::string>& sets) {
+Scenario load_scenario(const std::string& source, const std::vector<std::string>& sets, bool expand) {
   YamlDoc doc;
   if (source.empty()) {
     const auto text = embedded_text(default_scenario_path());
@@ -223,7 +227,7 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
   }
 
   // Sweep: Cartesian product of the listed keys; keys under zip: vary together.
-  std::vector<std::vector<std::vector<Setter>>> axes;  // axis -> value index -> setters
+  std::vector<std::vector<std::vector<Sweep::Set>>> axes;  // axis -> value index -> settings
   std::vector<std::string> axis_fields;
   if (const YAML::Node sw = root["sweep"]) {
     require_keys_known(doc, sw, "sweep", kSweepKeys);
@@ -254,86 +258,91 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
       if (key == "zip") {
         require_keys_known(doc, kv.second, "sweep.zip", std::vector<std::string>(kSweepKeys.begin(), kSweepKeys.end() - 1));
         std::vector<std::vector<Setter>> cols;
+        std::vector<std::string> col_keys;
         std::size_t len = 0;
         for (const auto& z : kv.second) {
           const std::string zk = z.first.as<std::string>();
           cols.push_back(values_of(z.second, zk, "sweep.zip." + zk));
+          col_keys.push_back(zk);
           if (len != 0 && cols.back().size() != len)
             throw InputError(locate(doc, z.second, "sweep.zip." + zk),
                              "zip lists must have equal lengths (" + std::to_string(len) + " vs " +
                                  std::to_string(cols.back().size()) + ")");
           len = cols.back().size();
         }
-        std::vector<std::vector<Setter>> axis(len);
+        std::vector<std::vector<Sweep::Set>> axis(len);
         for (std::size_t i = 0; i < len; ++i)
-          for (auto& col : cols) axis[i].push_back(col[i]);
+          for (std::size_t c = 0; c < cols.size(); ++c) axis[i].push_back({col_keys[c], cols[c][i]});
         axes.push_back(axis);
         axis_fields.push_back("sweep.zip");
       } else {
-        std::vector<std::vector<Setter>> axis;
-        for (auto& s : values_of(kv.second, key, "sweep." + key)) axis.push_back({s});
+        std::vector<std::vector<Sweep::Set>> axis;
+        for (auto& s : values_of(kv.second, key, "sweep." + key)) axis.push_back({Sweep::Set{key, s}});
         axes.push_back(axis);
         axis_fields.push_back("sweep." + key);
       }
     }
   }
-  std::size_t total = 1;
-  for (const auto& a : axes) {
-    total *= a.size();
-    if (total > 50'000'000) throw InputError(locate(doc, root["sweep"], "sweep"), "sweep has more than 5e7 points");
-  }
-  check_sweep_memory(total, 1, doc.file, kBytesPerExpandedPoint);  // before expanding anything
-  std::set<std::string> seen;
-  std::vector<std::size_t> idx(axes.size(), 0);
-  for (std::size_t n = 0; n < total; ++n) {
-    Point p = base;
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      for (const auto& s : axes[a][idx[a]]) s(p);
-    if (p.work.phase == Phase::decode) p.cisa.qshare_g = 1;  // decode has one position
-    if (p.work.phase == Phase::mtp) p.cisa.qshare_g = p.work.mtp_tokens;
-    try {
-      validate_point(p);
-    } catch (const std::invalid_argument& e) {
-      std::string msg = e.what();
-      const std::string field = msg.substr(0, msg.find(':'));
-      msg = msg.substr(msg.find(':') + 2);
-      YAML::Node where = root;
-      if (!axes.empty()) {
-        msg += " (in the sweep point";
-        for (std::size_t a = 0; a < axes.size(); ++a) msg += " " + axis_fields[a] + "[" + std::to_string(idx[a]) + "]";
-        msg += ")";
-      }
-      // Point at the block that sets the field when it exists.
-      const auto dot = field.find('.');
-      if (dot != std::string::npos && root[field.substr(0, dot)] && root[field.substr(0, dot)].IsMap()) {
-        const YAML::Node blk = root[field.substr(0, dot)];
-        const std::string leaf = field.substr(dot + 1);
-        where = blk[leaf] ? blk[leaf] : blk;
-      }
-      throw InputError(locate(doc, where, field), msg);
-    }
-    if (p.design != "cisa") {  // the design must fit the point (e.g. a budget of whole units)
+  sc.sweep.base = base;
+  sc.sweep.axes = std::move(axes);
+  sc.sweep.axis_fields = axis_fields;
+  sc.sweep.prepare();
+  const std::size_t total = sc.sweep.tuples();
+  if (total > kMaxSweepTuples)
+    throw InputError(locate(doc, root["sweep"], "sweep"),
+                     "sweep has more than 1e9 points: cisa-sim streams them in bounded memory, but every point "
+                     "is validated before the run and evaluated at ~0.5e6 points/s on 2 cores; run it in parts "
+                     "with --set on the sweep, e.g. --set sweep.context=[131072] for one context at a time");
+  {
+    // Every tuple is validated, duplicates included, in sweep order; the first bad one is named.
+    Sweep::Cursor cur(sc.sweep);
+    Point p;
+    bool kept = false;
+    std::size_t n = 0;
+    while (cur.next_tuple(p, kept)) {
       try {
-        design::resolve(sc.designs.at(p.design), p.geo, p.cisa, effective_qshare(p.cisa, p.work),
-                        sc.design_equal_budget);
+        validate_point(p);
       } catch (const std::invalid_argument& e) {
-        std::string msg = "design '" + p.design + "' at this point: " + e.what();
-        if (!axes.empty()) {
+        const auto& idx = cur.index();
+        std::string msg = e.what();
+        const std::string field = msg.substr(0, msg.find(':'));
+        msg = msg.substr(msg.find(':') + 2);
+        YAML::Node where = root;
+        if (!sc.sweep.axes.empty()) {
           msg += " (in the sweep point";
-          for (std::size_t a = 0; a < axes.size(); ++a) msg += " " + axis_fields[a] + "[" + std::to_string(idx[a]) + "]";
+          for (std::size_t a = 0; a < sc.sweep.axes.size(); ++a)
+            msg += " " + axis_fields[a] + "[" + std::to_string(idx[a]) + "]";
           msg += ")";
         }
-        throw InputError(locate(doc, design_nodes.at(p.design), "design"), msg);
+        // Point at the block that sets the field when it exists.
+        const auto dot = field.find('.');
+        if (dot != std::string::npos && root[field.substr(0, dot)] && root[field.substr(0, dot)].IsMap()) {
+          const YAML::Node blk = root[field.substr(0, dot)];
+          const std::string leaf = field.substr(dot + 1);
+          where = blk[leaf] ? blk[leaf] : blk;
+        }
+        throw InputError(locate(doc, where, field), msg);
       }
+      if (p.design != "cisa") {  // the design must fit the point (e.g. a budget of whole units)
+        try {
+          design::resolve(sc.designs.at(p.design), p.geo, p.cisa, effective_qshare(p.cisa, p.work),
+                          sc.design_equal_budget);
+        } catch (const std::invalid_argument& e) {
+          const auto& idx = cur.index();
+          std::string msg = "design '" + p.design + "' at this point: " + e.what();
+          if (!sc.sweep.axes.empty()) {
+            msg += " (in the sweep point";
+            for (std::size_t a = 0; a < sc.sweep.axes.size(); ++a)
+              msg += " " + axis_fields[a] + "[" + std::to_string(idx[a]) + "]";
+            msg += ")";
+          }
+          throw InputError(locate(doc, design_nodes.at(p.design), "design"), msg);
+        }
+      }
+      n += kept;
     }
-    if (seen.insert(point_key(p)).second)
-      sc.points.push_back(p);
-    else
-      ++sc.duplicates_collapsed;
-    for (std::size_t a = axes.size(); a-- > 0;) {  // odometer, last axis fastest
-      if (++idx[a] < axes[a].size()) break;
-      idx[a] = 0;
-    }
+    sc.point_count = n;
+    sc.duplicates_collapsed = total - n;
   }
   // measure: how --measure builds its synthetic inputs (the model itself does not read it).
   if (const YAML::Node m = root["measure"]) {
@@ -342,8 +351,10 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
       sc.measure_inputs = get_string(doc, m["inputs"], "measure.inputs");
       if (sc.measure_inputs != "random" && sc.measure_inputs != "planted")
         throw InputError(locate(doc, m["inputs"], "measure.inputs"), "expected random or planted, got '" + sc.measure_inputs + "'");
+      Sweep::Cursor cur(sc.sweep);
+      Point p;
       if (sc.measure_inputs == "planted")
-        for (const Point& p : sc.points)
+        while (cur.next(p))
           if (!(p.cisa.selection_overlap > 0))
             throw InputError(locate(doc, m["inputs"], "measure.inputs"),
                              "planted inputs plant round(selection_overlap x K) high-score pages per sequence; "
@@ -356,7 +367,185 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
                        "GPU '" + name + "' has no card bench (`card:` in its preset: a calibration file or "
                        "{transfer_from: <measured card>}); or set basis: speed_of_light");
   load_implementations(doc, sc);
+  if (expand) {
+    check_sweep_memory(sc.point_count, 1, doc.file, kBytesPerExpandedPoint);
+    sc.points = expand_points(sc.sweep);
+  }
   return sc;
+}
+
+// ---- the lazy sweep ----
+
+void normalize_phase_g(Point& p) {
+  if (p.work.phase == Phase::decode) p.cisa.qshare_g = 1;  // decode has one position
+  if (p.work.phase == Phase::mtp) p.cisa.qshare_g = p.work.mtp_tokens;
+}
+
+std::string render_key(const Point& p, const std::string& key) {
+  if (key == "hardware") return p.hardware;
+  if (key == "q_heads") return std::to_string(p.geo.q_heads);
+  if (key == "kv_heads") return std::to_string(p.geo.kv_heads);
+  if (key == "head_dim") return std::to_string(p.geo.head_dim);
+  if (key == "hidden") return std::to_string(p.geo.hidden);
+  if (key == "chunk") return std::to_string(p.cisa.chunk_tokens);
+  if (key == "window") return std::to_string(p.cisa.window_pages);
+  if (key == "budget") return std::to_string(p.cisa.budget_chunks);
+  if (key == "G") return std::to_string(p.cisa.qshare_g);
+  if (key == "kv_dtype") return to_string(p.cisa.kv_dtype);
+  if (key == "rep_dtype") return to_string(p.cisa.rep_dtype);
+  if (key == "rep_dim") return std::to_string(p.cisa.rep_dim);
+  if (key == "rep_kind") return to_string(p.cisa.rep_kind);
+  if (key == "score_agg") return to_string(p.cisa.score_agg);
+  if (key == "selection_overlap") {
+    std::ostringstream o;  // 6 significant figures: values equal to them are duplicates
+    o << p.cisa.selection_overlap;
+    return o.str();
+  }
+  if (key == "phase") return to_string(p.work.phase);
+  if (key == "context") return std::to_string(p.work.context_tokens);
+  if (key == "batch") return std::to_string(p.work.batch);
+  if (key == "prefill_tokens") return std::to_string(p.work.prefill_tokens);
+  if (key == "mtp_tokens") return std::to_string(p.work.mtp_tokens);
+  if (key == "dense_impl") return p.dense_impl;
+  if (key == "cisa_impl") return p.cisa_impl;
+  if (key == "design") return p.design;
+  throw std::logic_error("no key " + key);
+}
+
+std::size_t Sweep::tuples() const {
+  std::size_t total = 1;
+  for (const auto& a : axes) {
+    if (a.empty()) return 0;
+    if (total > SIZE_MAX / a.size()) return SIZE_MAX;
+    total *= a.size();
+  }
+  return total;
+}
+
+int Sweep::owner(const std::string& key) const {
+  for (std::size_t a = axes.size(); a-- > 0;)
+    for (const auto& set : axes[a].front())
+      if (set.key == key) return static_cast<int>(a);
+  return -1;
+}
+
+void Sweep::prepare() {
+  first_equal_.assign(axes.size(), {});
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    std::vector<std::string> owned;
+    for (const auto& set : axes[a].front())
+      if (owner(set.key) == static_cast<int>(a)) owned.push_back(set.key);
+    for (int mode = 0; mode < 2; ++mode) {  // 0: G counts; 1: decode or mtp, G does not
+      std::map<std::string, std::size_t> first;
+      auto& out = first_equal_[a][static_cast<std::size_t>(mode)];
+      out.resize(axes[a].size());
+      for (std::size_t j = 0; j < axes[a].size(); ++j) {
+        Point p = base;
+        for (const auto& set : axes[a][j]) set.apply(p);
+        std::string key;
+        for (const auto& k : owned)
+          if (!(mode == 1 && k == "G")) key += render_key(p, k) + '\x1f';
+        out[j] = first.emplace(key, j).first->second;
+      }
+    }
+  }
+}
+
+bool Sweep::kept(const std::vector<std::size_t>& idx, const Point& raw) const {
+  const std::size_t mode = raw.work.phase == Phase::decode || raw.work.phase == Phase::mtp ? 1 : 0;
+  for (std::size_t a = 0; a < idx.size(); ++a)
+    if (first_equal_[a][mode][idx[a]] != idx[a]) return false;
+  return true;
+}
+
+Sweep::Cursor::Cursor(const Sweep& s) : s_(&s), idx_(s.axes.size(), 0), raw_(s.base) {
+  if (s.first_equal_.size() != s.axes.size()) throw std::logic_error("Sweep::prepare() not called");
+  done_ = s.tuples() == 0;
+}
+
+bool Sweep::Cursor::next_tuple(Point& p, bool& kept) {
+  if (done_) return false;
+  std::size_t from = 0;  // first axis whose value changed: it and every later axis are applied again
+  if (started_) {
+    std::size_t a = idx_.size();
+    for (;;) {  // odometer, last axis fastest
+      if (a == 0) {
+        done_ = true;
+        return false;
+      }
+      --a;
+      if (++idx_[a] < s_->axes[a].size()) break;
+      idx_[a] = 0;
+    }
+    from = a;
+  }
+  started_ = true;
+  for (std::size_t a = from; a < idx_.size(); ++a)
+    for (const auto& set : s_->axes[a][idx_[a]]) set.apply(raw_);
+  p = raw_;
+  normalize_phase_g(p);
+  kept = s_->kept(idx_, raw_);
+  return true;
+}
+
+bool Sweep::Cursor::next(Point& p) {
+  bool kept = false;
+  while (next_tuple(p, kept))
+    if (kept) return true;
+  return false;
+}
+
+std::vector<Point> Sweep::impl_triples() const {
+  // The axes owning hardware, dense_impl and cisa_impl: their value combinations in order are
+  // the triples in order of first appearance.
+  std::vector<std::size_t> own;
+  for (const char* k : {"hardware", "dense_impl", "cisa_impl"}) {
+    const int o = owner(k);
+    if (o >= 0 && std::find(own.begin(), own.end(), static_cast<std::size_t>(o)) == own.end())
+      own.push_back(static_cast<std::size_t>(o));
+  }
+  std::sort(own.begin(), own.end());
+  std::vector<Point> out;
+  std::set<std::string> seen;
+  std::vector<std::size_t> idx(own.size(), 0);
+  for (;;) {
+    Point p = base;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const auto it = std::find(own.begin(), own.end(), a);
+      const std::size_t j = it == own.end() ? 0 : idx[static_cast<std::size_t>(it - own.begin())];
+      for (const auto& set : axes[a][j]) set.apply(p);
+    }
+    normalize_phase_g(p);
+    if (seen.insert(p.hardware + '\x1f' + p.dense_impl + '\x1f' + p.cisa_impl).second) out.push_back(p);
+    std::size_t k = idx.size();
+    for (;;) {
+      if (k == 0) return out;
+      --k;
+      if (++idx[k] < axes[own[k]].size()) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+std::vector<std::string> Sweep::values_of(const std::string& key) const {
+  const int o = owner(key);
+  if (o < 0) return {render_key(base, key)};
+  std::vector<std::string> out;
+  for (const auto& value : axes[static_cast<std::size_t>(o)]) {
+    Point p = base;
+    for (const auto& set : value) set.apply(p);
+    const std::string v = render_key(p, key);
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<Point> expand_points(const Sweep& sweep) {
+  std::vector<Point> out;
+  Sweep::Cursor cur(sweep);
+  Point p;
+  while (cur.next(p)) out.push_back(p);
+  return out;
 }
 
 }  // namespace cisa

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdexcept>
 
 #include "cisa/hdf5_handle.hpp"
 #include "cisa/output_file.hpp"
@@ -95,6 +98,68 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
+  // ---- streamed groups: datasets created ahead, rows written in slabs ----
+  struct Slab {
+    Handle ds, space, type;  // type: the fixed-length string type of a text column
+    std::size_t width = 0;
+  };
+  Handle open_group(const std::string& name) {
+    Handle gcpl = h5::plist(c_.id(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate"));
+    c_.ok(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+          "link order");
+    Handle g = h5::group(
+        c_.id(H5Gcreate2(file_.get(), name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), "H5Gcreate2"));
+    c_.close(gcpl, "H5Pclose");
+    return g;
+  }
+  Slab create_slab(hid_t g, const Column& col, hsize_t n, std::size_t width) {
+    Slab s;
+    s.space = h5::space(c_.id(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"));
+    hid_t file_type = H5T_IEEE_F64LE;
+    if (std::holds_alternative<std::vector<std::int64_t>>(col.data)) file_type = H5T_STD_I64LE;
+    if (col.is_text()) {
+      s.width = std::max<std::size_t>(1, width);
+      s.type = h5::type(c_.id(H5Tcopy(H5T_C_S1), "H5Tcopy"));
+      c_.ok(H5Tset_size(s.type.get(), s.width), "H5Tset_size");
+      c_.ok(H5Tset_cset(s.type.get(), H5T_CSET_UTF8), "H5Tset_cset");
+      c_.ok(H5Tset_strpad(s.type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+      file_type = s.type.get();
+    }
+    s.ds = h5::dataset(c_.id(
+        H5Dcreate2(g, col.name.c_str(), file_type, s.space.get(), H5P_DEFAULT, dcpl_.get(), H5P_DEFAULT),
+        "H5Dcreate2"));
+    attribute(s.ds.get(), "unit", col.unit);
+    attribute(s.ds.get(), "description", col.description);
+    return s;
+  }
+  void write_slab(Slab& s, const Column& col, hsize_t offset, std::vector<char>& buf) {
+    const hsize_t count = col.size();
+    if (count == 0) return;
+    c_.ok(H5Sselect_hyperslab(s.space.get(), H5S_SELECT_SET, &offset, nullptr, &count, nullptr), "H5Sselect_hyperslab");
+    Handle mem = h5::space(c_.id(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"));
+    if (const auto* f = std::get_if<std::vector<double>>(&col.data)) {
+      c_.ok(H5Dwrite(s.ds.get(), H5T_NATIVE_DOUBLE, mem.get(), s.space.get(), H5P_DEFAULT, f->data()), "H5Dwrite");
+    } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&col.data)) {
+      c_.ok(H5Dwrite(s.ds.get(), H5T_NATIVE_INT64, mem.get(), s.space.get(), H5P_DEFAULT, i->data()), "H5Dwrite");
+    } else {
+      const auto& v = std::get<std::vector<std::string>>(col.data);
+      buf.assign(v.size() * s.width, '\0');
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        if (v[k].size() > s.width)
+          throw std::logic_error("column " + col.name + ": '" + v[k] + "' is longer than its width " + std::to_string(s.width));
+        std::memcpy(buf.data() + k * s.width, v[k].data(), v[k].size());
+      }
+      c_.ok(H5Dwrite(s.ds.get(), s.type.get(), mem.get(), s.space.get(), H5P_DEFAULT, buf.data()), "H5Dwrite");
+    }
+    c_.close(mem, "H5Sclose");
+  }
+  void close_slab(Slab& s) {
+    if (s.width) c_.close(s.type, "H5Tclose");
+    c_.close(s.ds, "H5Dclose");
+    c_.close(s.space, "H5Sclose");
+  }
+  void close_group(Handle& g) { c_.close(g, "H5Gclose"); }
+
  private:
   void column(hid_t g, const Column& col) {
     const hsize_t n = col.size();
@@ -144,6 +209,79 @@ class Writer {
 };
 
 }  // namespace
+
+struct Hdf5TableStream::Impl {
+  Impl(const fs::path& path) : out(path.string()) {}
+  ~Impl() {
+    if (sync_fd >= 0) ::close(sync_fd);
+  }
+  OutputFile out;  // first member: destroyed last, after every HDF5 object is closed
+  // A second descriptor of the temp file: after each chunk the kernel is asked to start writing
+  // it back (sync_file_range, asynchronous), so commit()'s fsync waits for the last chunks only.
+  int sync_fd = -1;
+  std::unique_ptr<Writer> w;
+  Handle group;
+  std::vector<Writer::Slab> slabs;
+  std::vector<std::string> names;
+  std::size_t rows = 0, written = 0;
+  std::vector<char> buf;
+};
+
+Hdf5TableStream::Hdf5TableStream(const fs::path& path, const std::string& group, const Table& schema,
+                                 std::size_t rows, const std::map<std::string, std::size_t>& text_widths,
+                                 const Attributes& attributes) {
+  h5::quiet();
+  impl_ = std::make_unique<Impl>(path);
+  Impl& m = *impl_;
+  m.rows = rows;
+  m.w = std::make_unique<Writer>(m.out.temp(), m.out.target());
+  m.sync_fd = ::open(m.out.temp().c_str(), O_RDONLY | O_CLOEXEC);  // advisory: -1 is fine
+  m.w->root_attributes(attributes);
+  m.group = m.w->open_group(group);
+  for (const auto& col : schema.columns()) {
+    std::size_t width = 0;
+    if (col.is_text()) {
+      const auto it = text_widths.find(col.name);
+      if (it == text_widths.end()) throw std::logic_error("no width for text column " + col.name);
+      width = it->second;
+    }
+    m.slabs.push_back(m.w->create_slab(m.group.get(), col, static_cast<hsize_t>(rows), width));
+    m.names.push_back(col.name);
+  }
+}
+
+Hdf5TableStream::~Hdf5TableStream() = default;
+
+void Hdf5TableStream::append(const Table& chunk) {
+  Impl& m = *impl_;
+  const std::size_t n = chunk.rows();
+  const auto& cols = chunk.columns();
+  if (cols.size() != m.slabs.size()) throw std::logic_error("Hdf5TableStream: columns differ from the schema");
+  if (m.written + n > m.rows) throw std::logic_error("Hdf5TableStream: more rows than announced");
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    if (cols[k].name != m.names[k]) throw std::logic_error("Hdf5TableStream: column " + cols[k].name + " out of order");
+    m.w->write_slab(m.slabs[k], cols[k], static_cast<hsize_t>(m.written), m.buf);
+  }
+  m.written += n;
+#ifdef __linux__
+  if (m.sync_fd >= 0) ::sync_file_range(m.sync_fd, 0, 0, SYNC_FILE_RANGE_WRITE);  // start write-back; errors: at fsync
+#endif
+}
+
+void Hdf5TableStream::commit() {
+  Impl& m = *impl_;
+  if (m.written != m.rows)
+    throw std::logic_error("Hdf5TableStream: " + std::to_string(m.written) + " rows written of " + std::to_string(m.rows));
+  for (auto& s : m.slabs) m.w->close_slab(s);
+  m.w->close_group(m.group);
+  m.w->finish();
+  m.w.reset();
+  if (m.sync_fd >= 0) {
+    ::close(m.sync_fd);
+    m.sync_fd = -1;
+  }
+  m.out.commit();
+}
 
 void write_hdf5(const fs::path& path, const std::vector<Hdf5Group>& groups,
                 const Attributes& attributes) {

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +31,28 @@ struct Hdf5Group {
 // Throws OutputError (write failed; the old file is unchanged) or InputError (bad target).
 void write_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Group>& groups,
                 const Attributes& attributes);
+
+// The same file written a chunk of rows at a time (sweeps too large to hold): the file, its
+// attributes and the group's datasets (`rows` long, contiguous, as write_hdf5 makes them) are
+// created first, append() writes the next rows of every column, commit() checks that all `rows`
+// came and renames the temp file over the target. Text columns are fixed-length strings of
+// text_widths[name] bytes (a longer value is a std::logic_error). Without commit() (an error, a
+// signal) nothing is left at the target. Errors as write_hdf5.
+class Hdf5TableStream {
+ public:
+  Hdf5TableStream(const std::filesystem::path& path, const std::string& group, const Table& schema,
+                  std::size_t rows, const std::map<std::string, std::size_t>& text_widths,
+                  const Attributes& attributes);
+  ~Hdf5TableStream();
+  Hdf5TableStream(const Hdf5TableStream&) = delete;
+  Hdf5TableStream& operator=(const Hdf5TableStream&) = delete;
+  void append(const Table& chunk);  // same columns as the schema
+  void commit();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Reads a group written by write_hdf5 back into a Table (used by tests, `merge`,
 // `--measurements`). Throws InputError naming the file and dataset for a corrupt or foreign file.

@@ -2,8 +2,16 @@
 
 #include "cisa/output_file.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <unistd.h>
+
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <thread>
 
 #include <algorithm>
 #include <cmath>
@@ -71,19 +79,181 @@ std::vector<std::vector<std::string>> render(const Table& t, const std::vector<S
 
 }  // namespace
 
-void write_csv(std::ostream& os, const Table& t) {
-  const auto& cols = t.columns();
-  for (std::size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << csv_escape(cols[i].name);
-  os << '\n';
-  const std::size_t n = t.rows();
-  for (std::size_t r = 0; r < n; ++r) {
-    for (std::size_t i = 0; i < cols.size(); ++i)
-      os << (i ? "," : "") << csv_escape(cols[i].format_cell(r, 10));
-    os << '\n';
+void append_csv_cell(std::string& out, const Column& c, std::size_t row) {
+  if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
+    const double v = (*f)[row];
+    if (std::isnan(v)) {
+      out += "nan";
+    } else if (v == std::floor(v) && std::fabs(v) < 1e10) {
+      // What "{:.10g}" prints for an integer of at most 10 digits, without the float formatter.
+      if (v == 0)
+        out += std::signbit(v) ? "-0" : "0";
+      else
+        fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), static_cast<long long>(v));
+    } else {
+      // std::to_chars with a precision prints as printf's %.10g, as fmt's "{:.10g}" does; faster.
+      char buf[32];
+      const auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 10);
+      out.append(buf, res.ptr);
+    }
+  } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
+    fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), (*i)[row]);
+  } else {
+    out += csv_escape(std::get<std::vector<std::string>>(c.data)[row]);
   }
 }
 
-void write_json(std::ostream& os, const Table& t, const Attributes& attributes) {
+namespace {
+
+// Formats rows [0, n) with `row(out, r)` on up to `threads` threads, a block of rows each at a time
+// (bounded buffers), and writes them in order.
+template <class Buf, class RowFn>
+void write_rows(std::ostream& os, std::size_t n, unsigned threads, RowFn row) {
+  constexpr std::size_t kBlock = 2048;  // rows per buffer (~2.5 MB of CSV)
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  const unsigned t = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
+  std::vector<Buf> bufs(t);
+  auto fill = [&](unsigned k, std::size_t block) {
+    bufs[k].clear();
+    for (std::size_t r = block * kBlock; r < std::min(n, (block + 1) * kBlock); ++r) row(bufs[k], r, k);
+  };
+  for (std::size_t b0 = 0; b0 < blocks; b0 += t) {
+    const unsigned m = static_cast<unsigned>(std::min<std::size_t>(t, blocks - b0));
+    if (m == 1) {
+      fill(0, b0);
+    } else {
+      std::vector<std::thread> pool;
+      for (unsigned k = 1; k < m; ++k) pool.emplace_back(fill, k, b0 + k);
+      fill(0, b0);
+      for (auto& th : pool) th.join();
+    }
+    for (unsigned k = 0; k < m; ++k) os.write(bufs[k].data(), static_cast<std::streamsize>(bufs[k].size()));
+  }
+}
+
+// An output buffer written through a raw pointer (no capacity check or zero-fill per character).
+class CharBuf {
+ public:
+  char* reserve(std::size_t more) {  // room for `more` characters at the end
+    if (size_ + more > cap_) {
+      const std::size_t cap = std::max(2 * cap_, size_ + more + 4096);
+      std::unique_ptr<char[]> p(new char[cap]);
+      if (size_) std::memcpy(p.get(), p_.get(), size_);
+      p_ = std::move(p);
+      cap_ = cap;
+    }
+    return p_.get() + size_;
+  }
+  void commit(const char* end) { size_ = static_cast<std::size_t>(end - p_.get()); }
+  void clear() { size_ = 0; }
+  const char* data() const { return p_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<char[]> p_;
+  std::size_t size_ = 0, cap_ = 0;
+};
+
+// A CSV number cell as append_csv_cell writes it, at p (at most 32 characters); returns its end.
+char* csv_number(char* p, double v) {
+  if (std::isnan(v)) {
+    std::memcpy(p, "nan", 3);
+    return p + 3;
+  }
+  if (v == std::floor(v) && std::fabs(v) < 1e10) {
+    if (v == 0) {
+      if (std::signbit(v)) *p++ = '-';
+      *p++ = '0';
+      return p;
+    }
+    return std::to_chars(p, p + 32, static_cast<long long>(v)).ptr;
+  }
+  return std::to_chars(p, p + 32, v, std::chars_format::general, 10).ptr;
+}
+
+}  // namespace
+
+void write_csv_header(std::ostream& os, const Table& t) {
+  const auto& cols = t.columns();
+  for (std::size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << csv_escape(cols[i].name);
+  os << '\n';
+}
+
+void write_csv_rows(std::ostream& os, const Table& t, unsigned threads) {
+  const auto& cols = t.columns();
+  struct Ref {
+    const double* f = nullptr;
+    const std::int64_t* i = nullptr;
+    const std::vector<std::string>* s = nullptr;
+  };
+  std::vector<Ref> refs(cols.size());
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    if (const auto* f = std::get_if<std::vector<double>>(&cols[i].data)) refs[i].f = f->data();
+    else if (const auto* v = std::get_if<std::vector<std::int64_t>>(&cols[i].data)) refs[i].i = v->data();
+    else refs[i].s = &std::get<std::vector<std::string>>(cols[i].data);
+  }
+  // Per thread, each numeric column's last cell: sweeps repeat most values from row to row (the
+  // last axis changes few columns), and a repeated value is copied, not formatted again.
+  constexpr std::size_t kCell = 32;
+  struct Last {
+    std::vector<std::uint64_t> bits;
+    std::vector<char> text;  // kCell per column
+    std::vector<unsigned char> len;  // 0: none yet
+  };
+  std::vector<Last> last(std::max(1u, threads));
+  for (auto& l : last) {
+    l.bits.assign(cols.size(), 0);
+    l.text.assign(cols.size() * kCell, '\0');
+    l.len.assign(cols.size(), 0);
+  }
+  write_rows<CharBuf>(os, t.rows(), threads, [&](CharBuf& out, std::size_t r, unsigned k) {
+    Last& l = last[k];
+    std::size_t need = cols.size() * (kCell + 1) + 1;
+    for (const auto& ref : refs)
+      if (ref.s) need += 2 * (*ref.s)[r].size() + 2;
+    char* p = out.reserve(need);
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      if (i) *p++ = ',';
+      const Ref& ref = refs[i];
+      if (ref.s) {
+        const std::string& v = (*ref.s)[r];
+        if (v.find_first_of(",\"\n") == std::string::npos) {
+          std::memcpy(p, v.data(), v.size());
+          p += v.size();
+        } else {
+          const std::string e = csv_escape(v);
+          std::memcpy(p, e.data(), e.size());
+          p += e.size();
+        }
+        continue;
+      }
+      std::uint64_t bits = 0;
+      if (ref.f) std::memcpy(&bits, ref.f + r, sizeof bits);
+      else bits = static_cast<std::uint64_t>(ref.i[r]);
+      char* cached = l.text.data() + i * kCell;
+      if (l.len[i] && l.bits[i] == bits) {
+        std::memcpy(p, cached, l.len[i]);
+        p += l.len[i];
+        continue;
+      }
+      char* end = ref.f ? csv_number(p, ref.f[r]) : std::to_chars(p, p + kCell, ref.i[r]).ptr;
+      const auto n = static_cast<std::size_t>(end - p);
+      std::memcpy(cached, p, n);
+      l.len[i] = static_cast<unsigned char>(n);
+      l.bits[i] = bits;
+      p = end;
+    }
+    *p++ = '\n';
+    out.commit(p);
+  });
+}
+
+void write_csv(std::ostream& os, const Table& t) {
+  write_csv_header(os, t);
+  write_csv_rows(os, t);
+}
+
+void write_json_begin(std::ostream& os, const Table& t, const Attributes& attributes) {
   os << "{\n  \"attributes\": {";
   bool first = true;
   for (const auto& [k, v] : attributes) {
@@ -95,23 +265,40 @@ void write_json(std::ostream& os, const Table& t, const Attributes& attributes) 
   for (std::size_t i = 0; i < cols.size(); ++i)
     os << (i ? ", " : "") << "\"" << cols[i].name << "\": \"" << json_escape(cols[i].unit) << "\"";
   os << "},\n  \"points\": [";
-  const std::size_t n = t.rows();
-  for (std::size_t r = 0; r < n; ++r) {
-    os << (r ? ",\n" : "\n") << "    {";
+}
+
+void write_json_rows(std::ostream& os, const Table& t, bool first_chunk, unsigned threads) {
+  const auto& cols = t.columns();
+  write_rows<std::string>(os, t.rows(), threads, [&](std::string& out, std::size_t r, unsigned) {
+    out += (r || !first_chunk) ? ",\n    {" : "\n    {";
     for (std::size_t i = 0; i < cols.size(); ++i) {
-      os << (i ? ", " : "") << "\"" << cols[i].name << "\": ";
+      out += i ? ", \"" : "\"";
+      out += cols[i].name;
+      out += "\": ";
       const Column& c = cols[i];
       if (c.is_text()) {
-        os << "\"" << json_escape(c.format_cell(r)) << "\"";
+        out += '"';
+        out += json_escape(c.format_cell(r));
+        out += '"';
       } else if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
-        os << (std::isfinite((*f)[r]) ? fmt::format("{:.17g}", (*f)[r]) : std::string("null"));
+        if (std::isfinite((*f)[r]))
+          fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.17g}"), (*f)[r]);
+        else
+          out += "null";
       } else {
-        os << c.format_cell(r);
+        out += c.format_cell(r);
       }
     }
-    os << "}";
-  }
-  os << "\n  ]\n}\n";
+    out += '}';
+  });
+}
+
+void write_json_end(std::ostream& os) { os << "\n  ]\n}\n"; }
+
+void write_json(std::ostream& os, const Table& t, const Attributes& attributes) {
+  write_json_begin(os, t, attributes);
+  write_json_rows(os, t, true);
+  write_json_end(os);
 }
 
 void write_aligned(std::ostream& os, const Table& t, const std::vector<ShownColumn>& cols) {

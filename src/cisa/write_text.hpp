@@ -11,6 +11,17 @@ namespace cisa {
 
 void write_csv(std::ostream& os, const Table& t);
 void write_json(std::ostream& os, const Table& t, const Attributes& attributes);
+
+// The same texts written a chunk of rows at a time (write_csv = header + rows; write_json =
+// begin + rows + end). Rows are formatted on `threads` threads and written in order.
+void write_csv_header(std::ostream& os, const Table& schema);
+void write_csv_rows(std::ostream& os, const Table& t, unsigned threads = 1);
+void write_json_begin(std::ostream& os, const Table& schema, const Attributes& attributes);
+// `first`: no row was written before this chunk.
+void write_json_rows(std::ostream& os, const Table& t, bool first, unsigned threads = 1);
+void write_json_end(std::ostream& os);
+// A CSV cell of write_csv (Column::format_cell(row, 10), quoted where needed), appended to out.
+void append_csv_cell(std::string& out, const Column& c, std::size_t row);
 // Only the named columns, with "header [unit]" titles; scale divides numeric cells (e.g. 1e9
 // to print GB) and is shown in the unit.
 struct ShownColumn {

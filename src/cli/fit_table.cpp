@@ -34,7 +34,8 @@ void print_row(std::ostream& os, const std::vector<TextColumn>& cols, const std:
 
 }  // namespace
 
-FitResult print_fitted(std::ostream& os, std::vector<TextColumn> cols, std::size_t width, std::size_t max_rows) {
+FitResult print_fitted(std::ostream& os, std::vector<TextColumn> cols, std::size_t width, std::size_t max_rows,
+                       std::size_t hidden, std::size_t hidden_at) {
   FitResult res;
   while (width && total_width(cols) > width) {
     auto worst = cols.end();  // the last column of the highest priority number goes first
@@ -54,8 +55,10 @@ FitResult print_fitted(std::ostream& os, std::vector<TextColumn> cols, std::size
   print_row(os, cols, w, titles);
   print_row(os, cols, w, rule);
   const std::size_t n = cols.empty() ? 0 : cols.front().cells.size();
-  const bool cut = max_rows && n > max_rows;
-  const std::size_t head = cut ? (max_rows + 1) / 2 : n, tail = cut ? max_rows / 2 : 0;
+  const bool given = hidden > 0;  // head and tail already cut
+  const bool cut = given || (max_rows && n > max_rows);
+  const std::size_t head = given ? std::min(hidden_at, n) : cut ? (max_rows + 1) / 2 : n;
+  const std::size_t tail = given ? n - head : cut ? max_rows / 2 : 0;
   auto row = [&](std::size_t r) {
     std::vector<std::string> cells;
     for (const auto& c : cols) cells.push_back(c.cells[r]);
@@ -63,7 +66,7 @@ FitResult print_fitted(std::ostream& os, std::vector<TextColumn> cols, std::size
   };
   for (std::size_t r = 0; r < head; ++r) row(r);
   if (cut) {
-    res.rows_hidden = n - head - tail;
+    res.rows_hidden = given ? hidden : n - head - tail;
     os << fmt::format("  ... {} rows not shown (--max-rows 0 shows all; --format csv for every column) ...\n",
                       res.rows_hidden);
     for (std::size_t r = n - tail; r < n; ++r) row(r);

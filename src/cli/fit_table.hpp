@@ -26,7 +26,10 @@ struct FitResult {
 
 // Prints the columns that fit `width` (0: no limit) and at most `max_rows` rows (0: all; else the
 // first and last max_rows/2 with a "... N rows ..." line between them).
-FitResult print_fitted(std::ostream& os, std::vector<TextColumn> cols, std::size_t width, std::size_t max_rows);
+// `hidden` > 0: the cells hold only a head and a tail already (a streamed sweep); the "... hidden
+// rows ..." line goes after the first `hidden_at` rows.
+FitResult print_fitted(std::ostream& os, std::vector<TextColumn> cols, std::size_t width, std::size_t max_rows,
+                       std::size_t hidden = 0, std::size_t hidden_at = 0);
 
 // `v` with `digits` significant figures, no exponent for 1e-3 <= |v| < 1e7 ("1.23", "45.6", "1234").
 std::string fmt_sig(double v, int digits = 3);

@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include "cisa/errors.hpp"
 
@@ -21,11 +25,17 @@ std::vector<double> numbers(const Column& c) {
   return v;
 }
 
-std::set<std::string> distinct(const Table& t, const std::string& name) {
-  std::set<std::string> s;
-  if (const Column* c = t.find(name))
-    for (std::size_t r = 0; r < t.rows(); ++r) s.insert(c->format_cell(r));
-  return s;
+std::set<std::string> distinct(const RunDigest& d, const std::string& name) {
+  const auto it = d.distinct.find(name);
+  return it == d.distinct.end() ? std::set<std::string>() : it->second;
+}
+
+// The columns whose distinct values the header and the key columns read.
+const std::vector<std::string>& distinct_columns() {
+  static const std::vector<std::string> names = {
+      "model", "hardware", "batch", "q_heads", "kv_heads", "head_dim", "hidden", "prefill_tokens", "chunk_tokens",
+      "window_pages", "kv_dtype", "rep_kind", "score_agg", "selection_overlap", "dense_impl", "cisa_impl", "phase"};
+  return names;
 }
 
 std::string joined(const std::set<std::string>& s) {
@@ -79,7 +89,8 @@ struct Key {
 };
 
 // The key columns, read by name so that files with and without the implementation columns work.
-std::vector<Key> key_columns(const Table& t) {
+std::vector<Key> key_columns(const RunDigest& d) {
+  const Table& t = d.shown;
   std::vector<Key> keys;
   const std::vector<std::pair<std::string, std::string>> axes = {
       {"model", "model"}, {"hardware", "gpu"}, {"batch", "B"}, {"q_heads", "Hq"}, {"kv_heads", "Hkv"},
@@ -91,7 +102,7 @@ std::vector<Key> key_columns(const Table& t) {
   keys.push_back({"budget_chunks", "K", 0});
   keys.push_back({"qshare_g", "G", 0});
   for (const auto& [name, title] : axes)
-    if (distinct(t, name).size() > 1) keys.push_back({name, title, name == "prefill_tokens" ? 4 : 1});
+    if (distinct(d, name).size() > 1) keys.push_back({name, title, name == "prefill_tokens" ? 4 : 1});
   const bool impl = t.find("dense_impl") != nullptr;
   if (impl) keys.push_back({"dense_impl", "dense", 0});
   keys.push_back({"pred_ms_busy_dense", "busy dense", 0});
@@ -143,7 +154,7 @@ void print_markdown(std::ostream& os, const std::vector<TextColumn>& cols) {
 
 }  // namespace
 
-void print_run_header(std::ostream& os, const Scenario& sc, const Table& t, const Attributes& attrs) {
+void print_run_header(std::ostream& os, const Scenario& sc, const RunDigest& t, const Attributes& attrs) {
   os << wrap("scenario " + sc.name + " (" + sc.file + ")" + (sc.description.empty() ? "" : ": " + sc.description)) << "\n";
   if (!sc.overrides.empty()) {
     std::string s;
@@ -166,7 +177,7 @@ void print_run_header(std::ostream& os, const Scenario& sc, const Table& t, cons
     if (!src.empty()) line += " (" + src + ")";
     os << wrap(line) << "\n";
   }
-  if (t.find("dense_impl"))
+  if (t.shown.find("dense_impl"))
     os << wrap("dense baseline: " + joined(distinct(t, "dense_impl")) + " (the fastest dense implementation known for the card); CISA: " +
                joined(distinct(t, "cisa_impl")) + "; 'vs own' = dense with this project's kernels")
        << "\n";
@@ -177,7 +188,8 @@ void print_run_header(std::ostream& os, const Scenario& sc, const Table& t, cons
      << "\n\n";
 }
 
-void print_run_table(std::ostream& os, const Table& t, const RunTableOptions& opt) {
+void print_run_table(std::ostream& os, const RunDigest& d, const RunTableOptions& opt) {
+  const Table& t = d.shown;
   std::vector<TextColumn> cols;
   if (!opt.columns.empty()) {
     for (const auto& name : opt.columns) {
@@ -191,10 +203,16 @@ void print_run_table(std::ostream& os, const Table& t, const RunTableOptions& op
       cols.push_back(render(*c, name, 0));
     }
   } else {
-    for (const auto& k : key_columns(t)) cols.push_back(render(*t.find(k.name), k.title, k.priority));
+    for (const auto& k : key_columns(d)) cols.push_back(render(*t.find(k.name), k.title, k.priority));
   }
-  if (opt.markdown) return print_markdown(os, cols);
-  const FitResult fit = print_fitted(os, cols, opt.wide || !opt.columns.empty() ? 0 : kTableWidth, opt.max_rows);
+  if (opt.markdown) {
+    if (d.rows != t.rows())  // a streamed sweep: markdown shows the rows held, head and tail
+      os << fmt::format("(first {} and last {} of {} rows; --format csv for every row)\n", d.head, t.rows() - d.head, d.rows);
+    return print_markdown(os, cols);
+  }
+  const std::size_t hidden = d.rows - t.rows();  // > 0: a streamed sweep, only head and tail held
+  const FitResult fit = print_fitted(os, cols, opt.wide || !opt.columns.empty() ? 0 : kTableWidth, opt.max_rows,
+                                     hidden, d.head);
   if (!fit.left_out.empty()) {
     std::string s;
     for (const auto& x : fit.left_out) s += (s.empty() ? "" : ", ") + x;
@@ -204,12 +222,8 @@ void print_run_table(std::ostream& os, const Table& t, const RunTableOptions& op
   }
 }
 
-void print_budget_warning(std::ostream& os, const Table& t) {
-  const Column *L = t.find("context_tokens"), *K = t.find("budget_chunks"), *c = t.find("chunk_tokens");
-  if (!L || !K || !c) return;
-  const auto l = numbers(*L), k = numbers(*K), ch = numbers(*c);
-  std::size_t n = 0;
-  for (std::size_t r = 0; r < l.size(); ++r) n += k[r] * ch[r] >= l[r];
+void print_budget_warning(std::ostream& os, const RunDigest& d) {
+  const std::size_t n = d.budget_covers;
   if (n)
     os << wrap(fmt::format("warning: {} point{} with K x c >= L: the budget covers the whole history, so CISA takes the "
                            "dense path there (no saving)",
@@ -217,35 +231,159 @@ void print_budget_warning(std::ostream& os, const Table& t) {
        << "\n";
 }
 
-void print_run_summary(std::ostream& os, const Table& t) {
-  const Column* phase = t.find("phase");
-  if (!phase) return;
-  const bool impl = t.find("dense_impl") != nullptr;
-  const std::vector<std::pair<std::string, std::string>> speedups =
-      impl ? std::vector<std::pair<std::string, std::string>>{{"pred_speedup_busy", "busy vs dense"},
-                                                             {"pred_speedup_busy_vs_own", "busy vs own"}}
-           : std::vector<std::pair<std::string, std::string>>{{"pred_speedup_busy_vs_peer", "busy vs cuDNN"},
-                                                             {"pred_speedup_busy", "busy vs own"}};
-  for (const auto& ph : distinct(t, "phase")) {
-    std::size_t count = 0;
-    for (std::size_t r = 0; r < t.rows(); ++r) count += phase->format_cell(r) == ph;
-    std::string line = "  " + ph + fmt::format(" ({} points):", count);
-    for (const auto& [name, label] : speedups) {
-      const Column* c = t.find(name);
-      if (!c) continue;
-      std::vector<double> v;
-      const auto all = numbers(*c);
-      for (std::size_t r = 0; r < all.size(); ++r)
-        if (phase->format_cell(r) == ph && std::isfinite(all[r])) v.push_back(all[r]);
+void print_run_summary(std::ostream& os, const RunDigest& d) {
+  if (!d.shown.find("phase")) return;
+  const bool impl = d.shown.find("dense_impl") != nullptr;
+  const std::vector<std::string> labels =
+      impl ? std::vector<std::string>{"busy vs dense", "busy vs own"} : std::vector<std::string>{"busy vs cuDNN", "busy vs own"};
+  for (const auto& [ph, pv] : d.phases) {
+    std::string line = "  " + ph + fmt::format(" ({} points):", pv.count);
+    for (std::size_t k = 0; k < pv.series.size(); ++k) {
+      if (k >= labels.size() || d.summary_columns[k].empty()) continue;
+      std::vector<double> v = pv.series[k].values;
       if (v.empty()) continue;
       std::sort(v.begin(), v.end());
       const std::size_t m = v.size();
       const double med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
-      line += fmt::format(" {} min {}x, median {}x, max {}x;", label, fmt_sig(v.front()), fmt_sig(med), fmt_sig(v.back()));
+      // Beyond RunDigest::kMaxSummary values, min and max are exact and the median is that of every stride-th.
+      const std::string of = pv.series[k].stride > 1 ? fmt::format(" (of every {}-th point)", pv.series[k].stride) : "";
+      line += fmt::format(" {} min {}x, median{} {}x, max {}x;", labels[k], fmt_sig(pv.series[k].min), of,
+                          fmt_sig(med), fmt_sig(pv.series[k].max));
     }
     line.pop_back();
     os << wrap(line, kTableWidth, "    ") << "\n";
   }
+}
+
+// ---- RunDigest ----
+
+void RunDigest::Series::push(double v) {
+  min = std::min(min, v);
+  max = std::max(max, v);
+  if (count++ % stride == 0) {
+    values.push_back(v);
+    if (values.size() >= kMaxSummary) {  // keep every other one
+      for (std::size_t k = 0; 2 * k < values.size(); ++k) values[k] = values[2 * k];
+      values.resize((values.size() + 1) / 2);
+      stride *= 2;
+    }
+  }
+}
+
+RunDigest::RunDigest(const Table& schema, std::size_t total, std::size_t max_rows) : rows(total), max_rows_(max_rows) {
+  const bool all = max_rows == 0 || total <= max_rows;
+  head = all ? total : (max_rows + 1) / 2;
+  if (!all) distinct_cap_ = kMaxDistinct;
+  for (const auto& c : schema.columns()) {
+    if (std::holds_alternative<std::vector<double>>(c.data)) shown.add_f64(c.name, c.unit, c.description);
+    else if (std::holds_alternative<std::vector<std::int64_t>>(c.data)) shown.add_i64(c.name, c.unit, c.description);
+    else shown.add_text(c.name, c.description);
+  }
+  const bool impl = schema.find("dense_impl") != nullptr;
+  summary_columns = impl ? std::vector<std::string>{"pred_speedup_busy", "pred_speedup_busy_vs_own"}
+                         : std::vector<std::string>{"pred_speedup_busy_vs_peer", "pred_speedup_busy"};
+  for (auto& name : summary_columns)
+    if (!schema.find(name)) name.clear();
+}
+
+void RunDigest::add(const Table& chunk) {
+  const std::size_t n = chunk.rows();
+  const std::size_t tail = max_rows_ == 0 || rows <= max_rows_ ? 0 : max_rows_ / 2;
+  // Rows shown: the head, and the tail of the whole run.
+  std::vector<std::size_t> keep;
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t g = seen + r;
+    if (g < head || g >= rows - tail) keep.push_back(r);
+  }
+  if (!keep.empty() && copy_rows_) {
+    auto& dst = shown.columns();
+    for (std::size_t k = 0; k < dst.size(); ++k) {
+      auto& out = const_cast<Column&>(dst[k]);
+      const Column& in = chunk.columns()[k];
+      std::visit(
+          [&](auto& o) {
+            using V = std::decay_t<decltype(o)>;
+            const auto& i = std::get<V>(in.data);
+            for (std::size_t r : keep) o.push_back(i[r]);
+          },
+          out.data);
+    }
+  }
+  // Distinct values of the key columns: raw values first (cheap), formatted at the end.
+  for (const auto& name : distinct_columns()) {
+    const Column* c = chunk.find(name);
+    if (!c) continue;
+    Distinct& dd = raw_[name];
+    std::visit(
+        [&](const auto& v) {
+          using T = typename std::decay_t<decltype(v)>::value_type;
+          for (std::size_t r = 0; r < n; ++r) {
+            if (r && v[r] == v[r - 1]) continue;
+            if (dd.texts.size() + dd.numbers.size() >= distinct_cap_) break;  // streamed: bounded
+            if constexpr (std::is_same_v<T, std::string>) {
+              if (dd.texts.insert(v[r]).second) distinct[name].insert(v[r]);
+            } else {
+              std::uint64_t bits = 0;
+              static_assert(sizeof(T) == sizeof bits);
+              std::memcpy(&bits, &v[r], sizeof bits);
+              if (dd.numbers.insert(bits).second) distinct[name].insert(c->format_cell(r));
+            }
+          }
+        },
+        c->data);
+  }
+  const Column *L = chunk.find("context_tokens"), *K = chunk.find("budget_chunks"), *ch = chunk.find("chunk_tokens");
+  if (L && K && ch) {
+    const auto l = numbers(*L), k = numbers(*K), c = numbers(*ch);
+    for (std::size_t r = 0; r < n; ++r) budget_covers += k[r] * c[r] >= l[r];
+  }
+  if (const Column* phase = chunk.find("phase")) {
+    std::vector<std::vector<double>> cols;
+    for (const auto& name : summary_columns) cols.push_back(name.empty() ? std::vector<double>() : numbers(*chunk.find(name)));
+    const auto* names = std::get_if<std::vector<std::string>>(&phase->data);
+    PhaseValues* last = nullptr;
+    for (std::size_t r = 0; r < n; ++r) {
+      // Rows of one phase come in runs: look the phase up only where it changes.
+      if (!last || !names || r == 0 || (*names)[r] != (*names)[r - 1]) last = &phases[phase->format_cell(r)];
+      PhaseValues& pv = *last;
+      if (pv.series.size() != cols.size()) pv.series.resize(cols.size());
+      ++pv.count;
+      for (std::size_t k = 0; k < cols.size(); ++k)
+        if (!cols[k].empty() && std::isfinite(cols[k][r])) pv.series[k].push(cols[k][r]);
+    }
+  }
+  seen += n;
+}
+
+void RunDigest::adopt(Table&& whole) {
+  copy_rows_ = false;
+  add(whole);
+  copy_rows_ = true;
+  shown = std::move(whole);
+}
+
+void print_run_header(std::ostream& os, const Scenario& sc, const Table& t, const Attributes& attrs) {
+  RunDigest d(t, t.rows(), 0);
+  d.add(t);
+  print_run_header(os, sc, d, attrs);
+}
+
+void print_run_table(std::ostream& os, const Table& t, const RunTableOptions& opt) {
+  RunDigest d(t, t.rows(), 0);
+  d.add(t);
+  print_run_table(os, d, opt);
+}
+
+void print_budget_warning(std::ostream& os, const Table& t) {
+  RunDigest d(t, t.rows(), 0);
+  d.add(t);
+  print_budget_warning(os, d);
+}
+
+void print_run_summary(std::ostream& os, const Table& t) {
+  RunDigest d(t, t.rows(), 0);
+  d.add(t);
+  print_run_summary(os, d);
 }
 
 }  // namespace cisa::cli

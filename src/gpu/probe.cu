@@ -1,6 +1,7 @@
-#include <cublas_v2.h>
+#include "gpu/cublas_loader.hpp"  // cuBLAS is loaded with dlopen when the GEMM probe runs
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -199,14 +200,15 @@ ProbeResult probe_gemm_bf16_tflops(int n) {
   fill_bf16<<<4 * sm_count(), 256>>>(A.p, elems, 3u);
   fill_bf16<<<4 * sm_count(), 256>>>(B.p, elems, 5u);
   check(cudaGetLastError(), "fill_bf16");
+  const Cublas& cb = cublas();
   cublasHandle_t h{};
-  check(cublasCreate(&h), "cublasCreate");
+  check(cb.create(&h), "cublasCreate");
   const float alpha = 1.0f, beta = 0.0f;
   std::vector<double> tf;
   try {
     tf = time_ms(
         [&](int) {
-          check(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p,
+          check(cb.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.p, CUDA_R_16BF, n, B.p,
                              CUDA_R_16BF, n, &beta, C.p, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
                              CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx");
@@ -214,10 +216,10 @@ ProbeResult probe_gemm_bf16_tflops(int n) {
         10);
     for (double& x : tf) x = 2.0 * n * static_cast<double>(n) * n / (x * 1e-3) / 1e12;
   } catch (...) {
-    cublasDestroy(h);
+    cb.destroy(h);
     throw;
   }
-  cublasDestroy(h);
+  cb.destroy(h);
   return summarize(tf, "cuBLAS BF16 GEMM " + std::to_string(n) +
                            "^3, fp32 accumulate, random inputs, median of 10");
 }

@@ -5,7 +5,7 @@
 // projection GEMM + representative update). Internal to src/gpu/.
 #pragma once
 
-#include <cublas_v2.h>
+#include "gpu/cublas_loader.hpp"  // cuBLAS through dlopen (start-up RSS)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -224,7 +224,7 @@ struct OtherWork {
       out = std::make_unique<Dev<K::bf16_bits>>(std::size_t(m) * n);
       fill(w->p, w->n, 31, 0.02f);
       fill(x->p, x->n, 37);
-      if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+      if (gpu::cublas().create(&h) != CUBLAS_STATUS_SUCCESS)
         throw std::runtime_error("cublasCreate failed");
     }
     // Pages completed by this forward: logical pages [start/16, (start+P)/16) of every sequence.
@@ -237,7 +237,7 @@ struct OtherWork {
     if (n_filled > 0) filled = std::make_unique<Dev<int>>(ids);
   }
   ~OtherWork() {
-    if (h) cublasDestroy(h);
+    if (h) gpu::cublas().destroy(h);
   }
   void run(const World& world, K::Instrument* ins) {
     if (n > 0) {
@@ -245,7 +245,7 @@ struct OtherWork {
                          2.0 * (double(m) * k + double(k) * n + double(m) * n),
                          2.0 * m * double(n) * k, 2.0 * m * double(n) * k, nullptr);
       const float one = 1.0f, zero = 0.0f;
-      if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, w->p, CUDA_R_16BF, m, x->p,
+      if (gpu::cublas().gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, w->p, CUDA_R_16BF, m, x->p,
                        CUDA_R_16BF, k, &zero, out->p, CUDA_R_16BF, m, CUBLAS_COMPUTE_32F,
                        CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
         throw std::runtime_error("cublasGemmEx (index projection) failed");

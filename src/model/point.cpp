@@ -75,8 +75,11 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   const std::size_t nd = pr.dense.size();
   std::array<ComponentTimes, 3> cisa{};
   std::array<ForwardCost, 3> cisa_cost{};
-  std::vector<std::array<double, 3>> dense(nd, {0.0, 0.0, 0.0});
-  std::vector<ForwardCost> dense_cost(nd);
+  // Reused per thread: a sweep prices millions of points (no allocation per point).
+  thread_local std::vector<std::array<double, 3>> dense;
+  thread_local std::vector<ForwardCost> dense_cost;
+  dense.assign(nd, {0.0, 0.0, 0.0});
+  dense_cost.assign(nd, ForwardCost{});
   std::array<double, 3> own{0.0, 0.0, 0.0};
   auto dense_of = [&](const std::array<Pricing, 3>& d, const ForwardCost& f_cisa, std::int64_t start, std::int64_t n) {
     return same_traffic(d[kPt].shape, pr.cisa[kPt].shape)
