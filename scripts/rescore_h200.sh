@@ -8,6 +8,7 @@ PY=${PYTHON:-python3}
 D=results/h200/measured
 ARCHIVED="--set implementation.cisa=cisa_kernels_2026_11_29"
 ARCHIVED_V10="--set implementation.cisa=cisa_kernels_2026_11_30"
+ARCHIVED_S4="--set implementation.cisa=cisa_kernels_2026_11_30b"  # session 4 before the softmax change
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -42,13 +43,13 @@ PY
 
 # The committed sweeps measured the kernels of 2026-11-29: re-score them against that archived profile.
 for f in $D/*_device_run.h5; do rescore $D "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED; done
-# Measured with this session's kernels (cisa_kernels, current calibration): held-out sets v1 and v2
-# and the committed sweeps measured again.
+# Measured with session 4's kernels before the softmax change (archived profile cisa_kernels_2026_11_30b,
+# the calibration taken in the same call): held-out sets v1 and v2 and the committed sweeps measured again.
 for dir in results/h200/heldout results/h200/heldout2 results/h200/remeasured; do
   for f in $dir/*_device_run.h5; do
     [ -f "$f" ] || continue
     s=$(basename "$f" _device_run.h5)
-    rescore $dir "$f" "${s%_s4}"  # <scenario>_s4: a committed sweep measured again in session 4
+    rescore $dir "$f" "${s%_s4}" $ARCHIVED_S4  # <scenario>_s4: a committed sweep measured again in session 4
   done
 done
 # The implementation runs of 2026-11-30 measured kernels v10 (archived profile cisa_kernels_2026_11_30).
@@ -124,9 +125,9 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 
 TXT
   $PY analysis/fidelity.py --markdown --set "fit: the committed sweeps and scenarios (kernels of 2026-11-29, archived profile)=$(ls $D/*_measured.h5 | tr '\n' ',')"
-  for pair in "remeasured|re-measured sweeps (kernels of session 4, profile cisa_kernels; cuDNN peer times of 2026-11-29)" \
-              "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels; cuDNN and FA2 on its dense shapes)" \
-              "heldout2|held-out v2 (kernels of session 4, profile cisa_kernels; cuDNN and FA2 on its dense shapes)"; do
+  for pair in "remeasured|re-measured sweeps (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN peer times of 2026-11-29)" \
+              "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
+              "heldout2|held-out v2 (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"

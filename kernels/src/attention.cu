@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include <cuda.h>
@@ -154,17 +155,16 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
   const int mask_lim = min(p_end, w.mask_from);
 
-  // Softmax of one S tile (exp2 domain): scale, causal/list mask, running max and sum; P replaces S
-  // in place; alpha = rescale factor of the previous O rows.
+  // Softmax of one S tile (exp2 domain): causal/list mask, running max and sum; P replaces S in
+  // place; alpha = rescale factor of the previous O rows. The scale (> 0, so the max commutes with
+  // it) is folded into one FFMA per element, the mask is skipped whole on tiles it cannot touch.
   auto softmax_tile = [&](float(&sc)[TN / 8][4], int tile, float(&alpha)[2]) {
     const int tli = p_begin + tile * kTilePages;
-    const bool need_mask = tli + kTilePages > mask_lim;
+    if (tli + kTilePages > mask_lim) {
 #pragma unroll
-    for (int j = 0; j < TN / 8; ++j)
+      for (int j = 0; j < TN / 8; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = sc[j][e] * p.scale_log2;
-        if (need_mask) {
+        for (int e = 0; e < 4; ++e) {
           const int tok = wn * TN + j * 8 + 2 * tig + (e & 1);
           const int li = tli + (tok >> 4);
           bool dead = li >= p_end;
@@ -172,10 +172,10 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
             const int key = w.mask_tok0 + (li - w.mask_from) * kPageTokens + (tok & 15);
             dead = key > qpos[e >> 1];
           }
-          if (dead) x = -INFINITY;
+          if (dead) sc[j][e] = -INFINITY;
         }
-        sc[j][e] = x;
-      }
+    }
+    const float sl2 = p.scale_log2;
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       float mx = -INFINITY;
@@ -183,13 +183,14 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       for (int j = 0; j < TN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m_run[hr], mx);
+      const float m_new = fmaxf(m_run[hr], mx * sl2);
       const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      alpha[hr] = exp2f(m_run[hr] - m_use);
+      alpha[hr] = detail::exp2_approx(m_run[hr] - m_use);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j) {
-        const float p0 = exp2f(sc[j][2 * hr] - m_use), p1 = exp2f(sc[j][2 * hr + 1] - m_use);
+        const float p0 = detail::exp2_approx(fmaf(sc[j][2 * hr], sl2, -m_use));
+        const float p1 = detail::exp2_approx(fmaf(sc[j][2 * hr + 1], sl2, -m_use));
         sc[j][2 * hr] = p0;
         sc[j][2 * hr + 1] = p1;
         sum += p0 + p1;
@@ -628,6 +629,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
   kp.r = a.r;
   kp.kv_heads = a.kv.kv_heads;
   const float scale = a.scale != 0.0f ? a.scale : 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+  if (!(scale > 0.0f)) throw std::invalid_argument("paged_attention: scale must be > 0");
   kp.scale_log2 = scale * 1.4426950408889634f;
   kp.num_splits = splits;
   if (splits > 1) {
