@@ -15,6 +15,7 @@ import argparse
 import fnmatch
 import glob
 import os
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUDGET_MIB = 5  # committed figures stay small
-DEFAULT_EXCLUDE = ("*_device_run.h5",)
+# Raw device runs (the *_measured.h5 files carry them scored), and the FA2 copies of the committed
+# sweeps (the same own-kernel figures as the sweeps' reports; their FA2 errors are in SUMMARY.md).
+DEFAULT_EXCLUDE = ("*_device_run.h5", "*_sweep_fa2_measured.h5")
 
 
 def folder_size(path: str) -> int:
@@ -99,25 +102,37 @@ def main(argv=None) -> int:
         print(f"render_all: several files share the stem(s) {', '.join(dup)}", file=sys.stderr)
         return 2
 
+    missing = [m for m in ("numpy", "h5py", "matplotlib") if importlib.util.find_spec(m) is None]
+    if missing:  # before touching any committed report
+        print(f"render_all: missing Python module(s) {', '.join(missing)} in {sys.executable}; nothing "
+              "was changed (scripts/install-deps.sh, or run with an interpreter that has them)", file=sys.stderr)
+        return 2
     os.makedirs(args.out, exist_ok=True)
     rows, worst = [], 0
     for f, stem in zip(files, stems):
         dest = os.path.join(args.out, stem)
-        if os.path.isdir(dest):
-            shutil.rmtree(dest)
-        cmd = [sys.executable, os.path.join(HERE, "report.py"), f, "--out", dest,
+        fresh = dest + ".rendering"  # a failed report leaves the previous one in place
+        if os.path.isdir(fresh):
+            shutil.rmtree(fresh)
+        cmd = [sys.executable, os.path.join(HERE, "report.py"), f, "--out", fresh,
                "--formats", args.formats]
         if not args.full_colour_png:
             cmd.append("--compact-png")
         rc = subprocess.call(cmd)
         worst = max(worst, rc)
+        if rc == 0:
+            if os.path.isdir(dest):
+                shutil.rmtree(dest)
+            os.replace(fresh, dest)
+        elif os.path.isdir(fresh):
+            shutil.rmtree(fresh)
         size = folder_size(dest) if os.path.isdir(dest) else 0
         rows.append((stem, f, rc, size))
 
     if not args.files:  # drop reports of result files that no longer exist
         for name in sorted(os.listdir(args.out)):
             path = os.path.join(args.out, name)
-            if name not in stems and os.path.isfile(os.path.join(path, "index.md")):
+            if name not in stems and not name.endswith(".rendering") and os.path.isfile(os.path.join(path, "index.md")):
                 shutil.rmtree(path)
                 print(f"render_all: removed stale {path}/")
 

@@ -25,5 +25,5 @@ for p in plan_ultra_b300 plan_inkling_b300 plan_llama70b_h200; do
   "$BIN" plan --scenario "scenarios/$p.yaml" --out "results/plan/$p.h5" > "results/plan/$p.txt"
 done
 [ "$measured" = 1 ] && scripts/rescore_h200.sh "$BIN"
-[ "$figures" = 1 ] && PATH="$PWD/$(dirname "$BIN"):$PATH" /usr/bin/env python3 analysis/render_all.py
+[ "$figures" = 1 ] && PATH="$PWD/$(dirname "$BIN"):$PATH" ${PYTHON:-python3} analysis/render_all.py --formats png
 echo "regenerate_results: done; review with git diff --stat results/" >&2
