@@ -299,21 +299,23 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
     Point p;
     bool kept = false;
     std::size_t n = 0;
+    // " (in the sweep point sweep.x[i] ...)" for the tuple the cursor stands on.
+    auto where_in_sweep = [&] {
+      if (sc.sweep.axes.empty()) return std::string();
+      std::string at = " (in the sweep point";
+      for (std::size_t a = 0; a < sc.sweep.axes.size(); ++a)
+        at += " " + axis_fields[a] + "[" + std::to_string(cur.index()[a]) + "]";
+      return at + ")";
+    };
     while (cur.next_tuple(p, kept)) {
       try {
         validate_point(p);
       } catch (const std::invalid_argument& e) {
-        const auto& idx = cur.index();
         std::string msg = e.what();
         const std::string field = msg.substr(0, msg.find(':'));
         msg = msg.substr(msg.find(':') + 2);
         YAML::Node where = root;
-        if (!sc.sweep.axes.empty()) {
-          msg += " (in the sweep point";
-          for (std::size_t a = 0; a < sc.sweep.axes.size(); ++a)
-            msg += " " + axis_fields[a] + "[" + std::to_string(idx[a]) + "]";
-          msg += ")";
-        }
+        msg += where_in_sweep();
         // Point at the block that sets the field when it exists.
         const auto dot = field.find('.');
         if (dot != std::string::npos && root[field.substr(0, dot)] && root[field.substr(0, dot)].IsMap()) {
@@ -328,14 +330,7 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
           design::resolve(sc.designs.at(p.design), p.geo, p.cisa, effective_qshare(p.cisa, p.work),
                           sc.design_equal_budget);
         } catch (const std::invalid_argument& e) {
-          const auto& idx = cur.index();
-          std::string msg = "design '" + p.design + "' at this point: " + e.what();
-          if (!sc.sweep.axes.empty()) {
-            msg += " (in the sweep point";
-            for (std::size_t a = 0; a < sc.sweep.axes.size(); ++a)
-              msg += " " + axis_fields[a] + "[" + std::to_string(idx[a]) + "]";
-            msg += ")";
-          }
+          const std::string msg = "design '" + p.design + "' at this point: " + e.what() + where_in_sweep();
           throw InputError(locate(doc, design_nodes.at(p.design), "design"), msg);
         }
       }

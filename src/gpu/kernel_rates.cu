@@ -221,8 +221,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   }
   auto sample = [&](const PipelineTimes& t, double ms) {
     const ForwardCost& f = t.model;
-    const TopkWork wk = topk_work(f.topk_rows, f.eligible_chunks_sum / f.topk_rows,
-                                  f.topk.dram_write_bytes / (4.0 * f.topk_rows), shape);
+    const TopkWork wk = topk_work(f, shape);
     return TopkSample{std::ceil(wk.ctas / sms), wk.keys_per_cta * passes, wk.ids_per_cta, ms * 1e-3};
   };
   {
@@ -259,8 +258,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096, W=128, random selections: the model's CISA "
         "attention DRAM bytes / (median of 15 - floors), L2 flushed";
     const ForwardCost& f = dec.model;
-    const TopkWork wk = topk_work(f.topk_rows, f.eligible_chunks_sum / f.topk_rows,
-                                  f.topk.dram_write_bytes / (4.0 * f.topk_rows), shape);
+    const TopkWork wk = topk_work(f, shape);
     const double waves = std::ceil(wk.ctas / sms);
     const double out_s = out.topk_out_ids_per_ns_per_sm > 0
                              ? waves * wk.ids_per_cta / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;

@@ -1,7 +1,6 @@
-#include "gpu/cublas_loader.hpp"  // cuBLAS is loaded with dlopen when the GEMM probe runs
+#include "gpu/cublas_loader.hpp"  // cuBLAS, opened on first use by the GEMM probe
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdint>

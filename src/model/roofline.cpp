@@ -51,9 +51,11 @@ bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates&
   return rates.l2_capacity_bytes > 0 && sh.score_bytes * f.eligible_chunks_sum <= 0.5 * rates.l2_capacity_bytes;
 }
 
-TopkWork topk_work(double rows, double keys_per_row, double ids_per_row, const KernelShape& sh) {
-  const double split = (sh.topk_cluster_above > 0 && keys_per_row > sh.topk_cluster_above) ? 2.0 : 1.0;
-  return TopkWork{rows * split, keys_per_row / split, ids_per_row / split};
+TopkWork topk_work(const ForwardCost& f, const KernelShape& sh) {
+  const double keys = f.eligible_chunks_sum / f.topk_rows;  // N_e per row
+  const double ids = f.topk.dram_write_bytes / (4.0 * f.topk_rows);  // page IDs written per row
+  const double split = (sh.topk_cluster_above > 0 && keys > sh.topk_cluster_above) ? 2.0 : 1.0;
+  return TopkWork{f.topk_rows * split, keys / split, ids / split};
 }
 
 double topk_cta_time(const TopkWork& w, const KernelShape& sh, double keys_per_s, double ids_per_s, double cta_s) {
@@ -66,8 +68,7 @@ double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates
       topk_scores_in_l2(f, sh, rates) ? rates.topk_l2_keys_per_s_per_sm : rates.topk_keys_per_s_per_sm;
   // Per CTA: a fixed part, radix passes over its scores, then the output pass translating and
   // writing its page IDs; waves of one CTA per SM.
-  const TopkWork w = topk_work(f.topk_rows, f.eligible_chunks_sum / f.topk_rows,
-                               f.topk.dram_write_bytes / (4.0 * f.topk_rows), sh);
+  const TopkWork w = topk_work(f, sh);
   const double per_cta = topk_cta_time(w, sh, rate, rates.topk_ids_per_s_per_sm, rates.topk_cta_s);
   const double waves = std::ceil(w.ctas / rates.sms);
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);

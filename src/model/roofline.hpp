@@ -40,7 +40,7 @@ struct TopkWork {
   double keys_per_cta = 0;  // eligible keys per CTA
   double ids_per_cta = 0;   // page IDs written per CTA (selected + window + tail)
 };
-TopkWork topk_work(double rows, double keys_per_row, double ids_per_row, const KernelShape& sh);
+TopkWork topk_work(const ForwardCost& f, const KernelShape& sh);
 // SM time of one top-k CTA: its fixed part, its radix passes over its keys, its output pass.
 double topk_cta_time(const TopkWork& w, const KernelShape& sh, double keys_per_s, double ids_per_s, double cta_s);
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
