@@ -270,6 +270,9 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
                                  std::to_string(cols.back().size()) + ")");
           len = cols.back().size();
         }
+        if (len == 0)  // no key: an axis of no values would empty the whole sweep
+          throw InputError(locate(doc, kv.second, "sweep.zip"),
+                           "expected keys with lists of equal length, e.g. {context: [131072, 262144], batch: [32, 16]}");
         std::vector<std::vector<Sweep::Set>> axis(len);
         for (std::size_t i = 0; i < len; ++i)
           for (std::size_t c = 0; c < cols.size(); ++c) axis[i].push_back({col_keys[c], cols[c][i]});
