@@ -52,6 +52,7 @@ const std::vector<FieldSpec>& selection_fields() {
       {"setup_latency_us", &ImplProfile::setup_latency_us, nullptr},
       {"setup_bw_gbs", &ImplProfile::setup_bw_gbs, nullptr},
       {"other_floor_us", &ImplProfile::other_floor_us, nullptr},
+      {"rep_update_floor_us", &ImplProfile::rep_update_floor_us, nullptr},
   };
   return f;
 }

@@ -341,7 +341,9 @@ void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, 
     }
   }
   {
-    const KernelCost* k[] = {&f.attention_dense, &f.attention_cisa, &f.scoring, &f.topk, &f.setup, &f.other};
+    KernelCost other = f.other;  // the `other` component: index projection + representative update
+    other.add(f.rep_update);
+    const KernelCost* k[] = {&f.attention_dense, &f.attention_cisa, &f.scoring, &f.topk, &f.setup, &other};
     for (std::size_t j = 0; j < 6; ++j) {
       (*c.dram[j])[i] = k[j]->dram_bytes;
       (*c.dram_w[j])[i] = k[j]->dram_write_bytes;

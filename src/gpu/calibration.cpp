@@ -115,7 +115,8 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "topk_cta_us", kr.topk_cta_us, kr.topk_method)
     << meas(a, "setup_latency_us", kr.setup_floor_us, kr.setup_method)
     << meas(a, "setup_bw_gbs", kr.h2d_step_bw_gbs, kr.setup_method)
-    << meas(a, "other_floor_us", kr.other_floor_us, kr.other_method);
+    << meas(a, "other_floor_us", kr.other_floor_us, kr.other_method)
+    << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method);
 #endif
   return y.str();
 }

@@ -88,6 +88,12 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   return t;
 }
 
+std::string fmt_us(const std::string& before, double ms, const std::string& after) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", ms * 1e3);
+  return before + buf + after;
+}
+
 }  // namespace
 
 KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates& card) {
@@ -290,18 +296,30 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     out.setup_method = "cisa_kernels steps with the index projection before the descriptor copy: " + std::string(buf) +
                        "; latency + bytes / bandwidth solved";
   }
-  // Other: the index projection (cuBLAS) and representative update of the decode step; its fixed
-  // cost per launch = (time - its roofline at the card's rates) / launches.
+  // Other: the index projection (cuBLAS) of the decode step at 1M + 1 tokens, where no chunk
+  // completes; its fixed cost = time - its roofline at the card's rates. The representative update:
+  // the same step at 1M tokens completes one chunk per sequence (a second kernel); its fixed cost =
+  // the difference in time - the update's roofline.
+  auto roof = [&](const KernelCost& k) {
+    return std::max((k.dram_bytes - k.dram_write_bytes) / card.read_bw_Bps + k.dram_write_bytes / card.write_bw_Bps,
+                    k.flops_issued / card.gemm_flops);
+  };
   {
     const KernelCost& k = dec.model.other;
-    const double t_roof = std::max((k.dram_bytes - k.dram_write_bytes) / (card.read_bw_Bps) +
-                                       k.dram_write_bytes / card.write_bw_Bps,
-                                   k.flops_issued / card.gemm_flops);
-    if (k.launches > 0 && dec.other_ms * 1e-3 > t_roof)
-      out.other_floor_us = (dec.other_ms * 1e-3 - t_roof) / k.launches * 1e6;
-    out.other_method = "cisa_kernels step, decode, 64 x 1M: other component (" + std::to_string(dec.other_ms * 1e3) +
-                       " us, " + std::to_string(static_cast<int>(k.launches)) +
-                       " launches) less its bytes and FLOPs at the card's rates, per launch";
+    if (k.launches > 0 && dec.other_ms * 1e-3 > roof(k))
+      out.other_floor_us = (dec.other_ms * 1e-3 - roof(k)) / k.launches * 1e6;
+    out.other_method = fmt_us("cisa_kernels step, decode, 64 x (1M + 1): other component (", dec.other_ms,
+                              " us, the index projection) less its bytes and FLOPs at the card's rates");
+  }
+  {
+    World w(64, std::int64_t(1) << 20, 1, 71);
+    const PipelineTimes fill = time_pipeline({64, 1, 1, 4096, 128, (std::int64_t(1) << 20) - 1}, w, timer, sms, shape, 15);
+    const KernelCost& k = fill.model.rep_update;
+    const double t = (fill.other_ms - dec.other_ms) * 1e-3 - roof(k);
+    if (k.launches > 0 && t > 0) out.rep_update_floor_us = t / k.launches * 1e6;
+    out.rep_update_method = fmt_us("cisa_kernels step, decode, 64 x 1M (one chunk per sequence completes): other "
+                                   "component (", fill.other_ms, " us) less the 64 x (1M + 1) step's (") +
+                            fmt_us("", dec.other_ms, " us) and the update's bytes at the card's rates");
   }
   // Scoring: t - floor = R / read_bw + W / write_bw at both shapes (R, W: the model's DRAM bytes).
   {

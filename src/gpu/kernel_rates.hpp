@@ -32,8 +32,10 @@ struct KernelRates {
   double scoring_tile_us = 0;  // one representative-tile load step of a scoring CTA (0: not solved)
   double h2d_step_bw_gbs = 0;  // descriptor upload bandwidth inside the step (0: not solved)
   std::string setup_method;
-  double other_floor_us = 0;   // fixed cost per launch of the index projection / rep update
+  double other_floor_us = 0;   // fixed cost per launch of the index projection
   std::string other_method;
+  double rep_update_floor_us = 0;  // fixed cost per launch of the representative update
+  std::string rep_update_method;
   std::string floor_method;
   // Attention SM time per page visit with the pages in L2, for 16/32/64/128-row tiles.
   double attention_page_ns[4] = {0, 0, 0, 0};

@@ -76,7 +76,7 @@ Rates card_rates(const Hardware& hw, Basis basis, Bound b) {
   r.write_bw_Bps = at(c.write_bw_tbs, b, true) * 1e12;
   r.gemm_flops = at(c.gemm_bf16_tflops, b, true) * 1e12;
   r.launch_s = at(c.launch_overhead_us, b, false) * 1e-6;
-  r.other_floor_s = at(c.kernel_floor_us, b, false) * 1e-6;
+  r.other_floor_s = r.rep_update_floor_s = at(c.kernel_floor_us, b, false) * 1e-6;
   r.source = "card: " + c.basis;
   return r;
 }
@@ -120,6 +120,8 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     r.setup_latency_s = at(im.setup_latency_us, b, false) * 1e-6;
     r.setup_Bps = at(im.setup_bw_gbs, b, true) * 1e9;
     r.other_floor_s = at(im.other_floor_us, b, false) * 1e-6;
+    // A profile without its own figure prices the update's launch at the projection's (XFER rule).
+    r.rep_update_floor_s = im.rep_update_term ? at(im.rep_update_floor_us, b, false) * 1e-6 : r.other_floor_s;
   }
   r.source += "; implementation " + im.name;
   return r;

@@ -112,6 +112,8 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.setup_latency_us = r.get(p.setup_latency_us, Transfer::same, "setup.latency_us");
   o.setup_bw_gbs = r.get(p.setup_bw_gbs, Transfer::same, "setup.bw_gbs");
   o.other_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
+  o.rep_update_term = !p.rep_update_floor_us.empty();
+  if (o.rep_update_term) o.rep_update_floor_us = r.get(p.rep_update_floor_us, Transfer::same, "other.rep_update_floor_us");
 }
 
 }  // namespace

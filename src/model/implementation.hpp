@@ -71,7 +71,8 @@ struct ImplProfile {
   PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
   PerCard topk_cta_us;  // fixed time per top-k CTA; a profile without it has no per-CTA term (structure)
   PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
-  PerCard other_floor_us;                  // per launch of the index projection / representative update
+  PerCard other_floor_us;                  // per launch of the index projection
+  PerCard rep_update_floor_us;  // per launch of the representative update; absent: other_floor_us (XFER)
 };
 
 // A profile's figure resolved for one card, with how it got there.
@@ -105,6 +106,8 @@ struct ResolvedImpl {
   bool topk_cta_term = false;  // the profile models a fixed time per top-k CTA
   Figure topk_cta_us;
   Figure setup_latency_us, setup_bw_gbs, other_floor_us;
+  bool rep_update_term = false;  // the profile has its own fixed cost for the representative update
+  Figure rep_update_floor_us;
   std::vector<UsedFigure> used;  // provenance, in resolution order
 };
 

@@ -111,7 +111,9 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   t.topk = topk_time(f, sh, rates);
   t.setup = setup_time(f, rates);
   t.other = kernel_time(f.other, rates.gemm_flops, rates,
-                        ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s});
+                        ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s}) +
+            kernel_time(f.rep_update, rates.gemm_flops, rates,
+                        ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.rep_update_floor_s});
   return t;
 }
 

@@ -40,6 +40,7 @@ void ForwardCost::add(const ForwardCost& o) {
   topk.add(o.topk);
   setup.add(o.setup);
   other.add(o.other);
+  rep_update.add(o.rep_update);
   bytes_dense.add(o.bytes_dense);
   bytes_cisa.add(o.bytes_cisa);
   l2_kv_dense += o.l2_kv_dense;
@@ -472,37 +473,40 @@ void setup_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, Forw
   f.bytes_cisa.meta += s.seqs * 2.0 * kId * wt_ids;
 }
 
-// Other (CISA only): index projection iq_t = W_idx x_t for sparse positions, and the
-// representative update for chunks this forward completes (reads their keys, writes reps).
+// Other (CISA only): the index projection iq_t = W_idx x_t for sparse positions (cuBLAS), and the
+// representative update for chunks this forward completes (reads their keys, writes reps): two
+// kernels with their own shapes and fixed costs.
 void other_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
-  KernelCost& ot = f.other;
   const double sp_pos = static_cast<double>(s.positions - s.dense_n);
   const Geometry& geo = s.geo;
-  double bytes = 0;
+  KernelCost& ot = f.other;
   if (sp_pos > 0) {
     const double w_idx = geo.kv_heads * s.d_r * geo.hidden * 2.0;  // once per forward
     const double x = static_cast<double>(s.batch) * sp_pos * geo.hidden * s.b_act;
     const double out = s.seqs * sp_pos * s.d_r * s.b_act;
-    bytes += w_idx + x + out;
-    ot.flops_useful += s.seqs * sp_pos * 2.0 * geo.hidden * s.d_r;
-    ot.launches += 1;
+    ot.l2_bytes = ot.dram_bytes = w_idx + x + out;
+    ot.dram_write_bytes = out;
+    ot.flops_useful = ot.flops_issued = s.seqs * sp_pos * 2.0 * geo.hidden * s.d_r;
+    ot.launches = 1;
+    // cuBLAS computes the projection [kv_heads*d_r] x [batch*positions] in 128 x 128 output tiles
+    // (EST), so a skinny projection keeps only part of the SMs' tensor cores busy; with few tiles it
+    // splits the reduction, so at least enough CTAs stream to saturate HBM (half the SMs).
+    const double tiles =
+        std::ceil(geo.kv_heads * s.d_r / 128.0) * std::ceil(static_cast<double>(s.batch) * sp_pos / 128.0);
+    ot.ctas = std::max(tiles, std::ceil(0.5 * sh.sms));
   }
+  KernelCost& ru = f.rep_update;
   const i64 filled = (s.start + s.positions) / s.c - s.start / s.c;
   if (filled > 0) {
-    bytes += s.seqs * static_cast<double>(filled) * (static_cast<double>(s.c) * s.d * s.b_kv + s.d_r * s.b_rep * s.rep_vectors);
-    ot.flops_useful += s.seqs * static_cast<double>(filled) * static_cast<double>(s.c) * s.d;
-    ot.launches += 1;
+    const double items = s.seqs * static_cast<double>(filled);  // (chunk, KV head) pairs
+    const double writes = items * s.d_r * s.b_rep * s.rep_vectors;
+    ru.l2_bytes = ru.dram_bytes = items * static_cast<double>(s.c) * s.d * s.b_kv + writes;
+    ru.dram_write_bytes = writes;
+    ru.flops_useful = ru.flops_issued = items * static_cast<double>(s.c) * s.d;
+    ru.launches = 1;
+    ru.ctas = std::ceil(items / 8.0);  // one warp per (chunk, KV head), 8 warps per CTA (kernels/)
   }
-  ot.flops_issued = ot.flops_useful;
-  ot.l2_bytes = ot.dram_bytes = bytes;
-  ot.dram_write_bytes = (sp_pos > 0 ? s.seqs * sp_pos * s.d_r * s.b_act : 0.0) +
-                        s.seqs * static_cast<double>(std::max<i64>(0, filled)) * s.d_r * s.b_rep * s.rep_vectors;
-  // cuBLAS computes the index projection [kv_heads*d_r] x [batch*positions] in 128 x 128 output
-  // tiles (EST), so a skinny projection keeps only part of the SMs' tensor cores busy; with few
-  // tiles it splits the reduction, so at least enough CTAs stream to saturate HBM (half the SMs).
-  const double tiles = std::ceil(geo.kv_heads * s.d_r / 128.0) * std::ceil(static_cast<double>(s.batch) * sp_pos / 128.0);
-  ot.ctas = sp_pos > 0 ? std::max(tiles, std::ceil(0.5 * sh.sms)) : static_cast<double>(sh.sms);
-  f.bytes_cisa.other = bytes;
+  f.bytes_cisa.other = ot.dram_bytes + ru.dram_bytes;
 }
 
 // A kernel without GQA packing runs one work item per query head: the same cost as a geometry of

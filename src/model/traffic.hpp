@@ -64,7 +64,11 @@ struct ByteCategories {
 struct ForwardCost {
   KernelCost attention_dense;  // attention + split-KV combine, dense baseline
   KernelCost attention_cisa;   // dense prefix + sparse groups + combine
-  KernelCost scoring, topk, setup, other;
+  KernelCost scoring, topk, setup;
+  // The `other` component: the index projection (and a design's extra per-forward work) in `other`,
+  // the representative update of the chunks the forward completes in `rep_update` (its own kernel,
+  // with its own fixed cost).
+  KernelCost other, rep_update;
   ByteCategories bytes_dense, bytes_cisa;
   double l2_kv_dense = 0, l2_kv_cisa = 0, l2_rep = 0;  // requested (pre-L2) K/V and rep bytes
   double selections = 0;       // sparse selections (QShare groups past the dense point)

@@ -305,3 +305,32 @@ TEST_CASE("scenarios choose implementations, sweep them and record them per poin
   CHECK(contains(a.at("implementation_figures.h200_sxm.fa3"), "label: XFER"));
   CHECK(contains(a.at("implementation_figures.h200_sxm.cisa_kernels"), "label: MEAS"));
 }
+
+TEST_CASE("the representative update is its own kernel with its own fixed cost", "[profiles][traffic]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  // Decode at 2^19 tokens: the new token completes a chunk in every sequence; at 2^19 + 1 none does.
+  Point fills = point("h200_sxm", Phase::decode, 4, 1 << 19, 2048, 1);
+  Point none = point("h200_sxm", Phase::decode, 4, (1 << 19) + 1, 2048, 1);
+  const PointPricing pp = pricer.for_point(fills);
+  const Prediction a = predict(fills, pp), b = predict(none, pricer.for_point(none));
+  CHECK(a.cost.other.launches == 1);
+  CHECK(a.cost.rep_update.launches == 1);
+  CHECK(a.cost.rep_update.ctas == 2);  // 16 (sequence, KV head) pairs, 8 per CTA
+  CHECK(b.cost.other.launches == 1);
+  CHECK(b.cost.rep_update.launches == 0);
+  CHECK(a.cost.bytes_cisa.other == a.cost.other.dram_bytes + a.cost.rep_update.dram_bytes);
+  // The update's own floor prices its launch: changing it moves `other` by exactly the change.
+  Rates r = pp.cisa[1].rates;
+  const KernelShape& sh = pp.cisa[1].shape;
+  const double t0 = cisa_times(a.cost, sh, r).other;
+  r.rep_update_floor_s += 3e-6;
+  CHECK(cisa_times(a.cost, sh, r).other - t0 == Approx(3e-6).margin(1e-12));
+  CHECK(cisa_times(b.cost, sh, r).other == Approx(cisa_times(b.cost, sh, pp.cisa[1].rates).other));
+  // A profile without its own figure (the archived calibration of session 4) prices the update at
+  // the projection's floor (XFER rule).
+  Point old = fills;
+  old.cisa_impl = "cisa_kernels_2026_11_30b";
+  const Rates ro = pricer.for_point(old).cisa[1].rates;
+  CHECK(ro.other_floor_s > 0);
+  CHECK(ro.rep_update_floor_s == ro.other_floor_s);
+}
