@@ -37,7 +37,9 @@ void show(const std::string& name, const std::string& card, Pricer& pricer) {
   std::cout << fmt::format("  tiles {}-{} rows, GQA packing {}, L2 sharing of selected pages {} ({})\n",
                            p.tile_rows_min, p.tile_rows_max, p.gqa_packing ? "yes" : "no", to_string(p.l2_sharing),
                            p.l2_sharing_source);
-  std::cout << fmt::format("  split-KV {}{}\n", p.split_kv_prefill ? "in prefill and decode" : "in decode only",
+  std::cout << fmt::format("  split-KV {}{}\n", p.split_kv == SplitKv::always   ? "in prefill and decode"
+                           : p.split_kv == SplitKv::decode ? "in decode only"
+                                                           : "by FlashAttention-2's heuristic (both phases)",
                            p.split_kv_source.empty() ? "" : " (" + p.split_kv_source + ")");
   if (p.prices_cisa)
     std::cout << "  selection kernels (scoring, top-k, setup): " << r.selection_impl << "\n";

@@ -139,7 +139,7 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   s.score_bytes = im.score_bytes;
   s.topk_cluster_above = im.topk_cluster_above;
   s.split_min_tokens = im.split_min_tokens;
-  s.split_kv_prefill = im.split_kv_prefill;
+  s.split_kv = im.split_kv;
   s.sms = rates.sms;
   s.l2_reuse = rates.l2_reuse;
   s.l2_capacity_bytes = rates.l2_capacity_bytes;

@@ -129,7 +129,7 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   o.gqa_packing = p.gqa_packing;
   o.l2_sharing = p.l2_sharing;
   o.split_min_tokens = p.split_min_tokens;
-  o.split_kv_prefill = p.split_kv_prefill;
+  o.split_kv = p.split_kv;
   o.page_visits = p.page_visits;
   for (const auto& a : p.archs) o.runs_on_card = o.runs_on_card || a == card.arch;
   o.known_on_card = known_here(p.mma_tflops, card.name) || known_here(p.read_bw_tbs, card.name);

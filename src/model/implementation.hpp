@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/figure.hpp"
+#include "model/types.hpp"
 
 namespace cisa {
 
@@ -56,7 +57,7 @@ struct ImplProfile {
   L2Sharing l2_sharing = L2Sharing::unknown;
   std::string l2_sharing_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
-  bool split_kv_prefill = true;  // false: the KV length is split in decode only (grid = query tiles x heads x batch)
+  SplitKv split_kv = SplitKv::always;  // which phases split the KV length, and how (model/traffic.hpp)
   std::string split_kv_source;
 
   // Selection path (scoring, top-k, setup). selection_from names the profile whose selection
@@ -91,7 +92,7 @@ struct ResolvedImpl {
   bool gqa_packing = true;
   L2Sharing l2_sharing = L2Sharing::unknown;
   int split_min_tokens = 256;
-  bool split_kv_prefill = true;
+  SplitKv split_kv = SplitKv::always;
   Figure mma_tflops, read_bw_tbs, gather_bw_tbs, attention_floor_us;
   bool page_visits = false;
   Figure page_visit_ns[4];

@@ -158,10 +158,34 @@ double dense_stream_reads(double tiles, const KernelShape& sh) {
 int split_count(double units, double min_tile_tokens, i64 positions, const KernelShape& sh) {
   const double target = 0.8 * sh.sms;
   if (units <= 0 || units >= target) return 1;
-  if (positions > 1 && !sh.split_kv_prefill) return 1;  // e.g. cuDNN: prefill grid without a KV split
+  if (positions > 1 && sh.split_kv == SplitKv::decode) return 1;  // e.g. cuDNN: prefill grid without a KV split
   const double want = std::ceil(target / units);
   const double most = std::floor(min_tile_tokens / sh.split_min_tokens);
   return static_cast<int>(std::max(1.0, std::min(want, most)));
+}
+
+// FlashAttention-2's num_splits_heuristic (PyTorch flash_api.cpp, read as a fact): blocks =
+// batch x KV heads x ceil(query rows / 64) (decode folds the group's heads into the query rows),
+// slots = 2 x SMs (128-thread CTAs); no split when blocks fill 80 % of the slots, else the
+// fewest pieces (at most 128, one per 128-key block for head dim 128) whose wave efficiency
+// reaches 85 % of the best.
+int fa2_split_count(double blocks, double kv_tokens, double head_dim, const KernelShape& sh) {
+  const double slots = 2.0 * sh.sms;
+  if (blocks <= 0 || blocks >= 0.8 * slots) return 1;
+  const double block_n = head_dim <= 64 ? 256 : head_dim <= 128 ? 128 : 64;
+  const double n_blocks = std::ceil(kv_tokens / block_n);
+  const int most = static_cast<int>(std::min({128.0, slots, n_blocks}));
+  auto eligible = [&](int n) { return n == 1 || std::ceil(n_blocks / n) != std::ceil(n_blocks / (n - 1)); };
+  auto efficiency = [&](int n) {
+    const double waves = blocks * n / slots;
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (int n = 1; n <= most; ++n)
+    if (eligible(n)) best = std::max(best, efficiency(n));
+  for (int n = 1; n <= most; ++n)
+    if (eligible(n) && efficiency(n) >= 0.85 * best) return n;
+  return 1;
 }
 
 // Share of a selection's random (not predecessor-shared) pages that another selection of the same
@@ -290,7 +314,9 @@ double partials_bytes(int splits, double rows, double d) { return splits > 1 ? 2
 void dense_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
   KernelCost& a = f.attention_dense;
   const DensePart p = dense_part(s, s.positions, sh, a);
-  const int S = split_count(s.seqs * p.tiles, p.min_tokens, s.positions, sh);
+  const int S = sh.split_kv == SplitKv::fa2
+                    ? fa2_split_count(s.seqs * std::ceil(s.rows / 64.0), static_cast<double>(s.start + s.positions), s.d, sh)
+                    : split_count(s.seqs * p.tiles, p.min_tokens, s.positions, sh);
   f.splits_dense = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   a.l2_bytes = s.seqs * (p.kv_req + p.meta + p.qo + partials);
@@ -383,7 +409,8 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     kv_dram += s.kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
   }
-  const int S = split_count(s.seqs * out.units, min_tokens, s.positions, sh);
+  const int S = sh.split_kv == SplitKv::fa2 ? fa2_split_count(s.seqs * out.units, min_tokens, s.d, sh)
+                                             : split_count(s.seqs * out.units, min_tokens, s.positions, sh);
   f.splits_cisa = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   if (S > 1) ac.launches += 1;

@@ -20,7 +20,7 @@ struct KernelShape {
   int sms = 132;          // for split-KV sizing
   double l2_reuse = 1.0;  // h: share of re-reads of the same pages by co-resident CTAs hit in L2
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
-  bool split_kv_prefill = true;  // false: only decode (one position per sequence) splits the KV length
+  SplitKv split_kv = SplitKv::always;  // which phases split the KV length, and how many pieces
   double l2_capacity_bytes = 0;  // L2 size: window over which co-resident CTAs share pages
   bool share_selected = true;  // co-resident CTAs of a sequence find each other's random picks in L2
   bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head

@@ -58,4 +58,10 @@ int effective_qshare(const CisaConfig& cfg, const Workload& w);
 // Positions per sequence per forward.
 int positions_per_forward(const Workload& w);
 
+// How an attention implementation splits the KV length of a short grid into pieces:
+//   always: prefill and decode, enough pieces to fill 80 % of the SMs (this project's kernels);
+//   decode: the same, in decode only (cuDNN, Flex: a prefill grid is query tiles x heads x batch);
+//   fa2: FlashAttention-2's num_splits_heuristic (PyTorch flash_api.cpp), in both phases.
+enum class SplitKv { always, decode, fa2 };
+
 }  // namespace cisa

@@ -261,7 +261,7 @@ TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]"
   }
 }
 
-TEST_CASE("split-KV policy: cuDNN splits the KV length in decode only, FA2 in both phases", "[profiles]") {
+TEST_CASE("split-KV policy: cuDNN splits the KV length in decode only, FA2 by its own heuristic", "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   // One sequence, 4 q heads on one KV head, 256 new tokens: 8 query tiles of 128 rows, a short grid.
   Point p = point("h200_sxm", Phase::terminal_prefill, 4, 1 << 17, 2048, 4);
@@ -282,7 +282,24 @@ TEST_CASE("split-KV policy: cuDNN splits the KV length in decode only, FA2 in bo
   Point d = point("h200_sxm", Phase::decode, 4, 1 << 19, 2048, 1);
   d.dense_impl = "cudnn";
   CHECK(predict(d, pricer.for_point(d)).cost.splits_dense > 1);
-  // The loader: a value other than always / decode, or no source, is refused.
+  // FA2 decode: its num_splits_heuristic on 2 x 132 slots. 48 blocks (24 sequences x 2 KV heads):
+  // 5 pieces (wave efficiency 240/264 = 0.91 >= 0.85 of the best, 1.0 at 11); 8 blocks over 1,024
+  // key blocks: 28 (224/264 = 0.848 >= 0.85 x 0.97, the best, at 32: 33 gives the same blocks
+  // per piece as 32 and is skipped); 216 blocks fill 80 % of the slots: no split.
+  Point f = point("h200_sxm", Phase::decode, 8, 98304, 2048, 1);
+  f.geo.kv_heads = 2;
+  f.geo.q_heads = 16;
+  f.dense_impl = "fa2";
+  f.work.batch = 24;
+  CHECK(predict(f, pricer.for_point(f)).cost.splits_dense == 5);
+  f.geo.kv_heads = 1;
+  f.geo.q_heads = 8;
+  f.work.batch = 8;
+  f.work.context_tokens = 131072;
+  CHECK(predict(f, pricer.for_point(f)).cost.splits_dense == 28);
+  f.work.batch = 216;
+  CHECK(predict(f, pricer.for_point(f)).cost.splits_dense == 1);
+  // The loader: a value other than always / decode / fa2, or no source, is refused.
   CHECK(profile_error(replaced(kDense, "  page_visit_ns:", "  split_kv: {value: decode, source: \"EST: t\"}\n  page_visit_ns:"))
             .empty());
   CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  split_kv: {value: prefill, source: \"EST: t\"}\n  page_visit_ns:")),
