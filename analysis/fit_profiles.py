@@ -10,8 +10,10 @@ roofline that binds at its shape, with the model's own work counts for that prof
 evaluated with implementation.dense=<p> or implementation.cisa=flex):
 
   prefill (compute-bound)  mma_tflops  = issued FLOPs / (time - floor x launches)
-  decode (memory-bound)    read_bw_tbs = DRAM bytes / (time - floor x launches)   (flex: gather_bw_tbs)
-  flex prefill             page_visit_ns = (time - floor) x SMs / page visits     (its tile class)
+  decode (memory-bound)    read_bw_tbs = DRAM bytes / (time - floor x launches)
+  flex (both phases)       page_visit_ns = (time - floor) x SMs x fill / visits   (prefill: its tile
+                           class; decode: its decoding kernel, which visits every page of the
+                           context: profile keys decode_visits, page_visit_ns.decode)
 
 Prints YAML lines to paste into models/impl/<p>.yaml, each labelled MEAS with the file, shape and
 date. Exit codes: 0 ok, 2 bad input.
@@ -87,16 +89,24 @@ def main(argv=None):
             launches = 2.0 if float(r[f"splits_{side}"]) > 1 else 1.0
             busy = t - launches * FLOOR_US[prof] * 1e-6
             src = f"MEAS: {os.path.basename(a.fit)} {when}, {shape_text(r)}: {meas} {t * 1e3:.4g} ms"
-            if r["phase"] == "decode":
+            if prof == "flex":  # visit-bound in both phases (its decode walks the whole block-mask row)
+                # The roofline spreads visits over the SMs its CTAs fill: (sequence, KV head) x QShare
+                # groups x 128-row tiles x KV splits, in waves of one CTA per SM.
+                P, G = int(r["prefill_tokens"]), int(r["qshare_g"])
+                rr = int(r["q_heads"]) // int(r["kv_heads"])
+                ctas = (int(r["batch"]) * int(r["kv_heads"]) * -(-P // G) * -(-(G * rr) // 128) *
+                        int(float(r["splits_cisa"])))
+                fill = ctas / (-(-ctas // SMS) * SMS)
+                busy *= fill
+                visits = float(r["page_visits_cisa"])
+                cls = "decode" if r["phase"] == "decode" else f"m{int(float(r['tile_rows_cisa']))}"
+                print(f"  page_visit_ns {cls}: {{value: {busy * SMS / visits * 1e9:.4g}, source: \"{src}; "
+                      f"(time - floor) x {SMS} SMs x fill {fill:.3f} / {visits:.4g} page visits\"}}")
+            elif r["phase"] == "decode":
                 bytes_ = float(r[f"pred_dram_bytes_attention_{side}"])
                 what = "gather_bw_tbs" if prof == "flex" else "read_bw_tbs"
                 print(f"  {what}: {{value: {bytes_ / busy / 1e12:.4g}, source: \"{src}; the model's DRAM bytes / "
                       f"(time - {launches:.0f} floor)\"}}")
-            elif prof == "flex":
-                visits = float(r["page_visits_cisa"])
-                tile = int(float(r["tile_rows_cisa"]))
-                print(f"  page_visit_ns m{tile}: {{value: {busy * SMS / visits * 1e9:.4g}, source: \"{src}; "
-                      f"(time - floor) x {SMS} SMs / {visits:.4g} page visits\"}}")
             else:
                 flops = float(r[f"flops_attention_{side}"])
                 print(f"  mma_tflops: {{value: {flops / busy / 1e12:.4g}, source: \"{src}; issued FLOPs "

@@ -23,6 +23,7 @@ PerCard* visit16(ImplProfile& p) { return &p.page_visit_ns[0]; }
 PerCard* visit32(ImplProfile& p) { return &p.page_visit_ns[1]; }
 PerCard* visit64(ImplProfile& p) { return &p.page_visit_ns[2]; }
 PerCard* visit128(ImplProfile& p) { return &p.page_visit_ns[3]; }
+PerCard* visit_decode(ImplProfile& p) { return &p.page_visit_decode_ns; }
 
 const std::vector<FieldSpec>& attention_fields() {
   static const std::vector<FieldSpec> f = {
@@ -35,7 +36,8 @@ const std::vector<FieldSpec>& attention_fields() {
 }
 const std::vector<FieldSpec>& visit_fields() {
   static const std::vector<FieldSpec> f = {
-      {"m16", nullptr, visit16}, {"m32", nullptr, visit32}, {"m64", nullptr, visit64}, {"m128", nullptr, visit128}};
+      {"m16", nullptr, visit16}, {"m32", nullptr, visit32}, {"m64", nullptr, visit64}, {"m128", nullptr, visit128},
+      {"decode", nullptr, visit_decode}};
   return f;
 }
 const std::vector<FieldSpec>& selection_fields() {
@@ -113,7 +115,7 @@ int small_int(const YamlDoc& doc, const YAML::Node& n, const std::string& field,
 
 void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string& field, ImplProfile& p) {
   require_keys_known(doc, a, field,
-                     names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens", "split_kv",
+                     names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens", "split_kv", "decode_visits",
                                                    "page_visit_ns"}));
   if (const YAML::Node t = a["tile_rows"]) {
     require_keys_known(doc, t, field + ".tile_rows", {"min", "max"});
@@ -136,6 +138,17 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
     if (!sk["source"]) throw InputError(locate(doc, sk, field + ".split_kv"), "missing source: say where this comes from");
     p.split_kv = v == "always" ? SplitKv::always : v == "decode" ? SplitKv::decode : SplitKv::fa2;
     p.split_kv_source = get_string(doc, sk["source"], field + ".split_kv.source");
+  }
+  if (const YAML::Node dv = a["decode_visits"]) {  // which pages a decode work item walks
+    require_keys_known(doc, dv, field + ".decode_visits", {"value", "source"});
+    const std::string v = get_string(doc, dv["value"], field + ".decode_visits.value");
+    if (v != "selected" && v != "context")
+      throw InputError(locate(doc, dv["value"], field + ".decode_visits.value"),
+                       "must be selected (the K + W selected pages) or context (every page of the context, e.g. a "
+                       "block-mask row walked whole), got '" + v + "'");
+    if (!dv["source"]) throw InputError(locate(doc, dv, field + ".decode_visits"), "missing source: say where this comes from");
+    p.decode_visits_context = v == "context";
+    p.decode_visits_source = get_string(doc, dv["source"], field + ".decode_visits.source");
   }
   const YAML::Node l2 = a["l2_sharing"];
   if (!l2)

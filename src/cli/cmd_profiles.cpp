@@ -41,6 +41,8 @@ void show(const std::string& name, const std::string& card, Pricer& pricer) {
                            : p.split_kv == SplitKv::decode ? "in decode only"
                                                            : "by FlashAttention-2's heuristic (both phases)",
                            p.split_kv_source.empty() ? "" : " (" + p.split_kv_source + ")");
+  if (p.decode_visits_context)
+    std::cout << fmt::format("  decode visits every page of the context ({})\n", p.decode_visits_source);
   if (p.prices_cisa)
     std::cout << "  selection kernels (scoring, top-k, setup): " << r.selection_impl << "\n";
   std::cout << "\n";

@@ -107,6 +107,7 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
   r.attention_floor_s = at(im.attention_floor_us, b, false) * 1e-6;
   if (im.page_visits)
     for (int i = 0; i < 4; ++i) r.attention_page_s[i] = at(im.page_visit_ns[i], b, false) * 1e-9;
+  if (im.page_visits && im.page_visit_decode) r.attention_page_decode_s = at(im.page_visit_decode_ns, b, false) * 1e-9;
   if (im.has_selection) {
     r.scoring_read_bw_Bps = at(im.scoring_read_bw_tbs, b, true) * 1e12;
     r.scoring_write_bw_Bps = at(im.scoring_write_bw_tbs, b, true) * 1e12;
@@ -140,6 +141,7 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   s.topk_cluster_above = im.topk_cluster_above;
   s.split_min_tokens = im.split_min_tokens;
   s.split_kv = im.split_kv;
+  s.decode_visits_context = im.decode_visits_context;
   s.sms = rates.sms;
   s.l2_reuse = rates.l2_reuse;
   s.l2_capacity_bytes = rates.l2_capacity_bytes;

@@ -76,6 +76,7 @@ struct Rates {
   double topk_ids_per_s_per_sm = 0;      // output pass: page IDs translated + written
   double topk_cta_s = 0;  // fixed SM time per top-k CTA: merges, scans, barriers (0: the profile has no such term)
   double attention_page_s[4] = {0, 0, 0, 0};  // SM-s per page visit, 16/32/64/128-row tiles
+  double attention_page_decode_s = -1;        // the implementation's decode kernel (< 0: by tile class)
   double scoring_step_s = 0;                  // one dependent load step of a scoring CTA
   double l2_capacity_bytes = 0;  // L2 size
   double l2_reuse = 1.0;  // h: immediate re-reads of the same pages by co-resident CTAs hit L2 (EST)

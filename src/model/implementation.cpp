@@ -130,6 +130,7 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   o.l2_sharing = p.l2_sharing;
   o.split_min_tokens = p.split_min_tokens;
   o.split_kv = p.split_kv;
+  o.decode_visits_context = p.decode_visits_context;
   o.page_visits = p.page_visits;
   for (const auto& a : p.archs) o.runs_on_card = o.runs_on_card || a == card.arch;
   o.known_on_card = known_here(p.mma_tflops, card.name) || known_here(p.read_bw_tbs, card.name);
@@ -143,6 +144,9 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
     for (int i = 0; i < 4; ++i)
       o.page_visit_ns[i] =
           r.get(p.page_visit_ns[i], Transfer::sm_time, std::string("attention.page_visit_ns.") + kTiles[i]);
+    o.page_visit_decode = !p.page_visit_decode_ns.empty();
+    if (o.page_visit_decode)
+      o.page_visit_decode_ns = r.get(p.page_visit_decode_ns, Transfer::sm_time, "attention.page_visit_ns.decode");
   }
   if (!p.prices_cisa) return o;
   if (p.selection_from.empty()) {

@@ -53,11 +53,14 @@ struct ImplProfile {
   PerCard gather_bw_tbs;  // CISA attention: read rate of the selected pages (16-token page gather), TB/s
   bool page_visits = false;  // a per-(work item, page) SM cost is modelled
   PerCard page_visit_ns[4];  // tiles of 16 / 32 / 64 / 128 rows
+  PerCard page_visit_decode_ns;  // its decode kernel, when that is another kernel (optional: else by tile)
   PerCard attention_floor_us;
   L2Sharing l2_sharing = L2Sharing::unknown;
   std::string l2_sharing_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
   SplitKv split_kv = SplitKv::always;  // which phases split the KV length, and how (model/traffic.hpp)
+  bool decode_visits_context = false;  // decode walks the whole block-mask row (every page of the context)
+  std::string decode_visits_source;
   std::string split_kv_source;
 
   // Selection path (scoring, top-k, setup). selection_from names the profile whose selection
@@ -93,9 +96,12 @@ struct ResolvedImpl {
   L2Sharing l2_sharing = L2Sharing::unknown;
   int split_min_tokens = 256;
   SplitKv split_kv = SplitKv::always;
+  bool decode_visits_context = false;
   Figure mma_tflops, read_bw_tbs, gather_bw_tbs, attention_floor_us;
   bool page_visits = false;
   Figure page_visit_ns[4];
+  bool page_visit_decode = false;  // the profile has a decode-kernel figure
+  Figure page_visit_decode_ns;
   bool has_selection = false;
   std::string selection_impl;  // profile whose selection kernels price scoring / top-k / setup
   int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4, topk_radix_passes = 4;

@@ -83,9 +83,11 @@ double setup_time(const ForwardCost& f, const Rates& rates) {
 }
 
 namespace {
-ClassRates attention_class(const KernelCost& k, double read_Bps, const Rates& rates) {
+ClassRates attention_class(const KernelCost& k, double read_Bps, const Rates& rates, bool decode_kernel = false) {
   const int tile = k.tile_rows <= 16 ? 0 : k.tile_rows <= 32 ? 1 : k.tile_rows <= 64 ? 2 : 3;
-  return ClassRates{read_Bps, rates.write_bw_Bps, rates.attention_floor_s, rates.attention_page_s[tile]};
+  const double page_s =
+      decode_kernel && rates.attention_page_decode_s >= 0 ? rates.attention_page_decode_s : rates.attention_page_s[tile];
+  return ClassRates{read_Bps, rates.write_bw_Bps, rates.attention_floor_s, page_s};
 }
 }  // namespace
 
@@ -103,7 +105,7 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   const double prefix = std::min(f.cisa_dense_prefix_bytes, reads);
   const double secs = prefix / rates.attention_read_Bps + (reads - prefix) / rates.attention_gather_Bps;
   const double read_Bps = secs > 0 ? reads / secs : rates.attention_gather_Bps;
-  t.attention = kernel_time(a, rates.attention_flops, rates, attention_class(a, read_Bps, rates));
+  t.attention = kernel_time(a, rates.attention_flops, rates, attention_class(a, read_Bps, rates, f.cisa_decode_kernel));
   // The scoring kernel class streams representatives in and scores out at its own rates.
   const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s, 0.0,
                            rates.scoring_step_s};

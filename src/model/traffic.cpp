@@ -55,6 +55,7 @@ void ForwardCost::add(const ForwardCost& o) {
   splits_cisa = std::max(splits_cisa, o.splits_cisa);
   setup_h2d_bytes += o.setup_h2d_bytes;
   cisa_dense_prefix_bytes += o.cisa_dense_prefix_bytes;
+  cisa_decode_kernel = cisa_decode_kernel || o.cisa_decode_kernel;
 }
 
 std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b) {
@@ -414,6 +415,11 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
   f.splits_cisa = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   if (S > 1) ac.launches += 1;
+  // An implementation whose decode walks the whole block-mask row pays a visit per page of the
+  // context, selected or not (its bytes stay those of the selected pages).
+  f.cisa_decode_kernel = s.positions == 1;
+  if (sh.decode_visits_context && s.positions == 1 && s.m_sp > 0)
+    ac.page_visits = out.units * std::ceil(static_cast<double>(s.start + 1) / static_cast<double>(c));
   ac.l2_bytes = s.seqs * (kv_req + meta + qo + partials);
   ac.dram_bytes = s.seqs * (kv_dram + meta + qo + partials);
   ac.dram_write_bytes = s.seqs * (qo + partials) / 2.0;

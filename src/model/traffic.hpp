@@ -21,6 +21,7 @@ struct KernelShape {
   double l2_reuse = 1.0;  // h: share of re-reads of the same pages by co-resident CTAs hit in L2
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
   SplitKv split_kv = SplitKv::always;  // which phases split the KV length, and how many pieces
+  bool decode_visits_context = false;  // a decode work item visits every page of its context, not only its selection
   double l2_capacity_bytes = 0;  // L2 size: window over which co-resident CTAs share pages
   bool share_selected = true;  // co-resident CTAs of a sequence find each other's random picks in L2
   bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head
@@ -79,6 +80,7 @@ struct ForwardCost {
   double splits_dense = 1, splits_cisa = 1;
   double setup_h2d_bytes = 0;  // step descriptors uploaded host -> device (setup)
   double cisa_dense_prefix_bytes = 0;  // DRAM bytes of the CISA attention's dense prefix (N_e <= K)
+  bool cisa_decode_kernel = false;  // the CISA attention ran a decode step (one position per sequence)
   void add(const ForwardCost& o);
 };
 

@@ -351,3 +351,27 @@ TEST_CASE("the representative update is its own kernel with its own fixed cost",
   CHECK(ro.other_floor_s > 0);
   CHECK(ro.rep_update_floor_s == ro.other_floor_s);
 }
+
+TEST_CASE("Flex's decode visits every page of the context; the loader checks decode_visits", "[profiles]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  auto flex_decode = [&](std::int64_t L, std::int64_t K, const std::string& impl) {
+    Point p = point("h200_sxm", Phase::decode, 8, L, K, 1);
+    p.cisa_impl = impl;
+    return predict(p, pricer.for_point(p));
+  };
+  const Prediction a = flex_decode(1 << 17, 2048, "flex"), b = flex_decode(1 << 17, 4096, "flex"),
+                   c = flex_decode(1 << 19, 2048, "flex");
+  CHECK(a.cost.attention_cisa.page_visits == 16.0 * (1 << 17) / 16.0);  // B = 16, one visit per 16-token page
+  CHECK(a.cost.cisa_decode_kernel);
+  CHECK(b.cisa.attention == Approx(a.cisa.attention).epsilon(0.02));  // K hardly matters ...
+  CHECK(c.cisa.attention > 3.5 * a.cisa.attention);                   // ... the context does
+  // This project's kernels visit only the selected pages.
+  const Prediction own = flex_decode(1 << 19, 2048, "cisa_kernels");
+  CHECK(own.cost.attention_cisa.page_visits < 16.0 * (2048 + 128 + 2));
+  CHECK(profile_error(replaced(kDense, "  page_visit_ns:", "  decode_visits: {value: context, source: \"EST: t\"}\n  page_visit_ns:"))
+            .empty());
+  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  decode_visits: {value: all, source: \"EST: t\"}\n  page_visit_ns:")),
+                 "selected"));
+  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  decode_visits: {value: context}\n  page_visit_ns:")),
+                 "source"));
+}
