@@ -165,9 +165,9 @@ void test_topk() {
     // short rows beside a full one: 8 CTAs per row, most of a short row's CTAs get empty slices
     check_topk("ragged short", {row(65536, 1), row(20, 0), row(777, 1), row(8193, 2)}, 65536, 13, k16, ids, dtab);
     // every launch shape of topk_plan at 65,536 keys per row, with the fewest rows that take it (8 CTAs
-    // of 8,192 for a few rows, then 4 of 16,384, then 2 of 32,768 once the smaller slices' clusters
-    // no longer fit at once), and 20 tied rows of 50,000 (7 CTAs, n not a multiple of 7)
-    for (const int sl : {8192, 16384, 32768}) {
+    // of 8,192 for a few rows, then 4 of 16,384, 3 of 24,576 (21,848 keys each), then 2 of 32,768
+    // once the smaller slices' clusters no longer fit at once), and 20 tied rows of 50,000
+    for (const int sl : {8192, 16384, 24576, 32768}) {
       int nr = 1;
       while (nr < 1000 && topk_plan(65536, nr, k16).slice != sl) ++nr;
       std::vector<std::vector<float>> rs;
