@@ -1,29 +1,26 @@
 // Top-k by radix select, one thread-block cluster of C CTAs (1,024 threads for fp32, 512 for 16-bit
 // keys) per row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) *
-// per) of at most SL keys (SL = 8,192, 16,384, 24,576 or 32,768; C = ceil(n / SL) <= 8). Few rows
-// take the smallest slice whose clusters all fit on the device at once (decode: 16 rows x 8 CTAs), so
-// a thread holds 16-48 keys instead of 64 (issue 14 session 5); many rows keep the 32,768-key slice.
+// per) of at most SL keys (SL = 16,384 or 32,768; C = ceil(n / SL) <= 4). Rows few enough for one CTA
+// per SM at 16,384 keys per CTA take that slice (decode: 16 rows x 4 CTAs), so a thread holds 32 keys
+// instead of 64 (issue 14 session 5); more rows keep the 32,768-key slice.
 // Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
 // the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
-// keeps the keys in shared memory and builds the first digit's histogram. Each radix pass then sums
-// the C histograms as a reduce-scatter through distributed shared memory (DSMEM): each bin group has
-// an owner CTA, every CTA adds its non-zero counts into the owners' sums, cluster barrier, each thread
-// reads its group's sums from the owner; the block finds the digit of the K-th largest key (the same
-// in every CTA: integer sums); the next digit's histogram counts only the slice's keys that share the
-// prefix. Digits 11 + 11 + 10 bits (fp32) or 11 + 5 (16-bit keys); the passes stop early when the
-// K-th key's bin is taken whole. The slice is scanned once after the first merge: each thread flags
-// its keys above the first digit's bin and in it (the candidates, a few per thread), counting the
-// candidates' next digit; later passes and the final flags look at the candidates only (issue 14
-// session 4). Each CTA then counts its keys above the threshold and equal to it and hands the counts
-// to the CTAs after it (one more cluster barrier), so its selected pages take known contiguous
-// positions: their local indices are staged in shared memory in order, then all threads translate
-// them through the block table at once (physical IDs, ascending logical order), and the window and
-// tail pages are appended.
+// keeps the keys in shared memory and builds the first digit's histogram. Each radix pass then:
+// cluster barrier, every CTA sums the C histograms through distributed shared memory (DSMEM) and
+// finds the digit of the K-th largest key (the same in every CTA: integer sums); the next digit's
+// histogram counts only the slice's keys that share the prefix. Digits 11 + 11 + 10 bits (fp32) or
+// 11 + 5 (16-bit keys); the passes stop early when the K-th key's bin is taken whole. The slice is
+// scanned once after the first merge: each thread flags its keys above the first digit's bin and
+// in it (the candidates, a few per thread), counting the candidates' next digit; later passes and
+// the final flags look at the candidates only (issue 14 session 4). From the same
+// histograms each CTA also gets how many keys above the threshold and equal to it lie in the CTAs
+// before it, so its selected pages take known contiguous positions: their local indices are staged
+// in shared memory in order, then all threads translate them through the block table at once
+// (physical IDs, ascending logical order), and the window and tail pages are appended.
 // Deterministic: no floating-point reductions, ties resolved by index (lower first).
 #include <cooperative_groups.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -35,8 +32,8 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr int kMaxN = 65536;    // keys per row
-constexpr int kMaxCluster = 8;  // portable cluster size
-constexpr int kMaxSlice = 32768;
+constexpr int kMinSlice = 16384, kMaxSlice = 32768;
+constexpr int kMaxCluster = kMaxN / kMinSlice;
 
 // Digit schedule per key width KB, first-digit width B0 and pass: bits [shift, shift + bits) of the
 // uint32 key. fp32: B0, then the other 32 - B0 bits in two digits (B0 = 11: 11 + 11 + 10); 16-bit
@@ -59,14 +56,6 @@ constexpr int hist_a_bins() {
 template <int KB, int B0>
 constexpr int hist_b_bins() {
   return Digit<KB, B0, 1>::bins;
-}
-// the cluster sums of pass 2 (fp32 only)
-template <int KB, int B0>
-constexpr int hist_c_bins() {
-  if constexpr (KB == 32)
-    return Digit<KB, B0, 2>::bins;
-  else
-    return 0;
 }
 
 // Per input type: key width, keys per 16-byte load, key type in shared memory, threads per CTA
@@ -103,9 +92,7 @@ constexpr int list_cap() {
 template <class T, int SL>
 constexpr int smem_bytes() {
   return SL * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
-         (2 * hist_a_bins<KeyIn<T>::kBits, kB0>() + 2 * hist_b_bins<KeyIn<T>::kBits, kB0>() +
-          hist_c_bins<KeyIn<T>::kBits, kB0>()) *
-             4 +
+         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4 +
          list_cap<T, SL>() * 2;
 }
 
@@ -148,64 +135,53 @@ __device__ long long g_topk_clk[kPhaseCtas][kPhases];
   if (threadIdx.x == 0 && blockIdx.x < kPhaseCtas) g_topk_clk[blockIdx.x][i] = clock64()
 
 struct PassResult {
-  uint32_t digit, kk, bin_count;
+  uint32_t digit, kk, bin_count, gt_before, eq_before;
 };
 
-// Thread t's group of PER = BINS / NT bins (one bin when BINS < NT, threads t < BINS): bins
-// BINS-1-PER*t-i, i < PER (descending: group 0 holds the largest keys). Loads them from h.
-template <int NT, int BINS>
-__device__ __forceinline__ void load_group(const uint32_t* h, int t, uint32_t* c) {
-  constexpr int PER = BINS >= NT ? BINS / NT : 1;
-  if constexpr (PER % 4 == 0) {  // 16-byte loads
-#pragma unroll
-    for (int q = 0; q < PER / 4; ++q) {
-      const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 * (q + 1) - PER * t));
-      c[4 * q] = v.w;
-      c[4 * q + 1] = v.z;
-      c[4 * q + 2] = v.y;
-      c[4 * q + 3] = v.x;
-    }
-  } else if constexpr (PER == 2) {
-    const uint2 v = *reinterpret_cast<const uint2*>(h + (BINS - 2 - 2 * t));
-    c[0] = v.y;
-    c[1] = v.x;
-  } else {
-    c[0] = t < BINS ? h[BINS - 1 - t] : 0u;
-  }
-}
-
-// One radix pass over the cluster (issue 14 session 5: a reduce-scatter through distributed shared
-// memory). The local histogram `hist` is complete. Group t of the bins is owned by CTA t % C: every
-// CTA adds its non-zero counts of group t into the owner's `gsum` (zeroed at kernel start), cluster
-// barrier, and thread t reads the cluster's sums of its group from the owner: one remote read per
-// thread whatever C, the owners spread over the cluster. Then the block finds the bin holding the
-// kk-th largest key (highest bin = largest keys) and the rank inside it.
-template <int NT, int BINS>
-__device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, const uint32_t* hist,
-                                                   uint32_t* gsum, uint32_t kk, uint32_t* warp_sums,
-                                                   uint32_t* s) {
+// One radix pass after the cluster barrier: sums the C CTAs' histograms of BINS bins (highest bin =
+// largest keys), finds the bin holding the kk-th largest key and the rank inside it, and, for this
+// CTA, how many keys of the CTAs before it lie above that bin (gt_before) and in it (eq_before).
+template <int NT, int BINS, int CMAX>
+__device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, uint32_t* hist,
+                                                   uint32_t kk, uint32_t* warp_sums, uint32_t* s) {
   constexpr int PER = BINS >= NT ? BINS / NT : 1;
   const int t = threadIdx.x;
-  const unsigned C = cl.num_blocks();
-  const bool has = PER > 1 || t < BINS;
-  uint32_t* owner = cl.map_shared_rank(gsum, static_cast<int>(static_cast<unsigned>(t) % C));
-  __syncthreads();  // the local histogram is complete
-  if (has) {
-    uint32_t c[PER];
-    load_group<NT, BINS>(hist, t, c);
+  const unsigned rank = cl.block_rank(), C = cl.num_blocks();
+  uint32_t tot[PER], bef[PER];
 #pragma unroll
-    for (int i = 0; i < PER; ++i)
-      if (c[i] != 0) atomicAdd(owner + (BINS - 1 - (t * PER + i)), c[i]);
+  for (int i = 0; i < PER; ++i) tot[i] = bef[i] = 0;
+#pragma unroll
+  for (unsigned r = 0; r < CMAX; ++r) {
+    if (r >= C) break;
+    const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
+    uint32_t c[PER];
+    if constexpr (PER % 4 == 0) {  // bins BINS-1-PER*t-i: 16-byte loads
+#pragma unroll
+      for (int q = 0; q < PER / 4; ++q) {
+        const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 * (q + 1) - PER * t));
+        c[4 * q] = v.w;
+        c[4 * q + 1] = v.z;
+        c[4 * q + 2] = v.y;
+        c[4 * q + 3] = v.x;
+      }
+    } else if constexpr (PER == 2) {
+      const uint2 v = *reinterpret_cast<const uint2*>(h + (BINS - 2 - 2 * t));
+      c[0] = v.y;
+      c[1] = v.x;
+    } else {
+      const int b = BINS - 1 - t;
+      c[0] = b >= 0 ? h[b] : 0u;
+    }
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      tot[i] += c[i];
+      if (r < rank) bef[i] += c[i];
+    }
   }
-  cl.sync();  // every CTA's counts are in the owners' sums
-  uint32_t tot[PER];
-  if (has)
-    load_group<NT, BINS>(owner, t, tot);
-  else
-    tot[0] = 0;
   uint32_t cnt = 0;
 #pragma unroll
   for (int i = 0; i < PER; ++i) cnt += tot[i];
+  if (t == 0) s[2] = s[3] = 0;
   uint32_t total;
   uint32_t above = block_exclusive_scan<NT>(cnt, warp_sums, &total);
   if (above < kk && kk <= above + cnt) {
@@ -214,7 +190,7 @@ __device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, 
       if (above + tot[i] >= kk) {
         s[0] = static_cast<uint32_t>(BINS - 1 - (t * PER + i));
         s[1] = kk - above;
-        s[2] = tot[i];
+        s[4] = tot[i];
         break;
       }
       above += tot[i];
@@ -224,26 +200,44 @@ __device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, 
   PassResult res;
   res.digit = s[0];
   res.kk = s[1];
-  res.bin_count = s[2];
+  res.bin_count = s[4];
+  uint32_t g = 0, e = 0;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    const int b = BINS - 1 - (t * PER + i);
+    if (b > static_cast<int>(res.digit)) g += bef[i];
+    if (b == static_cast<int>(res.digit)) e += bef[i];
+  }
+  g = __reduce_add_sync(0xffffffffu, g);
+  e = __reduce_add_sync(0xffffffffu, e);
+  if ((t & 31) == 0 && (g | e)) {
+    atomicAdd(&s[2], g);
+    atomicAdd(&s[3], e);
+  }
+  __syncthreads();
+  res.gt_before = s[2];
+  res.eq_before = s[3];
   __syncthreads();  // s[] is reused by the next pass
   return res;
 }
 
 struct SelectState {
-  uint32_t kk, prefix = 0, mask = 0;
+  uint32_t kk, prefix = 0, mask = 0, gt_before = 0, eq_before = 0;
 };
 
-// Pass P: merge, select the digit, update the state. Returns true when the selection is decided
-// (the digit's bin is taken whole, or no bits are left).
-template <int NT, int KB, int P>
-__device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, const uint32_t* hist,
-                                           uint32_t* gsum, SelectState& st, uint32_t* warp_sums,
-                                           uint32_t* s_sel) {
+// Pass P after the cluster barrier: merge, select the digit, update the state. Returns true when
+// the selection is decided (the digit's bin is taken whole, or no bits are left).
+template <int NT, int KB, int CMAX, int P>
+__device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist,
+                                           SelectState& st, uint32_t* warp_sums, uint32_t* s_sel) {
   using D = Digit<KB, kB0, P>;
-  const PassResult r = merge_select<NT, D::bins>(cl, hist, gsum, st.kk, warp_sums, s_sel);
+  cl.sync();
+  const PassResult r = merge_select<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel);
   st.prefix |= r.digit << D::shift;
   st.mask |= static_cast<uint32_t>(D::bins - 1) << D::shift;
   st.kk = r.kk;
+  st.gt_before += r.gt_before;
+  st.eq_before = r.eq_before;
   return r.bin_count == st.kk || D::last;
 }
 
@@ -255,25 +249,21 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, NT = In::kThreads, EPT = SL / NT, B0 = kB0;
+  constexpr int CMAX = kMaxN / SL;  // cluster size bound for this slice
   constexpr int CK = 16 / static_cast<int>(sizeof(KS)), NCH = EPT / CK;  // keys per chunk, chunks
-  static_assert(NCH == 2 || NCH == 4 || NCH == 6 || NCH == 8, "2, 4, 6 or 8 chunks of 16 bytes");
-  // chunk c of a thread is read at step (c + t / (8 / gcd(NCH, 8))) % NCH: the 8 threads of a
-  // quarter warp hit 8 distinct 16-byte bank groups
-  constexpr int kRot = NCH == 8 ? 0 : NCH == 4 ? 1 : 2;
+  static_assert(NCH == 4 || NCH == 8, "4 or 8 chunks of 16 bytes per thread");
+  // chunk c of a thread is read at step (c + t / (8 / NCH)) % NCH: the 8 threads of a quarter warp
+  // hit 8 distinct 16-byte bank groups
+  constexpr int kRot = NCH == 8 ? 0 : 1;
   extern __shared__ __align__(16) unsigned char tk_smem[];
   KS* keys = reinterpret_cast<KS*>(tk_smem);  // [SL]
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
   constexpr int kListCap = list_cap<T, SL>();
-  constexpr int kHC = hist_c_bins<KB, B0>();
-  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] local, passes 0 and 2
-  uint32_t* hist_b = hist_a + kHA;                                // [kHB] local, pass 1
-  uint32_t* gsum_a = hist_b + kHB;  // [kHA] cluster sums of the bin groups this CTA owns, pass 0
-  uint32_t* gsum_b = gsum_a + kHA;  // [kHB] pass 1
-  uint32_t* gsum_c = gsum_b + kHB;  // [kHC] pass 2
-  uint16_t* list = reinterpret_cast<uint16_t*>(gsum_c + kHC);  // [kListCap] staged, local index
+  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
+  uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
+  uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kHB);     // [kListCap] staged, local index
   __shared__ uint32_t warp_sums[32];
-  __shared__ uint32_t s_sel[3];
-  __shared__ uint32_t x_gt[kMaxCluster], x_eq[kMaxCluster];  // selected counts of the CTAs before
+  __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
   const unsigned rank = cl.block_rank(), C = cl.num_blocks();
   const int row_id = static_cast<int>(blockIdx.x / C);
@@ -289,9 +279,8 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   const int tid = threadIdx.x;
 
   TOPK_MARK(0);
-  for (int i = tid; i < 2 * (kHA + kHB) + kHC; i += NT) hist_a[i] = 0;
+  for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
   __syncthreads();
-  cl.barrier_arrive();  // (release) the sums are zeroed before any CTA adds to them
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
   // histogram of the first digit
   constexpr int sh0 = Digit<KB, B0, 0>::shift;
@@ -333,12 +322,12 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     }
   }
 
-  // radix passes: merge the C histograms, select the digit, next histogram
+  // radix passes: cluster barrier (the C histograms complete), merge, select the digit, next
+  // histogram
   SelectState st;
   st.kk = static_cast<uint32_t>(K);
   TOPK_MARK(1);
-  cl.barrier_wait();
-  const bool done0 = radix_pass<NT, KB, 0>(cl, hist_a, gsum_a, st, warp_sums, s_sel);
+  const bool done0 = radix_pass<NT, KB, CMAX, 0>(cl, hist_a, st, warp_sums, s_sel);
   TOPK_MARK(2);
   // Per-thread flags of the keys it owns (bit b = key base + b): above the threshold (gtm), equal
   // to it (eqm).
@@ -352,7 +341,7 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     if (base >= m) return;
 #pragma unroll
     for (int c = 0; c < NCH; ++c) {  // rotated chunk order: no bank conflicts
-      const int cc = (c + (tid >> kRot)) % NCH;
+      const int cc = (c + (tid >> kRot)) & (NCH - 1);
       const int j = base + cc * CK;
       const uint4 v = *reinterpret_cast<const uint4*>(keys + j);
       KS kv[CK];
@@ -394,21 +383,21 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
   TOPK_MARK(3);
   if (!done0) {
-    [[maybe_unused]] const bool done1 =
-        radix_pass<NT, KB, 1>(cl, hist_b, gsum_b, st, warp_sums, s_sel);
+    [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel);
     if constexpr (KB == 32) {
       using D2 = Digit<KB, B0, 2>;
       if (!done1) {
-        // the local pass-0 histogram was last read before the pass-0 cluster barrier: reuse it
+        // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
         for (int i = tid; i < D2::bins; i += NT) hist_a[i] = 0;
         __syncthreads();
         refine(hist_a, D2::shift, D2::bins - 1);
-        radix_pass<NT, KB, 2>(cl, hist_a, gsum_c, st, warp_sums, s_sel);
+        radix_pass<NT, KB, CMAX, 2>(cl, hist_a, st, warp_sums, s_sel);
       }
     }
     refine(nullptr, 0, 0u);
   }
   TOPK_MARK(4);
+  cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
   // keep every key above the threshold and the first kk (lowest index) equal to it; one block
   // scan of the flag counts gives each thread its running counts; this CTA's selected pages take
   // the contiguous positions [start, start + count) of the row.
@@ -418,23 +407,11 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   const uint32_t before = block_exclusive_scan<NT>(
       static_cast<uint32_t>(__popcll(gtm)) | (static_cast<uint32_t>(__popcll(eqm)) << 16),
       warp_sums, &total);
-  const uint32_t cta_gt = total & 0xffffu, cta_eq = total >> 16;
-  // the CTAs after this one learn its counts (the cluster's last remote accesses), then each CTA
-  // sums those of the CTAs before it
-  if (static_cast<unsigned>(tid) > rank && static_cast<unsigned>(tid) < C) {
-    cl.map_shared_rank(x_gt, tid)[rank] = cta_gt;
-    cl.map_shared_rank(x_eq, tid)[rank] = cta_eq;
-  }
-  cl.sync();
-  uint32_t gt_before = 0, eq_before = 0;
-  for (unsigned r = 0; r < rank; ++r) {
-    gt_before += x_gt[r];
-    eq_before += x_eq[r];
-  }
   TOPK_MARK(5);
-  const uint32_t g_run = gt_before + (before & 0xffffu), e_run = eq_before + (before >> 16);
-  const uint32_t start = gt_before + min(eq_before, kk);
-  const uint32_t count = cta_gt + min(eq_before + cta_eq, kk) - min(eq_before, kk);
+  const uint32_t g_run = st.gt_before + (before & 0xffffu), e_run = st.eq_before + (before >> 16);
+  const uint32_t cta_gt = total & 0xffffu, cta_eq = total >> 16;
+  const uint32_t start = st.gt_before + min(st.eq_before, kk);
+  const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
   for (uint64_t rem = gtm | eqm; rem != 0; rem &= rem - 1) {
     const int b = __ffsll(static_cast<long long>(rem)) - 1;
     const uint64_t low = (uint64_t{1} << b) - 1;
@@ -470,6 +447,7 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
        j += static_cast<int>(C) * NT)
     orow[K + (j - row.n_e)] = trow[j];
   TOPK_MARK(7);
+  cl.barrier_wait();
 }
 
 template <class T, int SL>
@@ -527,16 +505,8 @@ int max_active_clusters(int cluster) {
 
 template <class F>
 auto with_slice(int slice, F&& f) {
-  switch (slice) {
-    case 8192:
-      return f(std::integral_constant<int, 8192>{});
-    case 16384:
-      return f(std::integral_constant<int, 16384>{});
-    case 24576:
-      return f(std::integral_constant<int, 24576>{});
-    default:
-      return f(std::integral_constant<int, kMaxSlice>{});
-  }
+  if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{});
+  return f(std::integral_constant<int, kMaxSlice>{});
 }
 
 int resident_clusters(bool keys16, int slice, int cluster) {
@@ -560,28 +530,25 @@ std::vector<double> topk_phase_cycles(int n_ctas) {
   return d;
 }
 
-// The smallest slice (most CTAs per row, fewest keys per thread) whose clusters are all resident at
-// once. A thread owns SL / threads contiguous keys whatever the row's share, so for a given slice the
-// fewest CTAs that hold the row are as fast as more. When no slice fits, the smallest that holds a row
-// in one CTA, or 2 CTAs of 32,768 (fewest CTAs in all: the merges and the output are a fixed cost
-// per CTA).
+// 16,384 keys per CTA when the rows' clusters then take at most one CTA per SM (and are resident at
+// once), else 32,768 (2 CTAs per row over 32,768 keys; rows of up to 16,384 keep one CTA of 16,384).
+// Measured in issue 14 session 5 (16-bit keys, 65,536 -> 4,096): 16 rows 16.4 us at 4 x 16,384 vs
+// 21.0 at 8 x 8,192 and 19.6 at 2 x 32,768; 64 rows (2 CTAs per SM at 4 x 16,384) 30.2 vs 21.9 us.
 TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
-  constexpr int kSlices[] = {8192, 16384, 24576, kMaxSlice};
-  const char* ab = std::getenv("CISA_TOPK_SLICE_AB");  // TEMPORARY A/B, removed before commit
-  for (const int sl : kSlices) {
-    const int c = std::max(1, (max_ne + sl - 1) / sl);
-    if (c > kMaxCluster) continue;
-    const int res = resident_clusters(keys16, sl, c);
-    if (ab ? std::atoi(ab) == sl : n_rows <= res) return TopkPlan{c, sl, res};
-  }
+  static const int sms = [] {
+    int dev = 0, n = 0;
+    CISA_CUDA(cudaGetDevice(&dev));
+    CISA_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+  }();
+  const int c = std::max(1, (max_ne + kMinSlice - 1) / kMinSlice);
+  const int res = resident_clusters(keys16, kMinSlice, c);
+  if (c == 1 || (static_cast<long long>(n_rows) * c <= sms && n_rows <= res))
+    return TopkPlan{c, kMinSlice, res};
   TopkPlan p;
-  for (const int sl : kSlices)
-    if (sl >= max_ne || sl == kMaxSlice) {
-      p.slice = sl;
-      break;
-    }
-  p.cluster = std::max(1, (max_ne + p.slice - 1) / p.slice);
-  p.resident_clusters = resident_clusters(keys16, p.slice, p.cluster);
+  p.slice = kMaxSlice;
+  p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
+  p.resident_clusters = resident_clusters(keys16, kMaxSlice, p.cluster);
   return p;
 }
 

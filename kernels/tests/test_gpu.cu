@@ -77,8 +77,8 @@ void test_representatives() {
 }
 
 // Top-k on its own, fp32 scores and 16-bit keys: random rows at full size, heavy ties (quantised
-// scores), all-equal rows, K close to N, a ragged batch of rows (clusters of 8 with short and empty
-// slices), every launch shape of topk_plan (1-8 CTAs per row, 8,192-32,768 keys per CTA), a score
+// scores), all-equal rows, K close to N, a ragged batch of rows (clusters of 4 with short and empty
+// slices), every launch shape of topk_plan (1-4 CTAs per row, 16,384 or 32,768 keys per CTA), a score
 // stride that is not a multiple of the 16-byte vector (unaligned rows), against the reference with its
 // tie rule (lower index first). Outputs poisoned; fresh random inputs per run.
 void check_topk(const std::string& name, const std::vector<std::vector<float>>& sc, int stride, int k, bool keys16,
@@ -153,21 +153,21 @@ void test_topk() {
   const std::vector<R> single = {{65536, 4096, 0}, {65536, 4096, 1}, {10000, 100, 2}, {5000, 4999, 0}, {777, 13, 1},
                                  {40000, 4096, 2}, {30000, 2048, 0},
                                  {30000, 20000, 1},   // more selected than the 4,096 staged per CTA
-                                 {65536, 60000, 1},   // K close to N (8 CTAs, each over its staged list)
-                                 {40001, 4096, 1}};   // 5 CTAs of 8,192, the last one short, ties
+                                 {65536, 60000, 1},   // K close to N (4 CTAs, each over its staged list)
+                                 {40001, 4096, 1}};   // 3 CTAs of 16,384, the last one short, ties
   for (bool k16 : {false, true}) {
     for (const auto& c : single)
       check_topk("n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " kind=" + std::to_string(c.kind),
                  {row(c.n, c.kind)}, (c.n + 7) / 8 * 8, c.k, k16, ids, dtab);
-    // ragged batch: cluster of 8 (8,192 per CTA); rows whose last CTAs get short or empty slices
+    // ragged batch: cluster of 4 (16,384 per CTA); rows whose last CTAs get short or empty slices
     check_topk("ragged 6 rows", {row(65536, 0), row(40000, 1), row(16385, 0), row(16384, 0), row(4200, 0), row(65531, 0)},
                65536, 4096, k16, ids, dtab);
-    // short rows beside a full one: 8 CTAs per row, most of a short row's CTAs get empty slices
+    // short rows beside a full one: 4 CTAs per row, a short row's last CTAs get empty slices
     check_topk("ragged short", {row(65536, 1), row(20, 0), row(777, 1), row(8193, 2)}, 65536, 13, k16, ids, dtab);
-    // every launch shape of topk_plan at 65,536 keys per row, with the fewest rows that take it (8 CTAs
-    // of 8,192 for a few rows, then 4 of 16,384, 3 of 24,576 (21,848 keys each), then 2 of 32,768
-    // once the smaller slices' clusters no longer fit at once), and 20 tied rows of 50,000
-    for (const int sl : {8192, 16384, 24576, 32768}) {
+    // both launch shapes of topk_plan at 65,536 keys per row, with the fewest rows that take each (4
+    // CTAs of 16,384 for a few rows, 2 of 32,768 once 4 per row exceed one CTA per SM), and 20 tied
+    // rows of 50,000 (4 CTAs of 12,500)
+    for (const int sl : {16384, 32768}) {
       int nr = 1;
       while (nr < 1000 && topk_plan(65536, nr, k16).slice != sl) ++nr;
       std::vector<std::vector<float>> rs;

@@ -2,7 +2,7 @@
 // logical pages in ascending order translated to physical page IDs through the block table, followed
 // by the window and tail pages (logical [n_e, list_end)) -> one row of the sparse block table.
 // Input: fp32 scores, or 16-bit order-preserving score keys (what the scoring kernel writes; see
-// scoring.hpp). Radix select over order-preserving uint32 keys by a cluster of 1-8 CTAs per row
+// scoring.hpp). Radix select over order-preserving uint32 keys by a cluster of 1-4 CTAs per row
 // (digits 11 + 11 + 10 bits for fp32, 11 + 5 for 16-bit keys), one read of the scores.
 #pragma once
 #include <cstdint>
@@ -34,9 +34,9 @@ struct TopkArgs {
 };
 
 // Launch shape of topk_select for n_rows rows of up to max_ne scores: CTAs per row (a thread-block
-// cluster, 1-8), keys per CTA (32,768, 16,384 or 8,192), clusters the device keeps resident at once.
-// Few rows take the smallest slice whose clusters all fit at once (e.g. 16 rows of 65,536: 8 CTAs of
-// 8,192; 64 rows: 4 of 16,384); otherwise 32,768 keys per CTA (2 CTAs for rows over 32,768).
+// cluster, 1-4), keys per CTA (16,384 or 32,768), clusters the device keeps resident at once. Rows
+// few enough for one CTA per SM at 16,384 keys per CTA take that (e.g. 16 rows of 65,536: 4 CTAs
+// each); more rows take 32,768 (2 CTAs for rows over 32,768).
 struct TopkPlan {
   int cluster = 1, slice = 32768, resident_clusters = 0;
 };
