@@ -330,18 +330,18 @@ void bench_topk(World& w, int rows, bool keys16) {
   topk_select(a, nullptr, &ins);
   const Sums s = sums(ins.collect());
   const double ms = time_ms([&] { topk_select(a, nullptr, nullptr); });
-  std::printf("topk: cluster %d, %d clusters resident\n", topk_cluster_size(n), topk_max_active_clusters(topk_cluster_size(n), keys16));
+  const TopkPlan plan = topk_plan(n, rows, keys16);
+  std::printf("topk: cluster %d x %d keys, %d clusters resident\n", plan.cluster, plan.slice, plan.resident_clusters);
   {  // phase breakdown of thread 0 of the first 128 CTAs (one more launch, L2 flushed first)
     HCHECK(cudaMemset(g_flush->p, 1, g_flush->n));
     topk_select(a, nullptr, nullptr);
-    const auto ph = topk_phase_cycles(2 * rows);
+    const auto ph = topk_phase_cycles(plan.cluster * rows);
     std::printf("%s phases (SM cycles, thread 0): load+hist0 %.0f  merge0 %.0f  hist1 %.0f  merge1+ %.0f  flags %.0f  stage %.0f  out %.0f\n",
                 name.c_str(), ph[0], ph[1], ph[2], ph[3], ph[4], ph[5], ph[6]);
   }
   add(name, "topk_radix_select", ms, s.bytes, 0,
-      "cluster of " + std::to_string(topk_cluster_size(n)) + " CTAs per row (" +
-          std::to_string(topk_max_active_clusters(topk_cluster_size(n), keys16)) +
-          " clusters resident); fused translation to physical IDs");
+      "cluster of " + std::to_string(plan.cluster) + " CTAs of " + std::to_string(plan.slice) + " keys per row (" +
+          std::to_string(plan.resident_clusters) + " clusters resident); fused translation to physical IDs");
 }
 
 // One launch of every kernel at a moderate shape, printing the expected bytes per launch, for the

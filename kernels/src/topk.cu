@@ -1,6 +1,8 @@
-// Top-k by radix select, one thread-block cluster of C CTAs (C = 1 or 2; 1,024 threads for fp32,
-// 512 for 16-bit keys) per
-// row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) * per).
+// Top-k by radix select, one thread-block cluster of C CTAs (1,024 threads for fp32, 512 for 16-bit
+// keys) per row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) *
+// per) of at most SL keys (SL = 16,384 or 32,768; C = ceil(n / SL) <= 4). Rows few enough for one CTA
+// per SM at 16,384 keys per CTA take that slice (decode: 16 rows x 4 CTAs), so a thread holds 32 keys
+// instead of 64 (issue 14 session 5); more rows keep the 32,768-key slice.
 // Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
 // the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
 // keeps the keys in shared memory and builds the first digit's histogram. Each radix pass then:
@@ -18,7 +20,7 @@
 // Deterministic: no floating-point reductions, ties resolved by index (lower first).
 #include <cooperative_groups.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -29,8 +31,9 @@ namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kSlice = 32768;   // keys per CTA, held in shared memory
-constexpr int kMaxCluster = 2;  // -> rows of up to 65,536
+constexpr int kMaxN = 65536;    // keys per row
+constexpr int kMinSlice = 16384, kMaxSlice = 32768;
+constexpr int kMaxCluster = kMaxN / kMinSlice;
 
 // Digit schedule per key width KB, first-digit width B0 and pass: bits [shift, shift + bits) of the
 // uint32 key. fp32: B0, then the other 32 - B0 bits in two digits (B0 = 11: 11 + 11 + 10); 16-bit
@@ -80,11 +83,17 @@ struct KeyIn<uint16_t> {
   static constexpr int kListCap = 4096;  // K <= 4,096 always fits; more are written directly
 };
 
-template <class T, int B0>
+constexpr int kB0 = 11;  // first digit (12 and 13 bits measured slower: issue 14 session 4, S4-3)
+
+template <class T, int SL>
+constexpr int list_cap() {
+  return KeyIn<T>::kListCap < SL ? KeyIn<T>::kListCap : SL;
+}
+template <class T, int SL>
 constexpr int smem_bytes() {
-  return kSlice * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
-         (hist_a_bins<KeyIn<T>::kBits, B0>() + hist_b_bins<KeyIn<T>::kBits, B0>()) * 4 +
-         KeyIn<T>::kListCap * 2;
+  return SL * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
+         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4 +
+         list_cap<T, SL>() * 2;
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
@@ -132,7 +141,7 @@ struct PassResult {
 // One radix pass after the cluster barrier: sums the C CTAs' histograms of BINS bins (highest bin =
 // largest keys), finds the bin holding the kk-th largest key and the rank inside it, and, for this
 // CTA, how many keys of the CTAs before it lie above that bin (gt_before) and in it (eq_before).
-template <int NT, int BINS>
+template <int NT, int BINS, int CMAX>
 __device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, uint32_t* hist,
                                                    uint32_t kk, uint32_t* warp_sums, uint32_t* s) {
   constexpr int PER = BINS >= NT ? BINS / NT : 1;
@@ -141,7 +150,9 @@ __device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, 
   uint32_t tot[PER], bef[PER];
 #pragma unroll
   for (int i = 0; i < PER; ++i) tot[i] = bef[i] = 0;
-  for (unsigned r = 0; r < C; ++r) {
+#pragma unroll
+  for (unsigned r = 0; r < CMAX; ++r) {
+    if (r >= C) break;
     const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
     uint32_t c[PER];
     if constexpr (PER % 4 == 0) {  // bins BINS-1-PER*t-i: 16-byte loads
@@ -216,12 +227,12 @@ struct SelectState {
 
 // Pass P after the cluster barrier: merge, select the digit, update the state. Returns true when
 // the selection is decided (the digit's bin is taken whole, or no bits are left).
-template <int NT, int KB, int B0, int P>
+template <int NT, int KB, int CMAX, int P>
 __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist,
                                            SelectState& st, uint32_t* warp_sums, uint32_t* s_sel) {
-  using D = Digit<KB, B0, P>;
+  using D = Digit<KB, kB0, P>;
   cl.sync();
-  const PassResult r = merge_select<NT, D::bins>(cl, hist, st.kk, warp_sums, s_sel);
+  const PassResult r = merge_select<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel);
   st.prefix |= r.digit << D::shift;
   st.mask |= static_cast<uint32_t>(D::bins - 1) << D::shift;
   st.kk = r.kk;
@@ -230,42 +241,25 @@ __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t
   return r.bin_count == st.kk || D::last;
 }
 
-// Thread t owns the contiguous keys [t * EPT, (t + 1) * EPT) of the slice, read as 8 chunks of 16
-// bytes in a rotated order (chunk (c + t) & 7 at step c: no bank conflicts). f(local index, key).
-template <class T, class F>
-__device__ __forceinline__ void for_my_keys(const typename KeyIn<T>::Smem* keys, int m, F&& f) {
-  using In = KeyIn<T>;
-  using KS = typename In::Smem;
-  constexpr int EPT = kSlice / In::kThreads, CK = 16 / static_cast<int>(sizeof(KS));
-  static_assert(EPT == 8 * CK, "8 chunks of 16 bytes per thread");
-  const int base = threadIdx.x * EPT;
-  if (base >= m) return;
-#pragma unroll
-  for (int c = 0; c < 8; ++c) {
-    const int cc = (c + threadIdx.x) & 7;
-    const int j = base + cc * CK;
-    const uint4 v = *reinterpret_cast<const uint4*>(keys + j);
-    KS kv[CK];
-    memcpy(kv, &v, 16);
-#pragma unroll
-    for (int e = 0; e < CK; ++e)
-      if (j + e < m) f(j + e, In::widen(kv[e]));
-  }
-}
-
-template <class T, int B0, bool FUSED>
+template <class T, int SL>
 __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
                 int out_stride, int K) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
-  constexpr int KB = In::kBits, NT = In::kThreads, EPT = kSlice / NT;
+  constexpr int KB = In::kBits, NT = In::kThreads, EPT = SL / NT, B0 = kB0;
+  constexpr int CMAX = kMaxN / SL;  // cluster size bound for this slice
+  constexpr int CK = 16 / static_cast<int>(sizeof(KS)), NCH = EPT / CK;  // keys per chunk, chunks
+  static_assert(NCH == 4 || NCH == 8, "4 or 8 chunks of 16 bytes per thread");
+  // chunk c of a thread is read at step (c + t / (8 / NCH)) % NCH: the 8 threads of a quarter warp
+  // hit 8 distinct 16-byte bank groups
+  constexpr int kRot = NCH == 8 ? 0 : 1;
   extern __shared__ __align__(16) unsigned char tk_smem[];
-  KS* keys = reinterpret_cast<KS*>(tk_smem);  // [kSlice]
+  KS* keys = reinterpret_cast<KS*>(tk_smem);  // [SL]
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
-  constexpr int kListCap = In::kListCap;
-  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + kSlice);  // [kHA] passes 0 and 2
+  constexpr int kListCap = list_cap<T, SL>();
+  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
   uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kHB);     // [kListCap] staged, local index
   __shared__ uint32_t warp_sums[32];
@@ -290,7 +284,7 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
   // histogram of the first digit
   constexpr int sh0 = Digit<KB, B0, 0>::shift;
-  constexpr int U = kSlice / (NT * In::kVec);
+  constexpr int U = SL / (NT * In::kVec);
   if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0) {
     uint4 v[U];
 #pragma unroll
@@ -333,22 +327,21 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   SelectState st;
   st.kk = static_cast<uint32_t>(K);
   TOPK_MARK(1);
-  const bool done0 = radix_pass<NT, KB, B0, 0>(cl, hist_a, st, warp_sums, s_sel);
+  const bool done0 = radix_pass<NT, KB, CMAX, 0>(cl, hist_a, st, warp_sums, s_sel);
   TOPK_MARK(2);
   // Per-thread flags of the keys it owns (bit b = key base + b): above the threshold (gtm), equal
   // to it (eqm).
   static_assert(EPT <= 64, "flags in one 64-bit mask");
   uint64_t gtm = 0, eqm = 0;
   const int base = tid * EPT;
-  constexpr int CK = 16 / static_cast<int>(sizeof(KS));
   // one pass over the thread's keys with the current (mask, prefix): gt / eq flags, and (hist) the
   // next digit of the keys equal to the prefix
   auto flag_scan = [&](uint32_t* hist, int shift, uint32_t bmask) {
     const uint32_t msk = st.mask, pre = st.prefix;
     if (base >= m) return;
 #pragma unroll
-    for (int c = 0; c < 8; ++c) {  // the rotated chunk order of for_my_keys
-      const int cc = (c + tid) & 7;
+    for (int c = 0; c < NCH; ++c) {  // rotated chunk order: no bank conflicts
+      const int cc = (c + (tid >> kRot)) & (NCH - 1);
       const int j = base + cc * CK;
       const uint4 v = *reinterpret_cast<const uint4*>(keys + j);
       KS kv[CK];
@@ -384,53 +377,27 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     }
   };
   using D1 = Digit<KB, B0, 1>;
-  if constexpr (FUSED) {
-    // After the first merge one scan of the slice flags the keys above the first digit's bin (gt)
-    // and in it (the candidates) and counts the candidates' next digit; every later pass looks
-    // only at the candidates (a few per thread): no further scan of the slice, no flag pass.
-    flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
-    TOPK_MARK(3);
-    if (!done0) {
-      [[maybe_unused]] const bool done1 =
-          radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel);
-      if constexpr (KB == 32) {
-        using D2 = Digit<KB, B0, 2>;
-        if (!done1) {
-          // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
-          for (int i = tid; i < D2::bins; i += NT) hist_a[i] = 0;
-          __syncthreads();
-          refine(hist_a, D2::shift, D2::bins - 1);
-          radix_pass<NT, KB, B0, 2>(cl, hist_a, st, warp_sums, s_sel);
-        }
-      }
-      refine(nullptr, 0, 0u);
-    }
-    TOPK_MARK(4);
-    cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
-  } else {
-    auto build = [&](uint32_t* hist, int shift, uint32_t bmask) {
-      const uint32_t msk = st.mask, pre = st.prefix;
-      for_my_keys<T>(keys, m, [&](int, uint32_t k) {
-        if ((k & msk) == pre) atomicAdd(&hist[(k >> shift) & bmask], 1u);
-      });
-    };
-    if (!done0) build(hist_b, D1::shift, D1::bins - 1);
-    TOPK_MARK(3);
-    if (!done0) {
-      if (!radix_pass<NT, KB, B0, 1>(cl, hist_b, st, warp_sums, s_sel)) {
-        if constexpr (KB == 32) {
-          // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
-          for (int i = tid; i < Digit<KB, B0, 2>::bins; i += NT) hist_a[i] = 0;
-          __syncthreads();
-          build(hist_a, Digit<KB, B0, 2>::shift, Digit<KB, B0, 2>::bins - 1);
-          radix_pass<NT, KB, B0, 2>(cl, hist_a, st, warp_sums, s_sel);
-        }
+  // After the first merge one scan of the slice flags the keys above the first digit's bin (gt) and
+  // in it (the candidates) and counts the candidates' next digit; every later pass looks only at the
+  // candidates (a few per thread): no further scan of the slice, no flag pass.
+  flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
+  TOPK_MARK(3);
+  if (!done0) {
+    [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel);
+    if constexpr (KB == 32) {
+      using D2 = Digit<KB, B0, 2>;
+      if (!done1) {
+        // every CTA finished reading the pass-0 histograms before the last barrier: reuse them
+        for (int i = tid; i < D2::bins; i += NT) hist_a[i] = 0;
+        __syncthreads();
+        refine(hist_a, D2::shift, D2::bins - 1);
+        radix_pass<NT, KB, CMAX, 2>(cl, hist_a, st, warp_sums, s_sel);
       }
     }
-    TOPK_MARK(4);
-    cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
-    flag_scan(nullptr, 0, 0u);  // flag pass with the final (mask, prefix)
+    refine(nullptr, 0, 0u);
   }
+  TOPK_MARK(4);
+  cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
   // keep every key above the threshold and the first kk (lowest index) equal to it; one block
   // scan of the flag counts gives each thread its running counts; this CTA's selected pages take
   // the contiguous positions [start, start + count) of the row.
@@ -483,14 +450,14 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   cl.barrier_wait();
 }
 
-template <class T, int B0, bool FUSED>
+template <class T, int SL>
 struct LaunchCfg {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   LaunchCfg(int cluster, int n_rows, Stream s) {
     cfg.gridDim = dim3(static_cast<unsigned>(cluster * n_rows));
     cfg.blockDim = dim3(KeyIn<T>::kThreads);
-    cfg.dynamicSmemBytes = smem_bytes<T, B0>();
+    cfg.dynamicSmemBytes = smem_bytes<T, SL>();
     cfg.stream = s;
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
@@ -501,68 +468,52 @@ struct LaunchCfg {
   }
 };
 
-template <class T, int B0, bool FUSED>
+template <class T, int SL>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, B0, FUSED>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   smem_bytes<T, B0>()));
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   smem_bytes<T, SL>()));
     attr = true;
   }
 }
 
-template <class T, int B0, bool FUSED>
+template <class T, int SL>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, Stream s) {
-  set_smem_attr<T, B0, FUSED>();
-  LaunchCfg<T, B0, FUSED> lc(cluster, n_rows, s);
+  set_smem_attr<T, SL>();
+  LaunchCfg<T, SL> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, B0, FUSED>, scores, a.score_stride, a.rows,
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
                                a.out_stride, a.k));
   CISA_LAUNCH_CHECK();
 }
 
-template <class T, int B0, bool FUSED>
+// Clusters of `cluster` CTAs of the SL-key kernel resident at once (occupancy query, cached).
+template <class T, int SL>
 int max_active_clusters(int cluster) {
-  int n = 0;
-  set_smem_attr<T, B0, FUSED>();
-  LaunchCfg<T, B0, FUSED> lc(cluster, 1024, nullptr);
-  CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, B0, FUSED>, &lc.cfg));
-  return n;
-}
-
-// First-digit width: default per key type; CISA_TOPK_D0 = 11 or 12 (comparisons) overrides it
-// (12 and 13 measured slower in run 1 of issue 14 session 4: the longer first merge costs more than
-// the spread atomics save).
-constexpr int kD0Fp32 = 11, kD0Key16 = 11;
-int first_digit_bits(bool keys16) {
-  const char* e = std::getenv("CISA_TOPK_D0");
-  const int d = e ? std::atoi(e) : 0;
-  if (d >= 11 && d <= 12) return d;
-  return keys16 ? kD0Key16 : kD0Fp32;
-}
-
-// CISA_TOPK_FUSED=0 (comparisons): a full scan of the slice per pass and a separate flag pass
-// (issue 14 v10) instead of one scan and candidate refinement.
-bool fused_passes() {
-  const char* e = std::getenv("CISA_TOPK_FUSED");
-  return !(e && e[0] == '0');
-}
-
-template <class T, class F>
-auto with_d0(bool keys16, F&& f) {
-  const bool fu = fused_passes();
-  switch (first_digit_bits(keys16) * 2 + (fu ? 1 : 0)) {
-    case 25:
-      return f(std::integral_constant<int, 12>{}, std::true_type{});
-    case 24:
-      return f(std::integral_constant<int, 12>{}, std::false_type{});
-    case 23:
-      return f(std::integral_constant<int, 11>{}, std::true_type{});
-    default:
-      return f(std::integral_constant<int, 11>{}, std::false_type{});
+  static int cache[kMaxCluster + 1] = {};
+  if (cache[cluster] == 0) {
+    int n = 0;
+    set_smem_attr<T, SL>();
+    LaunchCfg<T, SL> lc(cluster, 1024, nullptr);
+    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL>, &lc.cfg));
+    cache[cluster] = n > 0 ? n : -1;
   }
+  return cache[cluster];
+}
+
+template <class F>
+auto with_slice(int slice, F&& f) {
+  if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{});
+  return f(std::integral_constant<int, kMaxSlice>{});
+}
+
+int resident_clusters(bool keys16, int slice, int cluster) {
+  return with_slice(slice, [&](auto sl) {
+    return keys16 ? max_active_clusters<uint16_t, decltype(sl)::value>(cluster)
+                  : max_active_clusters<float, decltype(sl)::value>(cluster);
+  });
 }
 
 }  // namespace
@@ -579,20 +530,26 @@ std::vector<double> topk_phase_cycles(int n_ctas) {
   return d;
 }
 
-int topk_cluster_size(int max_ne) {
-  int c = 1;
-  while (c < kMaxCluster && static_cast<long long>(c) * kSlice < max_ne) c *= 2;
-  return c;
-}
-
-int topk_max_active_clusters(int cluster, bool keys16) {
-  if (keys16)
-    return with_d0<uint16_t>(true, [&](auto d, auto fu) {
-      return max_active_clusters<uint16_t, decltype(d)::value, decltype(fu)::value>(cluster);
-    });
-  return with_d0<float>(false, [&](auto d, auto fu) {
-    return max_active_clusters<float, decltype(d)::value, decltype(fu)::value>(cluster);
-  });
+// 16,384 keys per CTA when the rows' clusters then take at most one CTA per SM (and are resident at
+// once), else 32,768 (2 CTAs per row over 32,768 keys; rows of up to 16,384 keep one CTA of 16,384).
+// Measured in issue 14 session 5 (16-bit keys, 65,536 -> 4,096): 16 rows 16.4 us at 4 x 16,384 vs
+// 21.0 at 8 x 8,192 and 19.6 at 2 x 32,768; 64 rows (2 CTAs per SM at 4 x 16,384) 30.2 vs 21.9 us.
+TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
+  static const int sms = [] {
+    int dev = 0, n = 0;
+    CISA_CUDA(cudaGetDevice(&dev));
+    CISA_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+  }();
+  const int c = std::max(1, (max_ne + kMinSlice - 1) / kMinSlice);
+  const int res = resident_clusters(keys16, kMinSlice, c);
+  if (c == 1 || (static_cast<long long>(n_rows) * c <= sms && n_rows <= res))
+    return TopkPlan{c, kMinSlice, res};
+  TopkPlan p;
+  p.slice = kMaxSlice;
+  p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
+  p.resident_clusters = resident_clusters(keys16, kMaxSlice, p.cluster);
+  return p;
 }
 
 void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
@@ -604,7 +561,7 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   double ne = 0, appended = 0;
   int max_ne = 0;
   for (const auto& r : rows) {
-    if (r.n_e > kMaxCluster * kSlice || r.n_e <= a.k)
+    if (r.n_e > kMaxN || r.n_e <= a.k)
       throw std::invalid_argument("topk_select: need K < n_e <= 65536");
     ne += r.n_e;
     max_ne = std::max(max_ne, r.n_e);
@@ -615,17 +572,15 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const double bytes =
       ne * key_bytes + 2.0 * 4.0 * (static_cast<double>(a.k) * rows.size() + appended);
   ScopedLaunch sl(ins, Component::topk, "topk_radix_select", bytes, 0.0, 0.0, s);
-  const int cluster = topk_cluster_size(max_ne);
   const int n_rows = static_cast<int>(rows.size());
-  if (a.scores)
-    with_d0<float>(false, [&](auto d, auto fu) {
-      launch<float, decltype(d)::value, decltype(fu)::value>(a, a.scores, cluster, n_rows, s);
-    });
-  else
-    with_d0<uint16_t>(true, [&](auto d, auto fu) {
-      launch<uint16_t, decltype(d)::value, decltype(fu)::value>(
-          a, reinterpret_cast<const uint16_t*>(a.score_keys), cluster, n_rows, s);
-    });
+  const TopkPlan p = topk_plan(max_ne, n_rows, a.scores == nullptr);
+  with_slice(p.slice, [&](auto sl) {
+    constexpr int SL = decltype(sl)::value;
+    if (a.scores)
+      launch<float, SL>(a, a.scores, p.cluster, n_rows, s);
+    else
+      launch<uint16_t, SL>(a, reinterpret_cast<const uint16_t*>(a.score_keys), p.cluster, n_rows, s);
+  });
 }
 
 }  // namespace cisa::kernels

@@ -77,7 +77,8 @@ void test_representatives() {
 }
 
 // Top-k on its own, fp32 scores and 16-bit keys: random rows at full size, heavy ties (quantised
-// scores), all-equal rows, a ragged batch of rows (clusters of 4 with short and empty slices), a score
+// scores), all-equal rows, K close to N, a ragged batch of rows (clusters of 4 with short and empty
+// slices), every launch shape of topk_plan (1-4 CTAs per row, 16,384 or 32,768 keys per CTA), a score
 // stride that is not a multiple of the 16-byte vector (unaligned rows), against the reference with its
 // tie rule (lower index first). Outputs poisoned; fresh random inputs per run.
 void check_topk(const std::string& name, const std::vector<std::vector<float>>& sc, int stride, int k, bool keys16,
@@ -126,7 +127,10 @@ void check_topk(const std::string& name, const std::vector<std::vector<float>>& 
     for (size_t j = 0; j < want.size(); ++j) mism += got[static_cast<size_t>(i) * ostride + j] != want[j];
   }
   const std::string tag = "topk " + name + (keys16 ? " (16-bit keys)" : " (fp32)");
-  std::printf("%s: %d rows, cluster %d, mismatches %zu\n", tag.c_str(), nr, topk_cluster_size(stride), mism);
+  int max_ne = 0;
+  for (const auto& r : rows) max_ne = std::max(max_ne, r.n_e);
+  const TopkPlan plan = topk_plan(max_ne, nr, keys16);
+  std::printf("%s: %d rows, cluster %d x %d keys, mismatches %zu\n", tag.c_str(), nr, plan.cluster, plan.slice, mism);
   expect(mism == 0, tag);
 }
 
@@ -148,7 +152,9 @@ void test_topk() {
   struct R { int n, k, kind; };
   const std::vector<R> single = {{65536, 4096, 0}, {65536, 4096, 1}, {10000, 100, 2}, {5000, 4999, 0}, {777, 13, 1},
                                  {40000, 4096, 2}, {30000, 2048, 0},
-                                 {30000, 20000, 1}};  // more selected than the 8,192 staged per CTA
+                                 {30000, 20000, 1},   // more selected than the 4,096 staged per CTA
+                                 {65536, 60000, 1},   // K close to N (4 CTAs, each over its staged list)
+                                 {40001, 4096, 1}};   // 3 CTAs of 16,384, the last one short, ties
   for (bool k16 : {false, true}) {
     for (const auto& c : single)
       check_topk("n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " kind=" + std::to_string(c.kind),
@@ -156,6 +162,23 @@ void test_topk() {
     // ragged batch: cluster of 4 (16,384 per CTA); rows whose last CTAs get short or empty slices
     check_topk("ragged 6 rows", {row(65536, 0), row(40000, 1), row(16385, 0), row(16384, 0), row(4200, 0), row(65531, 0)},
                65536, 4096, k16, ids, dtab);
+    // short rows beside a full one: 4 CTAs per row, a short row's last CTAs get empty slices
+    check_topk("ragged short", {row(65536, 1), row(20, 0), row(777, 1), row(8193, 2)}, 65536, 13, k16, ids, dtab);
+    // both launch shapes of topk_plan at 65,536 keys per row, with the fewest rows that take each (4
+    // CTAs of 16,384 for a few rows, 2 of 32,768 once 4 per row exceed one CTA per SM), and 20 tied
+    // rows of 50,000 (4 CTAs of 12,500)
+    for (const int sl : {16384, 32768}) {
+      int nr = 1;
+      while (nr < 1000 && topk_plan(65536, nr, k16).slice != sl) ++nr;
+      std::vector<std::vector<float>> rs;
+      for (int i = 0; i < nr; ++i) rs.push_back(row(65536, i % 2));
+      check_topk(std::to_string(nr) + " rows of 65536", rs, 65536, 4096, k16, ids, dtab);
+    }
+    {
+      std::vector<std::vector<float>> rs;
+      for (int i = 0; i < 20; ++i) rs.push_back(row(50000, 1));
+      check_topk("20 rows n=50000", rs, 50000, 4096, k16, ids, dtab);
+    }
     // rows that do not start on 16 bytes
     check_topk("stride 5001", {row(5001, 0), row(4999, 1), row(5001, 0)}, 5001, 700, k16, ids, dtab);
     check_topk("stride 40001", {row(40001, 0), row(39999, 1)}, 40001, 4096, k16, ids, dtab);

@@ -2,8 +2,8 @@
 // logical pages in ascending order translated to physical page IDs through the block table, followed
 // by the window and tail pages (logical [n_e, list_end)) -> one row of the sparse block table.
 // Input: fp32 scores, or 16-bit order-preserving score keys (what the scoring kernel writes; see
-// scoring.hpp). Radix select over order-preserving uint32 keys by a cluster of CTAs per row (digits
-// 11 + 11 + 10 bits for fp32, 11 + 5 for 16-bit keys), one read of the scores.
+// scoring.hpp). Radix select over order-preserving uint32 keys by a cluster of 1-4 CTAs per row
+// (digits 11 + 11 + 10 bits for fp32, 11 + 5 for 16-bit keys), one read of the scores.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -33,10 +33,14 @@ struct TopkArgs {
   const std::vector<TopkRow>* rows_host = nullptr;
 };
 
-// CTAs per row (a thread-block cluster) for rows of up to max_ne scores: 1 or 2.
-int topk_cluster_size(int max_ne);
-// Clusters of that size the device keeps resident at once (occupancy query).
-int topk_max_active_clusters(int cluster, bool keys16);
+// Launch shape of topk_select for n_rows rows of up to max_ne scores: CTAs per row (a thread-block
+// cluster, 1-4), keys per CTA (16,384 or 32,768), clusters the device keeps resident at once. Rows
+// few enough for one CTA per SM at 16,384 keys per CTA take that (e.g. 16 rows of 65,536: 4 CTAs
+// each); more rows take 32,768 (2 CTAs for rows over 32,768).
+struct TopkPlan {
+  int cluster = 1, slice = 32768, resident_clusters = 0;
+};
+TopkPlan topk_plan(int max_ne, int n_rows, bool keys16);
 
 void topk_select(const TopkArgs& a, Stream s, Instrument* ins = nullptr);
 
