@@ -67,6 +67,7 @@ std::string calibration_yaml(const std::string& card_name) {
   shape.topk_radix_passes = kernels.topk_radix_passes;
   shape.score_bytes = kernels.score_bytes;
   shape.topk_cluster_above = kernels.topk_cluster_above;
+  shape.topk_few_rows_slice = kernels.topk_few_rows_slice;
   shape.split_min_tokens = kernels.split_min_tokens;
   shape.l2_capacity_bytes = dev.l2_bytes;
   Rates card;

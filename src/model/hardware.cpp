@@ -139,6 +139,7 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   s.topk_radix_passes = im.topk_radix_passes;
   s.score_bytes = im.score_bytes;
   s.topk_cluster_above = im.topk_cluster_above;
+  s.topk_few_rows_slice = im.topk_few_rows_slice;
   s.split_min_tokens = im.split_min_tokens;
   s.split_kv = im.split_kv;
   s.decode_visits_context = im.decode_visits_context;

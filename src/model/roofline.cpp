@@ -54,7 +54,12 @@ bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates&
 TopkWork topk_work(const ForwardCost& f, const KernelShape& sh) {
   const double keys = f.eligible_chunks_sum / f.topk_rows;  // N_e per row
   const double ids = f.topk.dram_write_bytes / (4.0 * f.topk_rows);  // page IDs written per row
-  const double split = (sh.topk_cluster_above > 0 && keys > sh.topk_cluster_above) ? 2.0 : 1.0;
+  double split = (sh.topk_cluster_above > 0 && keys > sh.topk_cluster_above) ? 2.0 : 1.0;
+  // Few rows: a row spreads over ceil(N_e / slice) CTAs when every row's CTAs fit one per SM.
+  if (sh.topk_few_rows_slice > 0) {
+    const double c = std::ceil(keys / sh.topk_few_rows_slice);
+    if (c > split && f.topk_rows * c <= sh.sms) split = c;
+  }
   return TopkWork{f.topk_rows * split, keys / split, ids / split};
 }
 

@@ -27,6 +27,7 @@ struct KernelShape {
   bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head
   double score_bytes = 4;      // bytes per score written by scoring, read by top-k
   int topk_cluster_above = 0;  // top-k rows with more eligible keys run on 2 CTAs (0: never)
+  int topk_few_rows_slice = 0;  // few rows: ceil(N_e / this) CTAs per row when they fit one per SM (0: never)
 };
 
 // Tile rows the attention kernel uses for work items of `rows` rows: the smallest power of two

@@ -330,6 +330,28 @@ TEST_CASE("roofline: setup is one host-to-device copy; top-k adds its output pas
   REQUIRE(topk_scores_in_l2(f, sh, r));
 }
 
+TEST_CASE("top-k CTAs per row: a 2-CTA cluster past 32,768 keys, 16,384-key slices when few rows fit", "[roofline]") {
+  ForwardCost f;
+  f.topk_rows = 16;
+  f.eligible_chunks_sum = 16 * 65408.0;
+  f.topk.dram_write_bytes = 16 * 4.0 * 4096;
+  KernelShape sh;  // 132 SMs
+  CHECK(topk_work(f, sh).ctas == 16);  // no cluster, no slices: one CTA per row
+  sh.topk_cluster_above = 32768;
+  CHECK(topk_work(f, sh).ctas == 32);
+  sh.topk_few_rows_slice = 16384;
+  const TopkWork w = topk_work(f, sh);
+  CHECK(w.ctas == 64);  // 4 slices per row, 64 CTAs <= 132 SMs
+  CHECK(w.keys_per_cta == Approx(65408.0 / 4));
+  CHECK(w.ids_per_cta == Approx(4096.0 / 4));
+  f.topk_rows = 64;  // 256 CTAs would not fit one per SM: back to the 2-CTA cluster
+  f.eligible_chunks_sum = 64 * 65408.0;
+  CHECK(topk_work(f, sh).ctas == 128);
+  f.topk_rows = 40;  // 40 x 2 slices of 16,384 fit: 2 per row either way
+  f.eligible_chunks_sum = 40 * 30000.0;
+  CHECK(topk_work(f, sh).ctas == 80);
+}
+
 TEST_CASE("a sequence's selections read at least the union of their picks once per wave of CTAs", "[traffic]") {
   const Geometry g = inkling_geo();
   const CisaConfig c = budget_cfg(4096);
