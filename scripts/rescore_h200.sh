@@ -9,6 +9,7 @@ D=results/h200/measured
 ARCHIVED="--set implementation.cisa=cisa_kernels_2026_11_29"
 ARCHIVED_V10="--set implementation.cisa=cisa_kernels_2026_11_30"
 ARCHIVED_S4="--set implementation.cisa=cisa_kernels_2026_11_30b"  # session 4 before the softmax change
+ARCHIVED_S5="--set implementation.cisa=cisa_kernels_2026_12_01"   # session 5 before the scoring change
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -51,6 +52,12 @@ for dir in results/h200/heldout results/h200/heldout2 results/h200/remeasured; d
     s=$(basename "$f" _device_run.h5)
     rescore $dir "$f" "${s%_s4}" $ARCHIVED_S4  # <scenario>_s4: a committed sweep measured again in session 4
   done
+done
+# Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
+# cisa_kernels_2026_12_01, the calibration taken in the same call).
+for f in results/h200/heldout3/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/heldout3 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S5
 done
 # The implementation runs of 2026-11-30 measured kernels v10 (archived profile cisa_kernels_2026_11_30).
 for f in results/h200/impls/*_device_run.h5; do
@@ -115,19 +122,25 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 - **re-measured sweeps** (`results/h200/remeasured/`): the three committed sweeps measured again with
   this session's kernels (issue 14, session 4) and scored with their calibration. Same shapes as the
   fit set: not held out.
-- **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with this
-  session's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
-  grid were read off it before the top-k CTA term and the split-KV policy were added): no longer
-  held out, reported for continuity.
+- **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with
+  session 4's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
+  grid were read off it before the top-k CTA term and the split-KV policy were added) and in
+  session 5 (FA2's decode split): no longer held out, reported for continuity.
 - **held-out v2** (`results/h200/heldout2/`, `scenarios/heldout2_*.yaml`): written before any model
-  change of session 4, measured once, used for nothing else.
-- **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart).
+  change of session 4 and measured once then. Inspected in session 5 (decode `other`, setup and
+  FA2's small grids were read off it): no longer held out.
+- **held-out v3** (`results/h200/heldout3/`, `scenarios/heldout3_*.yaml`): written and committed
+  before any model change of session 5, measured once after them (kernels at b632088), used for
+  nothing else.
+- **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
+  validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
 TXT
   $PY analysis/fidelity.py --markdown --set "fit: the committed sweeps and scenarios (kernels of 2026-11-29, archived profile)=$(ls $D/*_measured.h5 | tr '\n' ',')"
   for pair in "remeasured|re-measured sweeps (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN peer times of 2026-11-29)" \
               "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
-              "heldout2|held-out v2 (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)"; do
+              "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
+              "heldout3|held-out v3 (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
