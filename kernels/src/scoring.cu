@@ -1,19 +1,17 @@
 // Scoring: one summed index query per selection dotted with the eligible pages' representatives.
-// score_pages is a small GEMM per (sequence, KV head) group: up to 128 summed queries stacked in M
-// (shared memory), 64 representatives per tile streamed with 16-byte cp.async through the block
-// table (the CTA's 256 table entries read once), a CTA walks 4 tiles (STAGES tile loads in flight),
-// BF16 mma.sync with fp32 accumulation, 16-bit order-preserving score keys written from the
-// accumulators (lane pairs swap halves so that every store fills a 32-byte sector).
+// Groups of more than one row (prefill): sum_index_queries, then score_pages: a small GEMM per
+// (sequence, KV head) group on wgmma: up to 128 summed queries (one warpgroup per 64) in shared
+// memory, A fragments in registers; 64 representatives per tile streamed through a ring of tiles
+// with 16-byte cp.async through the block table (the CTA's 512 table entries read once); 16-bit
+// order-preserving score keys written from the accumulators (lane pairs swap halves so that every
+// store fills a 32-byte sector).
 // Groups of one summed query (decode): score_gemv_kernel, one launch, no tensor cores: the summed
-// query is formed in registers (no sum_index_queries launch), each warp streams 32 representatives
-// with 16 independent 16-byte loads per lane, dots them in fp32 and reduce-scatters the 16 partial
-// sums of each half-warp (15 shuffles for 16 pages).
+// query is formed in registers (no sum_index_queries launch), each warp streams batches of 32
+// representatives through its own shared-memory ring (cp.async, 2 batches in flight), dots them in
+// fp32 and reduce-scatters the 16 partial sums of each half-warp (15 shuffles for 16 pages).
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
-#include <type_traits>
 
 #include "common.cuh"
 #include "wgmma.cuh"
@@ -196,13 +194,14 @@ __global__ void __launch_bounds__(W * 32)
 }
 
 // Groups of more than one row: a small GEMM per group on the tensor cores. CTA = NWG warpgroups
-// (NWG x 64 summed queries, zero-filled past the group's rows; A fragments in registers, loaded
-// once), TILES tiles of 64 pages, representatives streamed through a ring of STAGES tiles with
-// 16-byte cp.async (STAGES - 1 tiles in flight while one is multiplied), each tile one
-// wgmma m64n64k16 chain of 8 k steps per warpgroup (B = the tile, K-major, 128-byte swizzle).
+// (wgmma M = 64 rows each); the group's summed queries (sum_iq_kernel's, q_rows rounded up to 16)
+// in shared memory, A fragments loaded once into registers (zero for warps past the rows); TILES
+// tiles of 64 pages, the representatives streamed through a ring of STAGES tiles with 16-byte
+// cp.async (STAGES - 1 tiles in flight while one is multiplied); per tile one chain of 8 wgmma
+// m64n64k16 per warpgroup (B = the tile, K-major, 128-byte swizzle).
 template <int STAGES>
-constexpr int score_smem() {
-  return 1024 + STAGES * kTileBytes;
+constexpr int score_smem(int q_rows) {
+  return 1024 + STAGES * kTileBytes + (q_rows + 15) / 16 * 16 * 256;
 }
 
 template <int NWG, int STAGES, int TILES, int MINB>
@@ -214,13 +213,22 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   constexpr int NT = NWG * 128;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t uR = (detail::smem_u32(smem_raw) + 1023u) & ~1023u;  // STAGES x [64][128], tswz
+  const uint32_t uQ = uR + STAGES * kTileBytes;                       // [mq][128], tswz
   __shared__ int s_pid[TILES * kTilePages];
   const ScoreGroup g = groups[blockIdx.y];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int gid = lane >> 2, tig = lane & 3;
+  const int mq = (g.n_rows + 15) / 16 * 16;
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
   const int page_base = blockIdx.x * TILES * kTilePages;
   const int n_tiles = min(TILES, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
+  for (int c = tid; c < mq * 16; c += NT) {
+    const int rr = c >> 4, ch = c & 15;
+    const bool ok = rr < g.n_rows;
+    detail::cp_async16(uQ + tswz(rr, ch, mq),
+                       qsum + static_cast<std::int64_t>(g.row0 + (ok ? rr : 0)) * kHeadDim + ch * 8,
+                       ok ? 16 : 0);
+  }
   // the CTA's block-table entries, read once (no table round trip before each tile's loads)
   for (int p = tid; p < TILES * kTilePages; p += NT) {
     const int j = page_base + p;
@@ -243,7 +251,7 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
 #pragma unroll
   for (int t = 0; t < STAGES - 1; ++t) {
     if (t < n_tiles) load_tile(t, t);
-    detail::cp_async_commit();  // group t
+    detail::cp_async_commit();  // group t (group 0 also holds the queries)
   }
   const int row_a = warp * 16 + gid;  // this thread's rows row_a, row_a + 8 (warpgroup warp / 4)
   int ne_row[2];
@@ -253,31 +261,25 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
     const int rr = row_a + half * 8;
     ne_row[half] = rr < g.n_rows ? rows[g.row0 + rr].n_e : 0;
   }
-  // A fragments of the summed queries (rows row_a, row_a + 8; zero past the group's rows), straight
-  // from global memory (L2-resident): no shared memory for them, so more of it holds tiles in
-  // flight
   uint32_t qf[8][4];
-  {
-    const bool ok0 = row_a < g.n_rows, ok1 = row_a + 8 < g.n_rows;
-    const uint32_t* q0 = reinterpret_cast<const uint32_t*>(
-        qsum + static_cast<std::int64_t>(g.row0 + (ok0 ? row_a : 0)) * kHeadDim);
-    const uint32_t* q1 = reinterpret_cast<const uint32_t*>(
-        qsum + static_cast<std::int64_t>(g.row0 + (ok1 ? row_a + 8 : 0)) * kHeadDim);
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      qf[ks][0] = ok0 ? __ldg(q0 + 8 * ks + tig) : 0u;
-      qf[ks][1] = ok1 ? __ldg(q1 + 8 * ks + tig) : 0u;
-      qf[ks][2] = ok0 ? __ldg(q0 + 8 * ks + 4 + tig) : 0u;
-      qf[ks][3] = ok1 ? __ldg(q1 + 8 * ks + 4 + tig) : 0u;
-    }
-  }
   for (int t = 0; t < n_tiles; ++t) {
-    detail::cp_async_wait<STAGES - 2>();  // tile t landed
+    detail::cp_async_wait<STAGES - 2>();  // tile t (and the queries) landed
     detail::fence_proxy_async();
     __syncthreads();  // ... for every thread; every warpgroup is done with tile t - 1's stage
     if (t + STAGES - 1 < n_tiles) load_tile(t + STAGES - 1, (t + STAGES - 1) % STAGES);
     detail::cp_async_commit();
     if (!live) continue;
+    if (t == 0) {
+#pragma unroll
+      for (int ks = 0; ks < 8; ++ks) {
+        if (warp * 16 < mq) {
+          detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
+                              uQ + tswz(warp * 16 + (lane & 15), 2 * ks + (lane >> 4), mq));
+        } else {  // rows past the group's: no queries stored for them
+          qf[ks][0] = qf[ks][1] = qf[ks][2] = qf[ks][3] = 0u;
+        }
+      }
+    }
     const uint32_t uT = uR + (t % STAGES) * kTileBytes;
     float acc[8][4];
     detail::wgmma_fence();
@@ -322,7 +324,7 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
 }
 
 template <int NWG, int STAGES, int TILES, int MINB>
-void launch_score(const ScoreArgs& a, int max_ne, Stream s) {
+void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   constexpr int kPagesPerCta = kTilePages * TILES;
   const dim3 grid(static_cast<unsigned>((max_ne + kPagesPerCta - 1) / kPagesPerCta),
                   static_cast<unsigned>(a.groups_host->size()));
@@ -330,11 +332,11 @@ void launch_score(const ScoreArgs& a, int max_ne, Stream s) {
   if (!attr_set) {
     CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   score_smem<STAGES>()));
+                                   score_smem<STAGES>(NWG * 64)));
     attr_set = true;
   }
   score_kernel<NWG, STAGES, TILES, MINB>
-      <<<grid, NWG * 128, static_cast<size_t>(score_smem<STAGES>()), s>>>(
+      <<<grid, NWG * 128, static_cast<size_t>(score_smem<STAGES>(q_rows)), s>>>(
           reinterpret_cast<const __nv_bfloat16*>(a.qsum),
           reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
           a.rows, a.groups, a.score_keys, a.score_stride);
@@ -376,21 +378,20 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   if (a.score_stride % 8 != 0)
     throw std::invalid_argument("score_pages: score_stride must be a multiple of 8");
   double q_tokens = 0, ne_sum = 0, rep_bytes = 0, issued = 0;
-  int max_ne = 0, max_rows_all = 0;
-  for (const auto& g : groups) max_rows_all = std::max(max_rows_all, g.n_rows);
+  int max_ne = 0, max_rows = 0, max_nq = 0;
+  for (const auto& g : groups) max_rows = std::max(max_rows, g.n_rows);
+  for (const auto& r : rows) max_nq = std::max(max_nq, r.n_q);
   for (const auto& r : rows) {
     q_tokens += r.n_q;
     ne_sum += r.n_e;
   }
   for (const auto& g : groups) {
     rep_bytes += static_cast<double>(g.max_ne) * (kHeadDim * 2.0 + 4.0);
-    issued += 2.0 * kHeadDim * (max_rows_all > 64 ? 128.0 : 64.0) *
+    // wgmma rows: 64 per warpgroup
+    issued += 2.0 * kHeadDim * (max_rows > 64 ? 128.0 : 64.0) *
               ((g.max_ne + kTilePages - 1) / kTilePages * kTilePages);
     max_ne = std::max(max_ne, g.max_ne);
   }
-  int max_rows = 0, max_nq = 0;
-  for (const auto& g : groups) max_rows = std::max(max_rows, g.n_rows);
-  for (const auto& r : rows) max_nq = std::max(max_nq, r.n_q);
   if (max_rows == 1 && max_nq <= 4) {
     // one row per group (decode): one launch, summed query in registers, representatives (+ ids)
     // read once, index queries read once, 2-byte keys written
@@ -413,23 +414,13 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   ScopedLaunch sl(ins, Component::scoring, "score_pages",
                   rep_bytes + ne_sum * 2.0 + rows.size() * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
                   issued, s);
-  // groups of up to 64 rows: one warpgroup; 65-128 rows: two sharing each representatives tile.
-  // A/B (temporary): CISA_SCORE_WG=4x3 / 5x2 (stages x CTAs per SM)
-  const char* e = std::getenv("CISA_SCORE_WG");
-  const std::string v = e ? e : "";
-  auto go = [&](auto nwg) {
-    constexpr int N = decltype(nwg)::value;
-    if (v == "4x3")
-      launch_score<N, 4, 8, 3>(a, max_ne, s);
-    else if (v == "5x2")
-      launch_score<N, 5, 8, 2>(a, max_ne, s);
-    else
-      launch_score<N, 6, 8, 2>(a, max_ne, s);
-  };
-  if (max_rows <= 64)
-    go(std::integral_constant<int, 1>{});
+  // groups of 65-128 rows: two warpgroups sharing each representatives tile, 3 tiles in flight,
+  // 2 CTAs per SM; groups of up to 64 rows: one warpgroup, 1 tile in flight, 5 CTAs per SM (more
+  // CTAs per SM beat a deeper ring for these: NOTES.md, issue 14 session 5)
+  if (max_rows > 64)
+    launch_score<2, 4, 8, 2>(a, max_ne, max_rows, s);
   else
-    go(std::integral_constant<int, 2>{});
+    launch_score<1, 2, 8, 5>(a, max_ne, max_rows, s);
 }
 
 }  // namespace cisa::kernels
