@@ -82,6 +82,37 @@ __global__ void read_kernel(const uint4* __restrict__ p, size_t n, unsigned* out
   if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x12345678u) *out = 1;
 }
 
+// Random 256-byte gathers (the scoring kernels' representative reads): lane l of a warp reads 16-byte
+// chunk (l & 15) of page 2u + (l >> 4) of a batch of 32 table entries, 16 loads in flight per lane.
+template <bool HINT256>
+__global__ void gather_kernel(const uint4* __restrict__ reps, const int* __restrict__ ids, long long n_ids,
+                              unsigned* out) {
+  const int lane = threadIdx.x & 31;
+  const long long nw = (long long)gridDim.x * blockDim.x / 32;
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  for (long long b = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; b * 32 < n_ids; b += nw) {
+    const long long j = b * 32 + lane;
+    const int pl = j < n_ids ? ids[j] : 0;
+    uint4 v[16];
+#pragma unroll
+    for (int u = 0; u < 16; ++u) {
+      const int pid = __shfl_sync(0xffffffffu, pl, 2 * u + (lane >> 4));
+      const uint4* src = reps + (long long)pid * 16 + (lane & 15);
+      if constexpr (HINT256)
+        asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
+                     : "l"(src));
+      else
+        v[u] = __ldg(src);
+    }
+#pragma unroll
+    for (int u = 0; u < 16; ++u) {
+      acc.x ^= v[u].x; acc.y ^= v[u].y; acc.z ^= v[u].z; acc.w ^= v[u].w;
+    }
+  }
+  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x12345678u) *out = 1;
+}
+
 void measure_card() {
   const size_t bytes = size_t(4) << 30;
   DevBuf<unsigned char> buf(bytes);
@@ -403,6 +434,20 @@ int main(int argc, char** argv) {
     measure_card();
     World w;
     std::printf("world: %lld pages, %.2f GB K+V\n", w.tb.num_pages, w.tb.num_pages * 8192.0 / 1e9);
+    if (want(cases, "gather256")) {  // the ceiling of random 256-byte reads (every page of the world once)
+      DevBuf<unsigned> sink(1);
+      const long long n = (long long)w.tb.ids.size();
+      for (bool h : {false, true}) {
+        const double ms = time_ms([&] {
+          if (h)
+            gather_kernel<true><<<g_sms * 8, 256>>>(reinterpret_cast<const uint4*>(w.reps->p), w.table->p, n, sink.p);
+          else
+            gather_kernel<false><<<g_sms * 8, 256>>>(reinterpret_cast<const uint4*>(w.reps->p), w.table->p, n, sink.p);
+        });
+        add(h ? "gather256_l2hint" : "gather256", "gather_kernel", ms, n * 256.0, 0,
+            "random 256-B reads through the block table");
+      }
+    }
     if (want(cases, "dense_decode_inkling_b16")) bench_dense(w, "dense_decode_inkling_b16", 1, 4);
     if (want(cases, "dense_prefill_inkling_b16_p512")) bench_dense(w, "dense_prefill_inkling_b16_p512", 512, 4);
     if (want(cases, "dense_prefill_ultra_b16_p512")) bench_dense(w, "dense_prefill_ultra_b16_p512", 512, 32);

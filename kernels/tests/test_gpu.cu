@@ -340,7 +340,8 @@ int main(int argc, char** argv) {
         // name, history, new tokens, kv_heads, r, G, W, K
         {"decode_r4_ragged", {3000, 517, 1, 2049, 15}, {1, 1, 1, 1, 1}, 2, 4, 1, 8, 32, true},
         {"decode_r32", {5003, 40}, {1, 1}, 1, 32, 1, 8, 64},
-        // long decode rows: many 256-page CTAs of the one-row scoring path, ragged last warp
+        // long decode rows: several CTAs per group of the one-row scoring path, each warp's ring
+        // wrapping around (7 batches per warp), ragged last warp
         {"decode_long_r4", {100001, 37000}, {1, 1}, 2, 4, 1, 8, 512},
         {"prefill_r4_g4", {2100, 333}, {37, 19}, 1, 4, 4, 8, 48, true},
         {"prefill_r4_g16_cross", {1400, 900}, {100, 64}, 2, 4, 16, 8, 80},
@@ -353,6 +354,10 @@ int main(int argc, char** argv) {
         {"single_page_seqs", {0, 3, 15}, {1, 5, 1}, 1, 4, 4, 8, 32},
         {"prefill_r4_g32_kv2", {1800, 700}, {70, 45}, 2, 4, 32, 8, 90},  // 128-row tiles, 2 KV heads
         {"k_ge_ne_dense_r32_kv2", {600, 40}, {12, 5}, 2, 32, 4, 8, 100000},
+        // scoring groups of 65-128 rows (two warpgroups; 100 and 75 rows, 2 KV heads) and of more
+        // than 128 rows (150 = 128 + 22)
+        {"prefill_r4_g4_rows100", {3000, 1700}, {400, 300}, 2, 4, 4, 8, 64},
+        {"prefill_r4_g4_rows150", {2100}, {600}, 1, 4, 4, 8, 64},
     };
     for (const auto& c : cases) run_case(c);
   } catch (const std::exception& ex) {
