@@ -53,6 +53,12 @@ for dir in results/h200/heldout results/h200/heldout2 results/h200/remeasured; d
     rescore $dir "$f" "${s%_s4}" $ARCHIVED_S4  # <scenario>_s4: a committed sweep measured again in session 4
   done
 done
+# The committed sweeps measured again with session 5's final kernels: the current profile.
+for f in results/h200/remeasured_s5/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  s=$(basename "$f" _device_run.h5)
+  rescore results/h200/remeasured_s5 "$f" "${s%_s5}"
+done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
 for f in results/h200/heldout3/*_device_run.h5; do
@@ -122,6 +128,9 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 - **re-measured sweeps** (`results/h200/remeasured/`): the three committed sweeps measured again with
   this session's kernels (issue 14, session 4) and scored with their calibration. Same shapes as the
   fit set: not held out.
+- **re-measured sweeps, session 5** (`results/h200/remeasured_s5/`): the same three sweeps measured
+  with session 5's final kernels, scored with the current calibration (taken in the call before).
+  Same shapes as the fit set: not held out.
 - **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with
   session 4's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
   grid were read off it before the top-k CTA term and the split-KV policy were added) and in
@@ -138,6 +147,7 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 TXT
   $PY analysis/fidelity.py --markdown --set "fit: the committed sweeps and scenarios (kernels of 2026-11-29, archived profile)=$(ls $D/*_measured.h5 | tr '\n' ',')"
   for pair in "remeasured|re-measured sweeps (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s5|re-measured sweeps, session 5 (final kernels at 2330948, profile cisa_kernels; cuDNN peer times of 2026-11-29)" \
               "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout3|held-out v3 (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)"; do
