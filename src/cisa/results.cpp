@@ -248,81 +248,98 @@ void PointsTableBuilder::add(std::int64_t index, const Point& p, const Predictio
 }
 
 void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, const Prediction& r, const Rates& rates) {
+  const Rates* rp = &rates;
+  put_rows(i, 1, &index, &p, &r, &rp);
+}
+
+// Column by column over a block of rows: each column is written as one run of consecutive cells.
+// Row by row, a point touched ~140 columns' cache lines at once, more streams than the hardware
+// prefetches, and the stores (and the text cells' loads) waited on memory.
+void PointsTableBuilder::put_rows(std::size_t i0, std::size_t n, const std::int64_t* index, const Point* pts,
+                                  const Prediction* preds, const Rates* const* rates) {
   Cols& c = *c_;
-  const ForwardCost& f = r.cost;
-  (*c.model)[i] = p.model;
-  (*c.hardware)[i] = p.hardware;
-  (*c.dense_impl)[i] = r.dense_impl;
-  (*c.cisa_impl)[i] = r.cisa_impl;
-  if (c.design) (*c.design)[i] = r.design;
-  (*c.phase)[i] = name_of(p.work.phase);
-  (*c.context)[i] = p.work.context_tokens;
-  (*c.budget)[i] = p.cisa.budget_chunks;
-  (*c.g)[i] = r.qshare_g;
-  (*c.batch)[i] = p.work.batch;
-  (*c.q_heads)[i] = p.geo.q_heads;
-  (*c.kv_heads)[i] = p.geo.kv_heads;
-  (*c.head_dim)[i] = p.geo.head_dim;
-  (*c.hidden)[i] = p.geo.hidden;
-  (*c.chunk)[i] = p.cisa.chunk_tokens;
-  (*c.window)[i] = p.cisa.window_pages;
-  (*c.prefill)[i] = positions_per_forward(p.work);
-  (*c.rep_dim)[i] = p.cisa.rep_dim > 0 ? p.cisa.rep_dim : p.geo.head_dim;
-  (*c.kv_dtype)[i] = name_of(p.cisa.kv_dtype);
-  (*c.rep_dtype)[i] = name_of(p.cisa.rep_dtype);
-  (*c.rep_kind)[i] = name_of(p.cisa.rep_kind);
-  (*c.score_agg)[i] = name_of(p.cisa.score_agg);
-  (*c.overlap)[i] = p.cisa.selection_overlap;
-  (*c.forwards)[i] = r.forwards;
+  // COL(column, expression of the row's p (Point), r (Prediction) and f (its ForwardCost))
+#define COL(col, expr)                                  \
+  for (std::size_t k = 0; k < n; ++k) {                 \
+    [[maybe_unused]] const Point& p = pts[k];           \
+    [[maybe_unused]] const Prediction& r = preds[k];    \
+    [[maybe_unused]] const ForwardCost& f = r.cost;     \
+    (*c.col)[i0 + k] = (expr);                          \
+  }
+  COL(model, p.model);
+  COL(hardware, p.hardware);
+  COL(dense_impl, r.dense_impl);
+  COL(cisa_impl, r.cisa_impl);
+  if (c.design) COL(design, r.design);
+  COL(phase, name_of(p.work.phase));
+  COL(context, p.work.context_tokens);
+  COL(budget, p.cisa.budget_chunks);
+  COL(g, r.qshare_g);
+  COL(batch, p.work.batch);
+  COL(q_heads, p.geo.q_heads);
+  COL(kv_heads, p.geo.kv_heads);
+  COL(head_dim, p.geo.head_dim);
+  COL(hidden, p.geo.hidden);
+  COL(chunk, p.cisa.chunk_tokens);
+  COL(window, p.cisa.window_pages);
+  COL(prefill, positions_per_forward(p.work));
+  COL(rep_dim, p.cisa.rep_dim > 0 ? p.cisa.rep_dim : p.geo.head_dim);
+  COL(kv_dtype, name_of(p.cisa.kv_dtype));
+  COL(rep_dtype, name_of(p.cisa.rep_dtype));
+  COL(rep_kind, name_of(p.cisa.rep_kind));
+  COL(score_agg, name_of(p.cisa.score_agg));
+  COL(overlap, p.cisa.selection_overlap);
+  COL(forwards, r.forwards);
 
-  (*c.kv_dense)[i] = f.bytes_dense.kv;
-  (*c.kv_cisa)[i] = f.bytes_cisa.kv;
-  (*c.rep)[i] = f.bytes_cisa.rep;
-  (*c.meta)[i] = f.bytes_cisa.meta;
-  (*c.meta_dense)[i] = f.bytes_dense.meta;
-  (*c.qo)[i] = f.bytes_dense.qo;
-  (*c.part_dense)[i] = f.bytes_dense.partials;
-  (*c.part_cisa)[i] = f.bytes_cisa.partials;
-  (*c.other_bytes)[i] = f.bytes_cisa.other;
-  (*c.total_dense)[i] = f.bytes_dense.total();
-  (*c.total_cisa)[i] = f.bytes_cisa.total();
-  (*c.l2_kv_dense)[i] = f.l2_kv_dense;
-  (*c.l2_kv_cisa)[i] = f.l2_kv_cisa;
-  (*c.l2_rep)[i] = f.l2_rep;
-  (*c.kv_reduction)[i] = ratio(f.bytes_dense.kv, f.bytes_cisa.kv);
-  (*c.bytes_reduction)[i] = ratio(f.bytes_dense.total(), f.bytes_cisa.total());
+  COL(kv_dense, f.bytes_dense.kv);
+  COL(kv_cisa, f.bytes_cisa.kv);
+  COL(rep, f.bytes_cisa.rep);
+  COL(meta, f.bytes_cisa.meta);
+  COL(meta_dense, f.bytes_dense.meta);
+  COL(qo, f.bytes_dense.qo);
+  COL(part_dense, f.bytes_dense.partials);
+  COL(part_cisa, f.bytes_cisa.partials);
+  COL(other_bytes, f.bytes_cisa.other);
+  COL(total_dense, f.bytes_dense.total());
+  COL(total_cisa, f.bytes_cisa.total());
+  COL(l2_kv_dense, f.l2_kv_dense);
+  COL(l2_kv_cisa, f.l2_kv_cisa);
+  COL(l2_rep, f.l2_rep);
+  COL(kv_reduction, ratio(f.bytes_dense.kv, f.bytes_cisa.kv));
+  COL(bytes_reduction, ratio(f.bytes_dense.total(), f.bytes_cisa.total()));
 
-  (*c.fl_dense)[i] = f.attention_dense.flops_issued;
-  (*c.fl_cisa)[i] = f.attention_cisa.flops_issued;
-  (*c.flu_dense)[i] = f.attention_dense.flops_useful;
-  (*c.flu_cisa)[i] = f.attention_cisa.flops_useful;
-  (*c.fl_scoring)[i] = f.scoring.flops_useful;
-  (*c.selections)[i] = f.selections;
-  (*c.eligible_mean)[i] = f.topk_rows > 0 ? f.eligible_chunks_sum / f.topk_rows : 0.0;
-  (*c.splits_dense)[i] = f.splits_dense;
-  (*c.splits_cisa)[i] = f.splits_cisa;
-  (*c.visits_dense)[i] = f.attention_dense.page_visits;
-  (*c.visits_cisa)[i] = f.attention_cisa.page_visits;
-  (*c.tile_dense)[i] = f.attention_dense.tile_rows;
-  (*c.tile_cisa)[i] = f.attention_cisa.tile_rows;
-  (*c.sparse_pos)[i] = f.sparse_positions;
-  (*c.dense_pos)[i] = f.dense_positions;
+  COL(fl_dense, f.attention_dense.flops_issued);
+  COL(fl_cisa, f.attention_cisa.flops_issued);
+  COL(flu_dense, f.attention_dense.flops_useful);
+  COL(flu_cisa, f.attention_cisa.flops_useful);
+  COL(fl_scoring, f.scoring.flops_useful);
+  COL(selections, f.selections);
+  COL(eligible_mean, f.topk_rows > 0 ? f.eligible_chunks_sum / f.topk_rows : 0.0);
+  COL(splits_dense, f.splits_dense);
+  COL(splits_cisa, f.splits_cisa);
+  COL(visits_dense, f.attention_dense.page_visits);
+  COL(visits_cisa, f.attention_cisa.page_visits);
+  COL(tile_dense, f.attention_dense.tile_rows);
+  COL(tile_cisa, f.attention_cisa.tile_rows);
+  COL(sparse_pos, f.sparse_positions);
+  COL(dense_pos, f.dense_positions);
 
-  (*c.t_att_d)[i] = ms(r.dense.attention);
-  (*c.t_att_c)[i] = ms(r.cisa.attention);
-  (*c.t_sc)[i] = ms(r.cisa.scoring);
-  (*c.t_tk)[i] = ms(r.cisa.topk);
-  (*c.t_su)[i] = ms(r.cisa.setup);
-  (*c.t_ot)[i] = ms(r.cisa.other);
-  (*c.t_busy_d)[i] = ms(r.dense.busy());
-  (*c.t_busy_c)[i] = ms(r.cisa.busy());
-  (*c.sp_att)[i] = ratio(r.dense.attention, r.cisa.attention);
-  (*c.sp_busy)[i] = ratio(r.dense.busy(), r.cisa.busy());
-  (*c.t_att_own)[i] = ms(r.dense_own_attention);
-  (*c.t_busy_own)[i] = ms(r.dense_own_attention);  // dense busy = its attention
-  (*c.sp_att_own)[i] = ratio(r.dense_own_attention, r.cisa.attention);
-  (*c.sp_busy_own)[i] = ratio(r.dense_own_attention, r.cisa.busy());
-  {
+  COL(t_att_d, ms(r.dense.attention));
+  COL(t_att_c, ms(r.cisa.attention));
+  COL(t_sc, ms(r.cisa.scoring));
+  COL(t_tk, ms(r.cisa.topk));
+  COL(t_su, ms(r.cisa.setup));
+  COL(t_ot, ms(r.cisa.other));
+  COL(t_busy_d, ms(r.dense.busy()));
+  COL(t_busy_c, ms(r.cisa.busy()));
+  COL(sp_att, ratio(r.dense.attention, r.cisa.attention));
+  COL(sp_busy, ratio(r.dense.busy(), r.cisa.busy()));
+  COL(t_att_own, ms(r.dense_own_attention));
+  COL(t_busy_own, ms(r.dense_own_attention));  // dense busy = its attention
+  COL(sp_att_own, ratio(r.dense_own_attention, r.cisa.attention));
+  COL(sp_busy_own, ratio(r.dense_own_attention, r.cisa.busy()));
+  for (std::size_t k = 0; k < n; ++k) {
+    const Prediction& r = preds[k];
     // Band ends, in band_columns() order. Speedups: the fast dense end over the slow CISA end, and
     // the reverse (the widest ratio the bands allow).
     const double lo[] = {ms(r.dense_lo.attention), ms(r.cisa_lo.attention), ms(r.cisa_lo.scoring),
@@ -336,30 +353,31 @@ void PointsTableBuilder::put(std::size_t i, std::int64_t index, const Point& p, 
                          ratio(r.dense_hi.busy(), r.cisa_lo.busy()), ms(r.dense_own_hi),
                          ratio(r.dense_own_hi, r.cisa_lo.attention), ratio(r.dense_own_hi, r.cisa_lo.busy())};
     for (std::size_t j = 0; j < c.lo.size(); ++j) {
-      (*c.lo[j])[i] = lo[j];
-      (*c.hi[j])[i] = hi[j];
+      (*c.lo[j])[i0 + k] = lo[j];
+      (*c.hi[j])[i0 + k] = hi[j];
     }
   }
-  {
+  for (std::size_t k = 0; k < n; ++k) {
+    const ForwardCost& f = preds[k].cost;
     KernelCost other = f.other;  // the `other` component: index projection + representative update
     other.add(f.rep_update);
-    const KernelCost* k[] = {&f.attention_dense, &f.attention_cisa, &f.scoring, &f.topk, &f.setup, &other};
+    const KernelCost* kc[] = {&f.attention_dense, &f.attention_cisa, &f.scoring, &f.topk, &f.setup, &other};
     for (std::size_t j = 0; j < 6; ++j) {
-      (*c.dram[j])[i] = k[j]->dram_bytes;
-      (*c.dram_w[j])[i] = k[j]->dram_write_bytes;
+      (*c.dram[j])[i0 + k] = kc[j]->dram_bytes;
+      (*c.dram_w[j])[i0 + k] = kc[j]->dram_write_bytes;
     }
   }
-  (*c.point_index)[i] = index;
+  COL(point_index, index[k]);
 
-  const Ceilings& ce = r.ceilings;
-  (*c.nominal)[i] = ce.nominal_compression;
-  (*c.c_near)[i] = ce.ceiling_near_end_prefill;
-  (*c.c_full)[i] = ce.ceiling_full_prefill;
-  (*c.c_dec)[i] = ce.ceiling_decode;
-  (*c.w_kv)[i] = ce.window_kv_only;
-  (*c.w_near)[i] = ce.window_near_end_prefill;
-  (*c.w_dec)[i] = ce.window_decode;
-  (*c.pred_basis)[i] = name_of(rates.basis);
+  COL(nominal, r.ceilings.nominal_compression);
+  COL(c_near, r.ceilings.ceiling_near_end_prefill);
+  COL(c_full, r.ceilings.ceiling_full_prefill);
+  COL(c_dec, r.ceilings.ceiling_decode);
+  COL(w_kv, r.ceilings.window_kv_only);
+  COL(w_near, r.ceilings.window_near_end_prefill);
+  COL(w_dec, r.ceilings.window_decode);
+  COL(pred_basis, name_of(rates[k]->basis));
+#undef COL
 }
 
 }  // namespace cisa

@@ -22,6 +22,9 @@ class PointsTableBuilder {
   // Row `row` (< rows() after set_rows) in place: threads may fill different rows of one chunk at
   // once. The measured columns are not touched (set_rows makes them NaN).
   void put(std::size_t row, std::int64_t index, const Point& p, const Prediction& pred, const Rates& rates);
+  // Rows [row, row + n) at once (faster: see results.cpp); rates[k] of row + k.
+  void put_rows(std::size_t row, std::size_t n, const std::int64_t* index, const Point* points,
+                const Prediction* preds, const Rates* const* rates);
   void reserve(std::size_t rows);
   void set_rows(std::size_t rows);  // every column `rows` long (storage kept for reuse)
   Table& table();  // trimmed to the rows added

@@ -49,6 +49,13 @@ class Writer {
     // and later read it. STRONG: closing the file also closes anything an error path left open.
     c_.ok(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110), "libver bounds");
     c_.ok(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "fclose degree");
+    // No data sieve buffer: HDF5 would read back (pread) the file around each slab smaller than
+    // the buffer to merge it there, for every column of every streamed chunk. Every slab is
+    // written whole, once, so it can go to the file directly.
+    c_.ok(H5Pset_sieve_buf_size(fapl.get(), 0), "sieve buffer");
+    // Datasets of 64 KiB and more start on a page: a streamed chunk's rows then fill whole pages,
+    // and a page the kernel already wrote back is not written again in part.
+    c_.ok(H5Pset_alignment(fapl.get(), 65536, 4096), "alignment");
     file_ =
         h5::file(c_.id(H5Fcreate(temp.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), "H5Fcreate"));
     scalar_ = h5::space(c_.id(H5Screate(H5S_SCALAR), "H5Screate"));

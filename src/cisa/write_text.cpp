@@ -105,17 +105,17 @@ void append_csv_cell(std::string& out, const Column& c, std::size_t row) {
 
 namespace {
 
-// Formats rows [0, n) with `row(out, r)` on up to `threads` threads, a block of rows each at a time
-// (bounded buffers), and writes them in order.
-template <class Buf, class RowFn>
-void write_rows(std::ostream& os, std::size_t n, unsigned threads, RowFn row) {
+// Formats rows [0, n) with `rows(out, begin, end, thread)` on up to `threads` threads, a block of
+// rows each at a time (bounded buffers), and writes them in order.
+template <class Buf, class RowsFn>
+void write_rows(std::ostream& os, std::size_t n, unsigned threads, RowsFn rows) {
   constexpr std::size_t kBlock = 2048;  // rows per buffer (~2.5 MB of CSV)
   const std::size_t blocks = (n + kBlock - 1) / kBlock;
   const unsigned t = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
   std::vector<Buf> bufs(t);
   auto fill = [&](unsigned k, std::size_t block) {
     bufs[k].clear();
-    for (std::size_t r = block * kBlock; r < std::min(n, (block + 1) * kBlock); ++r) row(bufs[k], r, k);
+    rows(bufs[k], block * kBlock, std::min(n, (block + 1) * kBlock), k);
   };
   for (std::size_t b0 = 0; b0 < blocks; b0 += t) {
     const unsigned m = static_cast<unsigned>(std::min<std::size_t>(t, blocks - b0));
@@ -192,59 +192,87 @@ void write_csv_rows(std::ostream& os, const Table& t, unsigned threads) {
     else if (const auto* v = std::get_if<std::vector<std::int64_t>>(&cols[i].data)) refs[i].i = v->data();
     else refs[i].s = &std::get<std::vector<std::string>>(cols[i].data);
   }
-  // Per thread, each numeric column's last cell: sweeps repeat most values from row to row (the
-  // last axis changes few columns), and a repeated value is copied, not formatted again.
-  constexpr std::size_t kCell = 32;
-  struct Last {
-    std::vector<std::uint64_t> bits;
-    std::vector<char> text;  // kCell per column
-    std::vector<unsigned char> len;  // 0: none yet
+  // Rows are formatted a few at a time: first column by column into fixed 32-character slots (each
+  // column's cells read as one run, and a cell equal to the one above refers to that one's text
+  // instead of being formatted again: sweeps repeat most values from row to row), then joined row
+  // by row. Texts are copied only when a row is joined, long after they were written.
+  constexpr std::size_t kCell = 32, kRows = 32;
+  const std::size_t nc = cols.size();
+  struct Scratch {
+    std::vector<std::uint64_t> bits;      // per column: the last formatted cell's value ...
+    std::vector<char> last;               // ... and its text (kCell a column), for the next block:
+    int bank = 0;                         // two banks, read by a block's rows while the other is written
+    std::vector<unsigned char> last_len;  // 0: none yet
+    std::vector<char> slot;               // per column, kRows cells of kCell
+    std::vector<const char*> text;        // per column and row: the cell's text (a slot or `last`)
+    std::vector<unsigned char> len;
   };
-  std::vector<Last> last(std::max(1u, threads));
-  for (auto& l : last) {
-    l.bits.assign(cols.size(), 0);
-    l.text.assign(cols.size() * kCell, '\0');
-    l.len.assign(cols.size(), 0);
+  std::vector<Scratch> scratch(std::max(1u, threads));
+  for (auto& sc : scratch) {
+    sc.bits.assign(nc, 0);
+    sc.last.assign(2 * nc * kCell, '\0');
+    sc.last_len.assign(nc, 0);
+    sc.slot.assign(nc * kRows * kCell, '\0');
+    sc.text.assign(nc * kRows, nullptr);
+    sc.len.assign(nc * kRows, 0);
   }
-  write_rows<CharBuf>(os, t.rows(), threads, [&](CharBuf& out, std::size_t r, unsigned k) {
-    Last& l = last[k];
-    std::size_t need = cols.size() * (kCell + 1) + 1;
-    for (const auto& ref : refs)
-      if (ref.s) need += 2 * (*ref.s)[r].size() + 2;
-    char* p = out.reserve(need);
-    for (std::size_t i = 0; i < refs.size(); ++i) {
-      if (i) *p++ = ',';
-      const Ref& ref = refs[i];
-      if (ref.s) {
-        const std::string& v = (*ref.s)[r];
-        if (v.find_first_of(",\"\n") == std::string::npos) {
-          std::memcpy(p, v.data(), v.size());
-          p += v.size();
-        } else {
-          const std::string e = csv_escape(v);
-          std::memcpy(p, e.data(), e.size());
-          p += e.size();
+  write_rows<CharBuf>(os, t.rows(), threads, [&](CharBuf& out, std::size_t begin, std::size_t end, unsigned k) {
+    Scratch& sc = scratch[k];
+    for (std::size_t r0 = begin; r0 < end; r0 += kRows) {
+      const std::size_t m = std::min(kRows, end - r0);
+      sc.bank ^= 1;
+      for (std::size_t i = 0; i < nc; ++i) {
+        const Ref& ref = refs[i];
+        if (ref.s) continue;
+        const char* last = sc.last.data() + ((1 - sc.bank) * nc + i) * kCell;
+        const char* prev = sc.last_len[i] ? last : nullptr;
+        unsigned char prev_len = sc.last_len[i];
+        for (std::size_t j = 0; j < m; ++j) {
+          const std::size_t r = r0 + j;
+          std::uint64_t bits = 0;
+          if (ref.f) std::memcpy(&bits, ref.f + r, sizeof bits);
+          else bits = static_cast<std::uint64_t>(ref.i[r]);
+          if (!prev || sc.bits[i] != bits) {
+            char* cell = sc.slot.data() + (i * kRows + j) * kCell;
+            char* e = ref.f ? csv_number(cell, ref.f[r]) : std::to_chars(cell, cell + kCell, ref.i[r]).ptr;
+            prev = cell;
+            prev_len = static_cast<unsigned char>(e - cell);
+            sc.bits[i] = bits;
+          }
+          sc.text[i * kRows + j] = prev;
+          sc.len[i * kRows + j] = prev_len;
         }
-        continue;
+        std::memcpy(sc.last.data() + (sc.bank * nc + i) * kCell, prev, kCell);
+        sc.last_len[i] = prev_len;
       }
-      std::uint64_t bits = 0;
-      if (ref.f) std::memcpy(&bits, ref.f + r, sizeof bits);
-      else bits = static_cast<std::uint64_t>(ref.i[r]);
-      char* cached = l.text.data() + i * kCell;
-      if (l.len[i] && l.bits[i] == bits) {
-        std::memcpy(p, cached, l.len[i]);
-        p += l.len[i];
-        continue;
+      for (std::size_t j = 0; j < m; ++j) {
+        const std::size_t r = r0 + j;
+        std::size_t need = nc * (kCell + 1) + 1;
+        for (const auto& ref : refs)
+          if (ref.s) need += 2 * (*ref.s)[r].size() + 2;
+        char* p = out.reserve(need);
+        for (std::size_t i = 0; i < nc; ++i) {
+          if (i) *p++ = ',';
+          const Ref& ref = refs[i];
+          if (ref.s) {
+            const std::string& v = (*ref.s)[r];
+            if (v.find_first_of(",\"\n") == std::string::npos) {
+              std::memcpy(p, v.data(), v.size());
+              p += v.size();
+            } else {
+              const std::string e = csv_escape(v);
+              std::memcpy(p, e.data(), e.size());
+              p += e.size();
+            }
+            continue;
+          }
+          std::memcpy(p, sc.text[i * kRows + j], kCell);  // room: kCell + 1 a column
+          p += sc.len[i * kRows + j];
+        }
+        *p++ = '\n';
+        out.commit(p);
       }
-      char* end = ref.f ? csv_number(p, ref.f[r]) : std::to_chars(p, p + kCell, ref.i[r]).ptr;
-      const auto n = static_cast<std::size_t>(end - p);
-      std::memcpy(cached, p, n);
-      l.len[i] = static_cast<unsigned char>(n);
-      l.bits[i] = bits;
-      p = end;
     }
-    *p++ = '\n';
-    out.commit(p);
   });
 }
 
@@ -269,27 +297,29 @@ void write_json_begin(std::ostream& os, const Table& t, const Attributes& attrib
 
 void write_json_rows(std::ostream& os, const Table& t, bool first_chunk, unsigned threads) {
   const auto& cols = t.columns();
-  write_rows<std::string>(os, t.rows(), threads, [&](std::string& out, std::size_t r, unsigned) {
-    out += (r || !first_chunk) ? ",\n    {" : "\n    {";
-    for (std::size_t i = 0; i < cols.size(); ++i) {
-      out += i ? ", \"" : "\"";
-      out += cols[i].name;
-      out += "\": ";
-      const Column& c = cols[i];
-      if (c.is_text()) {
-        out += '"';
-        out += json_escape(c.format_cell(r));
-        out += '"';
-      } else if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
-        if (std::isfinite((*f)[r]))
-          fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.17g}"), (*f)[r]);
-        else
-          out += "null";
-      } else {
-        out += c.format_cell(r);
+  write_rows<std::string>(os, t.rows(), threads, [&](std::string& out, std::size_t begin, std::size_t end, unsigned) {
+    for (std::size_t r = begin; r < end; ++r) {
+      out += (r || !first_chunk) ? ",\n    {" : "\n    {";
+      for (std::size_t i = 0; i < cols.size(); ++i) {
+        out += i ? ", \"" : "\"";
+        out += cols[i].name;
+        out += "\": ";
+        const Column& c = cols[i];
+        if (c.is_text()) {
+          out += '"';
+          out += json_escape(c.format_cell(r));
+          out += '"';
+        } else if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
+          if (std::isfinite((*f)[r]))
+            fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.17g}"), (*f)[r]);
+          else
+            out += "null";
+        } else {
+          out += c.format_cell(r);
+        }
       }
+      out += '}';
     }
-    out += '}';
   });
 }
 

@@ -74,37 +74,48 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   const std::int64_t L = w.context_tokens;
   const std::size_t nd = pr.dense.size();
   std::array<ComponentTimes, 3> cisa{};
-  std::array<ForwardCost, 3> cisa_cost{};
-  // Reused per thread: a sweep prices millions of points (no allocation per point).
+  // One forward (all phases but full_prefill): the dense candidates' lo / hi ends are priced for
+  // the fastest one only, once it is known (the same sums: each is 0 + one forward's time).
+  const bool one_forward = w.phase != Phase::full_prefill;
+  // Reused per thread: a sweep prices millions of points (no allocation or zero-fill per point).
   thread_local std::vector<std::array<double, 3>> dense;
-  thread_local std::vector<ForwardCost> dense_cost;
+  thread_local std::vector<ForwardCost> dense_cost, dense_scratch;
+  thread_local std::vector<const ForwardCost*> dense_last;  // one forward: each candidate's traffic
+  thread_local ForwardCost f_pt, f_bound, f_own;
   dense.assign(nd, {0.0, 0.0, 0.0});
-  dense_cost.assign(nd, ForwardCost{});
+  if (!one_forward) dense_cost.assign(nd, ForwardCost{});
+  dense_scratch.resize(nd);
+  dense_last.resize(nd);
   std::array<double, 3> own{0.0, 0.0, 0.0};
-  auto dense_of = [&](const std::array<Pricing, 3>& d, const ForwardCost& f_cisa, std::int64_t start, std::int64_t n) {
-    return same_traffic(d[kPt].shape, pr.cisa[kPt].shape)
-               ? f_cisa
-               : dense_forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[kPt].shape);
+  auto dense_of = [&](const std::array<Pricing, 3>& d, std::int64_t start, std::int64_t n,
+                      ForwardCost& scratch) -> const ForwardCost& {
+    if (same_traffic(d[kPt].shape, pr.cisa[kPt].shape)) return f_pt;
+    scratch = dense_forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[kPt].shape);
+    return scratch;
   };
   auto run = [&](std::int64_t start, std::int64_t n) {
     // CISA: the traffic depends on the bound only through the implementation's structure
     // (an unknown L2 sharing); the times through every rate.
-    ForwardCost f[3];
+    f_pt = forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, pr.cisa[kPt].shape);
     for (int b : {kPt, kLo, kHi}) {
       const Pricing& c = pr.cisa[b];
-      f[b] = (b != kPt && same_traffic(c.shape, pr.cisa[kPt].shape))
-                 ? f[kPt]
-                 : forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, c.shape);
-      cisa[b].add(cisa_times(f[b], c.shape, c.rates));
-      cisa_cost[b].add(f[b]);
+      const ForwardCost& f = (b == kPt || same_traffic(c.shape, pr.cisa[kPt].shape))
+                                 ? f_pt
+                                 : (f_bound = forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, c.shape));
+      cisa[b].add(cisa_times(f, c.shape, c.rates));
     }
+    out.cost.add(f_pt);  // the point estimate's traffic (the lo / hi ends differ in time only)
     for (std::size_t i = 0; i < nd; ++i) {
-      const ForwardCost fd = dense_of(pr.dense[i], f[kPt], start, n);
-      for (int b = 0; b < 3; ++b) dense[i][b] += dense_attention_time(fd, pr.dense[i][b].rates);
-      dense_cost[i].add(fd);
+      const ForwardCost& fd = dense_of(pr.dense[i], start, n, dense_scratch[i]);
+      for (int b : {kPt, kLo, kHi})
+        if (b == kPt || !one_forward) dense[i][b] += dense_attention_time(fd, pr.dense[i][b].rates);
+      if (one_forward)
+        dense_last[i] = &fd;
+      else
+        dense_cost[i].add(fd);
     }
     if (pr.has_own) {
-      const ForwardCost fo = dense_of(pr.own, f[kPt], start, n);
+      const ForwardCost& fo = dense_of(pr.own, start, n, f_own);
       for (int b = 0; b < 3; ++b) own[b] += dense_attention_time(fo, pr.own[b].rates);
     }
     out.forwards += 1;
@@ -121,9 +132,13 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   std::size_t best = 0;
   for (std::size_t i = 1; i < nd; ++i)
     if (dense[i][kPt] < dense[best][kPt]) best = i;
-  out.cost = cisa_cost[kPt];
   if (nd > 0) {
-    const ForwardCost& fd = dense_cost[best];
+    if (one_forward) {
+      for (int b : {kLo, kHi}) dense[best][b] += dense_attention_time(*dense_last[best], pr.dense[best][b].rates);
+      dense_cost.assign(1, ForwardCost{});
+      dense_cost[0].add(*dense_last[best]);
+    }
+    const ForwardCost& fd = dense_cost[one_forward ? 0 : best];
     out.cost.attention_dense = fd.attention_dense;
     out.cost.bytes_dense = fd.bytes_dense;
     out.cost.l2_kv_dense = fd.l2_kv_dense;

@@ -206,11 +206,15 @@ double shared_selected_in_l2(const GroupSums& s, double K, double W, double c, d
   const double w = std::floor(s.m);  // the sequence's selections, in order
   const double n0 = sh.l2_capacity_bytes / ((K + W) * c * kv_tok);
   double q = 0;
+  double j_last = -1, a_j = 0;  // pow(a, j) of the last step: j (an integer) repeats as q settles
   for (int it = 0; it < 12; ++it) {  // monotone in q; converges in a few steps
     const double n = std::min(n0 / std::max(1e-3, 1.0 - q), w);
     const double j = std::min(w, std::ceil(n));  // selections with fewer than n predecessors
-    const double sum = (1.0 - std::pow(a, j)) / (1.0 - a) + (w - j) * std::pow(a, n);
+    if (j != j_last) a_j = std::pow(a, j_last = j);
+    const double sum = (1.0 - a_j) / (1.0 - a) + (w - j) * (n == j ? a_j : std::pow(a, n));
+    const double prev = q;
     q = std::clamp(1.0 - sum / w, 0.0, 1.0);
+    if (q == prev) break;  // a fixed point: the remaining steps would repeat it (same result, no pow)
   }
   return q;
 }
