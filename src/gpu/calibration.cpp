@@ -58,17 +58,7 @@ std::string calibration_yaml(const std::string& card_name) {
 #ifdef CISA_HAVE_MEASURE
   std::cerr << "  kernel classes (attention, floors, top-k, scoring) ... " << std::flush;
   const ImplProfile kernels = impl_preset("cisa_kernels");
-  KernelShape shape;
-  shape.attention_tile_rows = kernels.tile_rows_max;
-  shape.attention_min_tile_rows = kernels.tile_rows_min;
-  shape.score_tile_rows = kernels.score_tile_rows;
-  shape.score_pages_per_tile = kernels.score_pages_per_tile;
-  shape.score_tiles_per_cta = kernels.score_tiles_per_cta;
-  shape.topk_radix_passes = kernels.topk_radix_passes;
-  shape.score_bytes = kernels.score_bytes;
-  shape.topk_cluster_above = kernels.topk_cluster_above;
-  shape.topk_few_rows_slice = kernels.topk_few_rows_slice;
-  shape.split_min_tokens = kernels.split_min_tokens;
+  KernelShape shape = structure_of(kernels);  // the profile's structure, as the model resolves it
   shape.l2_capacity_bytes = dev.l2_bytes;
   Rates card;
   card.read_bw_Bps = rd.value * 1e12;

@@ -129,20 +129,7 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
 }
 
 KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
-  KernelShape s;
-  s.attention_tile_rows = im.tile_rows_max;
-  s.attention_min_tile_rows = im.tile_rows_min;
-  s.gqa_packing = im.gqa_packing;
-  s.score_tile_rows = im.score_tile_rows;
-  s.score_pages_per_tile = im.score_pages_per_tile;
-  s.score_tiles_per_cta = im.score_tiles_per_cta;
-  s.topk_radix_passes = im.topk_radix_passes;
-  s.score_bytes = im.score_bytes;
-  s.topk_cluster_above = im.topk_cluster_above;
-  s.topk_few_rows_slice = im.topk_few_rows_slice;
-  s.split_min_tokens = im.split_min_tokens;
-  s.split_kv = im.split_kv;
-  s.decode_visits_context = im.decode_visits_context;
+  KernelShape s = structure_of(im);
   s.sms = rates.sms;
   s.l2_reuse = rates.l2_reuse;
   s.l2_capacity_bytes = rates.l2_capacity_bytes;

@@ -92,6 +92,28 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& impl, Basis basis, Boun
 // Card-only rates (the planner's non-attention layers): the card bench, no implementation.
 Rates card_rates(const Hardware& hw, Basis basis, Bound bound = Bound::point);
 
+// The kernel structure a profile declares (tile rows, GQA packing, split-KV policy, the selection
+// kernels' layout) as the model's KernelShape knobs; the card's (SMs, L2) are the caller's. One
+// function for a loaded profile (ImplProfile, as `calibrate` uses it) and a resolved one.
+template <class Profile>
+KernelShape structure_of(const Profile& p) {
+  KernelShape s;
+  s.attention_tile_rows = p.tile_rows_max;
+  s.attention_min_tile_rows = p.tile_rows_min;
+  s.gqa_packing = p.gqa_packing;
+  s.score_tile_rows = p.score_tile_rows;
+  s.score_pages_per_tile = p.score_pages_per_tile;
+  s.score_tiles_per_cta = p.score_tiles_per_cta;
+  s.topk_radix_passes = p.topk_radix_passes;
+  s.score_bytes = p.score_bytes;
+  s.topk_cluster_above = p.topk_cluster_above;
+  s.topk_few_rows_slice = p.topk_few_rows_slice;
+  s.split_min_tokens = p.split_min_tokens;
+  s.split_kv = p.split_kv;
+  s.decode_visits_context = p.decode_visits_context;
+  return s;
+}
+
 // Kernel structure of `impl` on the card, for the traffic model. `bound` picks an unknown L2
 // sharing's end (lo: shared, hi: none).
 KernelShape kernel_shape(const ResolvedImpl& impl, const Rates& rates, Bound bound = Bound::point);
