@@ -133,12 +133,9 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   for (std::size_t i = 1; i < nd; ++i)
     if (dense[i][kPt] < dense[best][kPt]) best = i;
   if (nd > 0) {
-    if (one_forward) {
+    if (one_forward)
       for (int b : {kLo, kHi}) dense[best][b] += dense_attention_time(*dense_last[best], pr.dense[best][b].rates);
-      dense_cost.assign(1, ForwardCost{});
-      dense_cost[0].add(*dense_last[best]);
-    }
-    const ForwardCost& fd = dense_cost[one_forward ? 0 : best];
+    const ForwardCost& fd = one_forward ? *dense_last[best] : dense_cost[best];
     out.cost.attention_dense = fd.attention_dense;
     out.cost.bytes_dense = fd.bytes_dense;
     out.cost.l2_kv_dense = fd.l2_kv_dense;

@@ -287,6 +287,14 @@ struct Span {
 
 constexpr double kId = 4.0;  // int32 page IDs
 
+// KV-length pieces of a span's attention grid of `units` work items, by the implementation's
+// policy (FA2 counts its own blocks: query rows in 64s per (sequence, KV head), keys up to L).
+int kv_splits(const Span& s, double units, double min_tile_tokens, const KernelShape& sh) {
+  if (sh.split_kv == SplitKv::fa2)
+    return fa2_split_count(s.seqs * std::ceil(s.rows / 64.0), static_cast<double>(s.start + s.positions), s.d, sh);
+  return split_count(units, min_tile_tokens, s.positions, sh);
+}
+
 // Dense attention over positions [start, start+n): the dense baseline (whole forward) or the
 // dense prefix of a CISA forward. Adds to `a` and returns the (sequence, KV group) tiles.
 struct DensePart {
@@ -319,9 +327,7 @@ double partials_bytes(int splits, double rows, double d) { return splits > 1 ? 2
 void dense_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
   KernelCost& a = f.attention_dense;
   const DensePart p = dense_part(s, s.positions, sh, a);
-  const int S = sh.split_kv == SplitKv::fa2
-                    ? fa2_split_count(s.seqs * std::ceil(s.rows / 64.0), static_cast<double>(s.start + s.positions), s.d, sh)
-                    : split_count(s.seqs * p.tiles, p.min_tokens, s.positions, sh);
+  const int S = kv_splits(s, s.seqs * p.tiles, p.min_tokens, sh);
   f.splits_dense = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   a.l2_bytes = s.seqs * (p.kv_req + p.meta + p.qo + partials);
@@ -414,8 +420,7 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     kv_dram += s.kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
   }
-  const int S = sh.split_kv == SplitKv::fa2 ? fa2_split_count(s.seqs * out.units, min_tokens, s.d, sh)
-                                             : split_count(s.seqs * out.units, min_tokens, s.positions, sh);
+  const int S = kv_splits(s, s.seqs * out.units, min_tokens, sh);
   f.splits_cisa = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   if (S > 1) ac.launches += 1;
