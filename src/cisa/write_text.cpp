@@ -1,5 +1,6 @@
 #include "cisa/write_text.hpp"
 
+#include "cisa/format_g10.hpp"
 #include "cisa/output_file.hpp"
 
 #include <fmt/compile.h>
@@ -91,10 +92,8 @@ void append_csv_cell(std::string& out, const Column& c, std::size_t row) {
       else
         fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), static_cast<long long>(v));
     } else {
-      // std::to_chars with a precision prints as printf's %.10g, as fmt's "{:.10g}" does; faster.
       char buf[32];
-      const auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 10);
-      out.append(buf, res.ptr);
+      out.append(buf, format_g10(buf, v));
     }
   } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
     fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), (*i)[row]);
@@ -168,7 +167,7 @@ char* csv_number(char* p, double v) {
     }
     return std::to_chars(p, p + 32, static_cast<long long>(v)).ptr;
   }
-  return std::to_chars(p, p + 32, v, std::chars_format::general, 10).ptr;
+  return format_g10(p, v);
 }
 
 }  // namespace

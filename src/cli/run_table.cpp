@@ -242,9 +242,10 @@ void print_run_summary(std::ostream& os, const RunDigest& d) {
       if (k >= labels.size() || d.summary_columns[k].empty()) continue;
       std::vector<double> v = pv.series[k].values;
       if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
       const std::size_t m = v.size();
-      const double med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m / 2), v.end());
+      const double upper = v[m / 2];  // the lower middle (even m) is the largest of the lower half
+      const double med = m % 2 ? upper : 0.5 * (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m / 2)) + upper);
       // Beyond RunDigest::kMaxSummary values, min and max are exact and the median is that of every stride-th.
       const std::string of = pv.series[k].stride > 1 ? fmt::format(" (of every {}-th point)", pv.series[k].stride) : "";
       line += fmt::format(" {} min {}x, median{} {}x, max {}x;", labels[k], fmt_sig(pv.series[k].min), of,
