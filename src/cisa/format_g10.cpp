@@ -49,12 +49,20 @@ const char* strip_zeros(const char* b, const char* e) {
   return e;
 }
 
+// Whether long double arithmetic really carries 64 bits here: not under an emulator that computes
+// it in double (valgrind) or with the x87 precision control lowered.
+bool extended_at_run_time() {
+  volatile long double one = 1.0L, tiny = 1.0L / 9223372036854775808.0L;  // 2^-63
+  return static_cast<long double>(one + tiny) != one;
+}
+
 }  // namespace
 
 char* format_g10(char* p, double v) {
   // The fast path needs a 64-bit significand (x87 extended) to scale with a single rounding.
   if constexpr (std::numeric_limits<long double>::digits < 64) return library_g10(p, v);
-  if (!std::isfinite(v) || v == 0) return library_g10(p, v);
+  static const bool extended = extended_at_run_time();
+  if (!extended || !std::isfinite(v) || v == 0) return library_g10(p, v);
   const double a = std::fabs(v);
   std::uint64_t bits = 0;
   std::memcpy(&bits, &a, sizeof bits);
