@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
+#include <cstdlib>
 
 namespace cisa {
 
@@ -562,12 +565,14 @@ Geometry unpacked(const Geometry& g) {
 
 }  // namespace
 
-ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
-                               int batch, const KernelShape& shape) {
+namespace {
+
+ForwardCost dense_cost_of(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
+                          int batch, const KernelShape& shape) {
   ForwardCost f;
   if (positions <= 0) return f;
   if (!shape.gqa_packing && geo.heads_per_group() > 1) {
-    f = dense_forward_cost(unpacked(geo), cfg, qshare_g, start, positions, batch, shape);
+    f = dense_cost_of(unpacked(geo), cfg, qshare_g, start, positions, batch, shape);
     const double r = geo.heads_per_group(), kv = f.bytes_dense.kv;
     f.bytes_dense.kv = kv / r;
     f.attention_dense.dram_bytes -= kv - kv / r;
@@ -575,6 +580,69 @@ ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int q
   }
   dense_attention_cost(Span(geo, cfg, qshare_g, start, positions, batch, shape), shape, f);
   return f;
+}
+
+// What the dense traffic reads: not the budget, G, window, overlap or representatives (a test holds
+// the dense cost fixed while those change), so a sweep over them prices each dense forward once.
+struct DenseKey {
+  Geometry geo;
+  int chunk_tokens = 0;
+  Dtype kv_dtype = Dtype::bf16;
+  i64 start = 0, positions = 0;
+  int batch = 0;
+  KernelShape shape;
+};
+
+// Every field (the static_assert asks whoever adds one to KernelShape to add it here).
+static_assert(sizeof(KernelShape) == 88, "a KernelShape field was added: compare it in same_key");
+bool same_key(const DenseKey& a, const DenseKey& b) {
+  const KernelShape &x = a.shape, &y = b.shape;
+  return a.geo.q_heads == b.geo.q_heads && a.geo.kv_heads == b.geo.kv_heads && a.geo.head_dim == b.geo.head_dim &&
+         a.geo.hidden == b.geo.hidden && a.chunk_tokens == b.chunk_tokens && a.kv_dtype == b.kv_dtype &&
+         a.start == b.start && a.positions == b.positions && a.batch == b.batch &&
+         x.attention_tile_rows == y.attention_tile_rows && x.attention_min_tile_rows == y.attention_min_tile_rows &&
+         x.score_tile_rows == y.score_tile_rows && x.score_pages_per_tile == y.score_pages_per_tile &&
+         x.score_tiles_per_cta == y.score_tiles_per_cta && x.topk_radix_passes == y.topk_radix_passes &&
+         x.sms == y.sms && x.l2_reuse == y.l2_reuse && x.split_min_tokens == y.split_min_tokens &&
+         x.split_kv == y.split_kv && x.decode_visits_context == y.decode_visits_context &&
+         x.l2_capacity_bytes == y.l2_capacity_bytes && x.share_selected == y.share_selected &&
+         x.gqa_packing == y.gqa_packing && x.score_bytes == y.score_bytes &&
+         x.topk_cluster_above == y.topk_cluster_above && x.topk_few_rows_slice == y.topk_few_rows_slice;
+}
+
+std::size_t slot_of(const DenseKey& k, std::size_t slots) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::uint64_t v : {std::uint64_t(k.start), std::uint64_t(k.positions), std::uint64_t(k.batch),
+                          std::uint64_t(k.geo.q_heads) << 32 | std::uint64_t(k.geo.kv_heads),
+                          std::uint64_t(k.chunk_tokens), std::uint64_t(k.shape.attention_tile_rows),
+                          std::uint64_t(k.shape.split_kv), std::uint64_t(k.shape.l2_reuse * 1e6)})
+    h = (h ^ v) * 1099511628211ULL;
+  return static_cast<std::size_t>(h >> 32) % slots;
+}
+
+}  // namespace
+
+ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
+                               int batch, const KernelShape& shape) {
+  // Per thread (a sweep's points are priced on several threads): sets of 4 entries, so that the
+  // few implementations priced at every point (whose shapes may hash alike) do not evict each other.
+  struct Entry {
+    DenseKey key;
+    ForwardCost cost;
+    bool used = false;
+  };
+  constexpr std::size_t kSets = 64, kWays = 4;
+  thread_local std::vector<Entry> cache(kSets * kWays);
+  thread_local std::size_t next_way = 0;
+  const DenseKey key{geo, cfg.chunk_tokens, cfg.kv_dtype, start, positions, batch, shape};
+  Entry* set = cache.data() + slot_of(key, kSets) * kWays;
+  for (std::size_t w = 0; w < kWays; ++w)
+    if (set[w].used && same_key(set[w].key, key)) return set[w].cost;
+  Entry& e = set[next_way++ % kWays];
+  e.cost = dense_cost_of(geo, cfg, qshare_g, start, positions, batch, shape);
+  e.key = key;
+  e.used = true;
+  return e.cost;
 }
 
 ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,

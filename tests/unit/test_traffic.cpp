@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iostream>
 #include <random>
+#include <thread>
 
 #include "catch.hpp"
 #include "model/roofline.hpp"
@@ -368,4 +369,54 @@ TEST_CASE("a sequence's selections read at least the union of their picks once p
   sh.l2_capacity_bytes = 1e12;
   const ForwardCost big = forward_cost(g, c, 1, 131072 - 512, 512, 2, sh);
   CHECK(big.bytes_cisa.kv < 0.5 * f.bytes_cisa.kv);
+}
+
+// dense_forward_cost keeps recent results per thread, keyed without the budget, G, window, overlap
+// and representatives: this holds only while the dense traffic does not read them. Each value is
+// computed on a fresh thread (an empty cache), on random configurations.
+TEST_CASE("the dense cost does not depend on CISA's knobs (its cache key leaves them out)", "[traffic]") {
+  std::mt19937 g(std::random_device{}());
+  auto fresh = [](const Geometry& geo, const CisaConfig& cfg, int G, i64 start, i64 n, int batch, const KernelShape& sh) {
+    ForwardCost f;
+    std::thread t([&] { f = dense_forward_cost(geo, cfg, G, start, n, batch, sh); });
+    t.join();
+    return f;
+  };
+  for (int trial = 0; trial < 40; ++trial) {
+    Geometry geo;
+    geo.kv_heads = 1 + static_cast<int>(g() % 4);
+    geo.q_heads = geo.kv_heads * (1 + static_cast<int>(g() % 12));
+    CisaConfig a;
+    a.budget_chunks = 64 + g() % 4096;
+    a.window_pages = static_cast<int>(g() % 256);
+    a.qshare_g = 1 + static_cast<int>(g() % 32);
+    CisaConfig b = a;
+    b.budget_chunks = 64 + g() % 4096;
+    b.window_pages = static_cast<int>(g() % 256);
+    b.selection_overlap = 0.3;
+    b.rep_dim = 64;
+    b.rep_kind = RepKind::minmax;
+    b.score_agg = ScoreAgg::max;
+    KernelShape sh = shape(g() % 2 ? 1.0 : 0.5);
+    sh.gqa_packing = g() % 2;
+    sh.split_kv = g() % 3 == 0 ? SplitKv::fa2 : SplitKv::always;
+    const i64 L = 8192 + static_cast<i64>(g() % 500000), n = 1 + static_cast<i64>(g() % 2048);
+    const int batch = 1 + static_cast<int>(g() % 16), Gb = 1 + static_cast<int>(g() % 32);
+    const ForwardCost fa = fresh(geo, a, a.qshare_g, L - n, n, batch, sh);
+    const ForwardCost fb = fresh(geo, b, Gb, L - n, n, batch, sh);
+    const ForwardCost cached = dense_forward_cost(geo, b, Gb, L - n, n, batch, sh);
+    for (const ForwardCost* f : {&fb, &cached}) {
+      CHECK(f->attention_dense.dram_bytes == fa.attention_dense.dram_bytes);
+      CHECK(f->attention_dense.dram_write_bytes == fa.attention_dense.dram_write_bytes);
+      CHECK(f->attention_dense.l2_bytes == fa.attention_dense.l2_bytes);
+      CHECK(f->attention_dense.flops_issued == fa.attention_dense.flops_issued);
+      CHECK(f->attention_dense.flops_useful == fa.attention_dense.flops_useful);
+      CHECK(f->attention_dense.ctas == fa.attention_dense.ctas);
+      CHECK(f->attention_dense.page_visits == fa.attention_dense.page_visits);
+      CHECK(f->attention_dense.tile_rows == fa.attention_dense.tile_rows);
+      CHECK(f->bytes_dense.total() == fa.bytes_dense.total());
+      CHECK(f->splits_dense == fa.splits_dense);
+      CHECK(f->l2_kv_dense == fa.l2_kv_dense);
+    }
+  }
 }
