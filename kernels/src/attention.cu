@@ -47,6 +47,23 @@ bool use_wgmma() {
   return v;
 }
 
+// EXPERIMENT (session 6, removed before the end): CISA_ATTN_VAR picks a 128-row kernel variant,
+// CISA_ATTN_WAVE=0 turns the wave-filling split off.
+int exp_var() {
+  static const int v = [] {
+    const char* e = std::getenv("CISA_ATTN_VAR");
+    return e ? std::atoi(e) : 0;
+  }();
+  return v;
+}
+bool exp_wave() {
+  static const bool v = [] {
+    const char* e = std::getenv("CISA_ATTN_WAVE");
+    return !(e && std::string(e) == "0");
+  }();
+  return v;
+}
+
 struct KParams {
   CUtensorMap tk,
       tv;  // K and V as [tokens][kv_heads][128] (3-D, 64 x 1 x 16 boxes, 128-B swizzle); WS only
@@ -67,7 +84,7 @@ struct KParams {
 };
 
 // WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int VAR = 0>
 __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     attn_kernel(const __grid_constant__ KParams p) {
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
@@ -179,8 +196,19 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       float mx = -INFINITY;
+      if constexpr (VAR & 1) {  // EXPERIMENT: tree reduction (depth log2 instead of a chain)
+        float t[TN / 8];
 #pragma unroll
-      for (int j = 0; j < TN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]));
+        for (int j = 0; j < TN / 8; ++j) t[j] = fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]);
+#pragma unroll
+        for (int st = 1; st < TN / 8; st *= 2)
+#pragma unroll
+          for (int j = 0; j + st < TN / 8; j += 2 * st) t[j] = fmaxf(t[j], t[j + st]);
+        mx = t[0];
+      } else {
+#pragma unroll
+        for (int j = 0; j < TN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]));
+      }
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_new = fmaxf(m_run[hr], mx * sl2);
@@ -516,18 +544,18 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int VAR = 0>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>,
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, VAR>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG, WS><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
+  attn_kernel<WM, WN, STAGES, WG, WS, VAR><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
   CISA_LAUNCH_CHECK();
 }
 
@@ -632,7 +660,7 @@ int attention_num_splits(const AttnArgs& a, int num_sms) {
   int max_pages = 0;
   for (const auto& w : work) max_pages = std::max(max_pages, w.n_pages);
   if (static_cast<int>(work.size()) * 2 > capacity)
-    return attention_wave_splits(static_cast<int>(work.size()), capacity,
+    return !exp_wave() ? 1 : attention_wave_splits(static_cast<int>(work.size()), capacity,
                                  (max_pages + kTilePages - 1) / kTilePages);
   int s = capacity / static_cast<int>(work.size());
   s = std::min(s, std::max(1, max_pages / (4 * kTilePages)));  // at least 4 tiles per split
@@ -693,7 +721,10 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
           launch_cfg<8, 1, 2, false>(kp, n, s);
         } else {
           encode_kv_maps(kp, a.kv);
-          launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
+          if (exp_var() == 1)
+            launch_cfg<8, 1, kWsStages, true, true, 1>(kp, n, s);
+          else
+            launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
         }
         break;
     }
