@@ -47,23 +47,6 @@ bool use_wgmma() {
   return v;
 }
 
-// EXPERIMENT (session 6, removed before the end): CISA_ATTN_VAR picks a 128-row kernel variant,
-// CISA_ATTN_WAVE=0 turns the wave-filling split off.
-int exp_var() {
-  static const int v = [] {
-    const char* e = std::getenv("CISA_ATTN_VAR");
-    return e ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-bool exp_wave() {
-  static const bool v = [] {
-    const char* e = std::getenv("CISA_ATTN_WAVE");
-    return !(e && std::string(e) == "0");
-  }();
-  return v;
-}
-
 struct KParams {
   CUtensorMap tk,
       tv;  // K and V as [tokens][kv_heads][128] (3-D, 64 x 1 x 16 boxes, 128-B swizzle); WS only
@@ -84,7 +67,7 @@ struct KParams {
 };
 
 // WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
-template <int WM, int WN, int STAGES, bool WG, bool WS = false, int VAR = 0>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false>
 __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     attn_kernel(const __grid_constant__ KParams p) {
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
@@ -196,25 +179,17 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       float mx = -INFINITY;
-      if constexpr (VAR & 1) {  // EXPERIMENT: tree reduction (depth log2 instead of a chain)
-        float t[TN / 8];
 #pragma unroll
-        for (int j = 0; j < TN / 8; ++j) t[j] = fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]);
-#pragma unroll
-        for (int st = 1; st < TN / 8; st *= 2)
-#pragma unroll
-          for (int j = 0; j + st < TN / 8; j += 2 * st) t[j] = fmaxf(t[j], t[j + st]);
-        mx = t[0];
-      } else {
-#pragma unroll
-        for (int j = 0; j < TN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]));
-      }
+      for (int j = 0; j < TN / 8; ++j) mx = fmaxf(mx, fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_new = fmaxf(m_run[hr], mx * sl2);
       const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      // alpha = 1 exactly when the max did not move (rescale_o then skips the warp's O)
-      alpha[hr] = m_new == m_run[hr] ? 1.0f : detail::exp2_approx(m_run[hr] - m_use);
+      // wgmma paths: alpha = 1 exactly when the max did not move (rescale_o then skips the O)
+      if constexpr (WG)
+        alpha[hr] = m_new == m_run[hr] ? 1.0f : detail::exp2_approx(m_run[hr] - m_use);
+      else
+        alpha[hr] = detail::exp2_approx(m_run[hr] - m_use);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j) {
@@ -269,11 +244,13 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
                                      1);
     detail::wgmma_commit();
   };
-  // O *= alpha, skipped when no row of the warp has a new max (alpha == 1 for every lane: exact).
-  // On long KV lists the running max stops moving after a few tiles, and the 64 multiplies were a
-  // quarter of the softmax's instructions.
+  // O *= alpha. The wgmma paths skip it when no row of the warp has a new max (alpha == 1 for
+  // every lane: exact): on long KV lists the running max stops moving after a few tiles, and the
+  // 64 multiplies were a quarter of the softmax's instructions (-6 to -7 % on the 128-row cases,
+  // NOTES.md session 6). The mma.sync paths (16/32 rows, memory-bound) gained nothing: unchanged.
   auto rescale_o = [&](const float(&alpha)[2]) {
-    if (!__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
+    if constexpr (WG)
+      if (!__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
       oacc[i][0] *= alpha[0];
@@ -544,18 +521,18 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false, int VAR = 0>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
   constexpr int smem = smem_bytes<WM, WN, STAGES>();
   static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, VAR>,
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG, WS, VAR><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
+  attn_kernel<WM, WN, STAGES, WG, WS><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
   CISA_LAUNCH_CHECK();
 }
 
@@ -629,11 +606,13 @@ std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_c
 }
 
 int attention_wave_splits(int n_work, int capacity, int tiles) {
-  // Many works (>= 2 per CTA slot): split the KV only to fill the last wave. Cost in tile-times of
-  // one CTA: waves x (tiles per split + kFixed) + the split partials (written, then read by the
-  // combine) at about kPartial tile-times per split CTA, spread over the slots. Equal-length works
-  // are assumed (the longest counts); a split is taken only when it saves > 1 %.
-  constexpr int kFixed = 4, kPartial = 4, kMaxSplits = 64, kMinTiles = 64;
+  // Many works (> capacity / 2): split the KV only to fill the last wave. Cost in tile-times of one
+  // CTA: waves x (tiles per split + kFixed) + kPartial tile-times per split CTA (fp32 partials
+  // written, read back by the combine, an extra CTA start), spread over the slots. kPartial = 36 is
+  // fitted to session 6's A/B on the H200 (dense Inkling, 256 works: 17 splits were 1.4 % slower;
+  // dense Ultra, 2,048 works: 7 splits 1.5 % faster; kPartial = 4 had picked both). Equal-length
+  // works are assumed (the longest counts); a split is taken only when it saves > 1 %.
+  constexpr int kFixed = 4, kPartial = 36, kMaxSplits = 64, kMinTiles = 64;
   if (n_work <= 0 || capacity <= 0 || tiles <= 0) return 1;
   auto cost = [&](int s) {
     const double waves = std::ceil(static_cast<double>(n_work) * s / capacity);
@@ -660,7 +639,7 @@ int attention_num_splits(const AttnArgs& a, int num_sms) {
   int max_pages = 0;
   for (const auto& w : work) max_pages = std::max(max_pages, w.n_pages);
   if (static_cast<int>(work.size()) * 2 > capacity)
-    return !exp_wave() ? 1 : attention_wave_splits(static_cast<int>(work.size()), capacity,
+    return attention_wave_splits(static_cast<int>(work.size()), capacity,
                                  (max_pages + kTilePages - 1) / kTilePages);
   int s = capacity / static_cast<int>(work.size());
   s = std::min(s, std::max(1, max_pages / (4 * kTilePages)));  // at least 4 tiles per split
@@ -721,10 +700,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
           launch_cfg<8, 1, 2, false>(kp, n, s);
         } else {
           encode_kv_maps(kp, a.kv);
-          if (exp_var() == 1)
-            launch_cfg<8, 1, kWsStages, true, true, 1>(kp, n, s);
-          else
-            launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
+          launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
         }
         break;
     }
