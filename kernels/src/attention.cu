@@ -185,7 +185,11 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_new = fmaxf(m_run[hr], mx * sl2);
       const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      alpha[hr] = detail::exp2_approx(m_run[hr] - m_use);
+      // wgmma paths: alpha = 1 exactly when the max did not move (rescale_o then skips the O)
+      if constexpr (WG)
+        alpha[hr] = m_new == m_run[hr] ? 1.0f : detail::exp2_approx(m_run[hr] - m_use);
+      else
+        alpha[hr] = detail::exp2_approx(m_run[hr] - m_use);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j) {
@@ -240,7 +244,13 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
                                      1);
     detail::wgmma_commit();
   };
+  // O *= alpha. The wgmma paths skip it when no row of the warp has a new max (alpha == 1 for
+  // every lane: exact): on long KV lists the running max stops moving after a few tiles, and the
+  // 64 multiplies were a quarter of the softmax's instructions (-6 to -7 % on the 128-row cases,
+  // NOTES.md session 6). The mma.sync paths (16/32 rows, memory-bound) gained nothing: unchanged.
   auto rescale_o = [&](const float(&alpha)[2]) {
+    if constexpr (WG)
+      if (!__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
       oacc[i][0] *= alpha[0];
@@ -595,15 +605,42 @@ std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_c
   return static_cast<std::int64_t>(n_work) * num_splits * rows_per_cta * (kHeadDim + 1);
 }
 
+int attention_wave_splits(int n_work, int capacity, int tiles) {
+  // Many works (> capacity / 2): split the KV only to fill the last wave. Cost in tile-times of one
+  // CTA: waves x (tiles per split + kFixed) + kPartial tile-times per split CTA (fp32 partials
+  // written, read back by the combine, an extra CTA start), spread over the slots. kPartial = 36 is
+  // fitted to session 6's A/B on the H200 (dense Inkling, 256 works: 17 splits were 1.4 % slower;
+  // dense Ultra, 2,048 works: 7 splits 1.5 % faster; kPartial = 4 had picked both). Equal-length
+  // works are assumed (the longest counts); a split is taken only when it saves > 1 %.
+  constexpr int kFixed = 4, kPartial = 36, kMaxSplits = 64, kMinTiles = 64;
+  if (n_work <= 0 || capacity <= 0 || tiles <= 0) return 1;
+  auto cost = [&](int s) {
+    const double waves = std::ceil(static_cast<double>(n_work) * s / capacity);
+    const double per = std::ceil(static_cast<double>(tiles) / s) + kFixed;
+    return waves * per + (s > 1 ? static_cast<double>(kPartial) * n_work * s / capacity : 0.0);
+  };
+  const double c1 = cost(1);
+  int best = 1;
+  double best_cost = c1;
+  for (int s = 2; s <= kMaxSplits && tiles / s >= kMinTiles; ++s)
+    if (cost(s) < best_cost) {
+      best_cost = cost(s);
+      best = s;
+    }
+  return best_cost < 0.99 * c1 ? best : 1;
+}
+
 int attention_num_splits(const AttnArgs& a, int num_sms) {
   if (a.num_splits > 0) return a.num_splits;
   const auto& work = *a.work_host;
   if (work.empty()) return 1;
   const int rows = attention_rows_per_cta(work, a.r);
   const int capacity = num_sms * occupancy_for(rows);
-  if (static_cast<int>(work.size()) * 2 > capacity) return 1;
   int max_pages = 0;
   for (const auto& w : work) max_pages = std::max(max_pages, w.n_pages);
+  if (static_cast<int>(work.size()) * 2 > capacity)
+    return attention_wave_splits(static_cast<int>(work.size()), capacity,
+                                 (max_pages + kTilePages - 1) / kTilePages);
   int s = capacity / static_cast<int>(work.size());
   s = std::min(s, std::max(1, max_pages / (4 * kTilePages)));  // at least 4 tiles per split
   return std::max(s, 1);

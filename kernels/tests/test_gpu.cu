@@ -1,6 +1,7 @@
 // GPU tests of every kernel against the CPU references (fresh random inputs each run, printed seed;
 // poisoned outputs; ragged lengths; r in {4,16,32}; G in {1,4,16,32}; K >= N_e; planted pages).
 // Exits 77 (CTest: skipped) with the reason printed when no CUDA device is usable.
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <numeric>
@@ -132,6 +133,23 @@ void check_topk(const std::string& name, const std::vector<std::vector<float>>& 
   const TopkPlan plan = topk_plan(max_ne, nr, keys16);
   std::printf("%s: %d rows, cluster %d x %d keys, mismatches %zu\n", tag.c_str(), nr, plan.cluster, plan.slice, mism);
   expect(mism == 0, tag);
+}
+
+// The wave-filling KV split (host policy of the launches with many equal works): no split when
+// the waves are already full, the works are short, or the last wave is nearly full (dense Inkling
+// prefill: 256 works on 132 SMs); a split that fills the last wave of dense Ultra prefill (2,048
+// works) and of 140 works (a second wave of 8).
+void test_wave_splits() {
+  expect(attention_wave_splits(264, 132, 16384) == 1, "wave split: full waves");
+  expect(attention_wave_splits(256, 132, 16384) == 1, "wave split: last wave 94 % full");
+  expect(attention_wave_splits(256, 132, 1057) == 1, "wave split: short works (CISA g32)");
+  expect(attention_wave_splits(2048, 132, 1057) == 1, "wave split: short works (CISA Ultra g4)");
+  for (int n : {140, 2048}) {
+    const int s = attention_wave_splits(n, 132, 16384);
+    const double waves = static_cast<double>(n) * s / 132.0;
+    std::printf("wave split: %d works of 16384 tiles on 132 slots -> %d splits (%.3f waves)\n", n, s, waves);
+    expect(s > 1 && s <= 64 && waves / std::ceil(waves) > 0.95, "wave split: fills the last wave");
+  }
 }
 
 void test_topk() {
@@ -334,6 +352,7 @@ int main(int argc, char** argv) {
   std::printf("seed %llu\n", seed);
   g_rng.seed(seed);
   try {
+    test_wave_splits();
     test_representatives();
     test_topk();
     std::vector<Case> cases = {

@@ -52,6 +52,9 @@ struct AttnArgs {
 int attention_num_splits(const AttnArgs& a, int num_sms);
 std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_cta);
 int attention_rows_per_cta(const std::vector<AttnWork>& work, int r);
+// Split-KV pieces for n_work (>= capacity / 2) equal works of `tiles` 64-token tiles on `capacity`
+// CTA slots: 1, or the split that fills the last wave when that saves > 1 % (pure host logic).
+int attention_wave_splits(int n_work, int capacity, int tiles);
 
 void paged_attention(const AttnArgs& a, Stream s, Instrument* ins = nullptr);
 
