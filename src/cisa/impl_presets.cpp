@@ -55,6 +55,8 @@ const std::vector<FieldSpec>& selection_fields() {
       {"setup_bw_gbs", &ImplProfile::setup_bw_gbs, nullptr},
       {"other_floor_us", &ImplProfile::other_floor_us, nullptr},
       {"rep_update_floor_us", &ImplProfile::rep_update_floor_us, nullptr},
+      {"scoring_decode_floor_us", &ImplProfile::scoring_decode_floor_us, nullptr},
+      {"scoring_decode_read_bw_tbs", &ImplProfile::scoring_decode_read_bw_tbs, nullptr},
   };
   return f;
 }

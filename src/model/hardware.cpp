@@ -87,7 +87,7 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     // Datasheet peaks everywhere; no floors; top-k limited by shared-memory bandwidth
     // (128 B/clock/SM = 32 fp32 keys at an assumed 1.98 GHz boost clock).
     r.attention_flops = r.gemm_flops;
-    r.attention_read_Bps = r.attention_gather_Bps = r.scoring_read_bw_Bps = r.read_bw_Bps;
+    r.attention_read_Bps = r.attention_gather_Bps = r.scoring_read_bw_Bps = r.scoring_decode_read_bw_Bps = r.read_bw_Bps;
     r.scoring_write_bw_Bps = r.write_bw_Bps;
     r.topk_keys_per_s_per_sm = r.topk_l2_keys_per_s_per_sm = 32.0 * 1.98e9;
     r.topk_ids_per_s_per_sm = INFINITY;
@@ -123,6 +123,10 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     r.other_floor_s = at(im.other_floor_us, b, false) * 1e-6;
     // A profile without its own figure prices the update's launch at the projection's (XFER rule).
     r.rep_update_floor_s = im.rep_update_term ? at(im.rep_update_floor_us, b, false) * 1e-6 : r.other_floor_s;
+    // Likewise the decode scoring kernel at the scoring kernel's figures.
+    r.scoring_decode_read_bw_Bps =
+        im.scoring_decode_term ? at(im.scoring_decode_read_bw_tbs, b, true) * 1e12 : r.scoring_read_bw_Bps;
+    r.scoring_decode_floor_s = im.scoring_decode_term ? at(im.scoring_decode_floor_us, b, false) * 1e-6 : r.scoring_floor_s;
   }
   r.source += "; implementation " + im.name;
   return r;

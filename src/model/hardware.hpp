@@ -66,6 +66,8 @@ struct Rates {
   double attention_read_Bps = 0;    // its dense attention's streaming read rate
   double attention_gather_Bps = 0;  // its CISA attention's selected-page read rate
   double scoring_read_bw_Bps = 0, scoring_write_bw_Bps = 0;
+  // The decode step's scoring kernel (a GEMV): its read rate and fixed cost.
+  double scoring_decode_read_bw_Bps = 0, scoring_decode_floor_s = 0;
   double launch_s = 0;
   // Fixed cost per launch as a CUDA-event-timed component sees it (launch, ramp, tail).
   double attention_floor_s = 0, scoring_floor_s = 0, topk_floor_s = 0, other_floor_s = 0;

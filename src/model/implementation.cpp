@@ -83,6 +83,13 @@ struct Resolver {
   }
 };
 
+// Records (provenance only) that `field` is priced at `from`'s value, under the given XFER rule.
+void out_xfer(ResolvedImpl& o, const std::string& field, const Figure& from, const std::string& rule) {
+  Figure f = from;
+  f.source = rule + from.source;
+  o.used.push_back({field, f});
+}
+
 bool known_here(const PerCard& pc, const std::string& card) {
   for (const auto& [name, f] : pc.cards)
     if (name == card && (f.label() == Label::MEAS || f.label() == Label::PUB)) return true;
@@ -113,8 +120,23 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.setup_latency_us = r.get(p.setup_latency_us, Transfer::same, "setup.latency_us");
   o.setup_bw_gbs = r.get(p.setup_bw_gbs, Transfer::same, "setup.bw_gbs");
   o.other_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
+  // A figure the profile lacks for a kernel of its own is priced at a sibling's (the rule is named).
+  auto sibling = [&](const std::string& field, const Figure& from, const std::string& from_field) {
+    out_xfer(o, field, from, "XFER: " + from_field + " of the same profile (no figure of its own); ");
+  };
   o.rep_update_term = !p.rep_update_floor_us.empty();
-  if (o.rep_update_term) o.rep_update_floor_us = r.get(p.rep_update_floor_us, Transfer::same, "other.rep_update_floor_us");
+  if (o.rep_update_term)
+    o.rep_update_floor_us = r.get(p.rep_update_floor_us, Transfer::same, "other.rep_update_floor_us");
+  else
+    sibling("other.rep_update_floor_us", o.other_floor_us, "other.floor_us");
+  o.scoring_decode_term = !p.scoring_decode_floor_us.empty() && !p.scoring_decode_read_bw_tbs.empty();
+  if (o.scoring_decode_term) {
+    o.scoring_decode_floor_us = r.get(p.scoring_decode_floor_us, Transfer::same, "scoring.decode_floor_us");
+    o.scoring_decode_read_bw_tbs = r.get(p.scoring_decode_read_bw_tbs, Transfer::read_bw, "scoring.decode_read_bw_tbs");
+  } else {
+    sibling("scoring.decode_floor_us", o.scoring_floor_us, "scoring.floor_us");
+    sibling("scoring.decode_read_bw_tbs", o.scoring_read_bw_tbs, "scoring.read_bw_tbs");
+  }
 }
 
 }  // namespace

@@ -78,6 +78,9 @@ struct ImplProfile {
   PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
   PerCard other_floor_us;                  // per launch of the index projection
   PerCard rep_update_floor_us;  // per launch of the representative update; absent: other_floor_us (XFER)
+  // The decode step's scoring kernel (one GEMV launch): its own fixed cost and read rate; absent:
+  // scoring_floor_us and scoring_read_bw_tbs (XFER).
+  PerCard scoring_decode_floor_us, scoring_decode_read_bw_tbs;
 };
 
 // A profile's figure resolved for one card, with how it got there.
@@ -117,6 +120,8 @@ struct ResolvedImpl {
   Figure setup_latency_us, setup_bw_gbs, other_floor_us;
   bool rep_update_term = false;  // the profile has its own fixed cost for the representative update
   Figure rep_update_floor_us;
+  bool scoring_decode_term = false;  // the profile has its own figures for the decode scoring kernel
+  Figure scoring_decode_floor_us, scoring_decode_read_bw_tbs;
   std::vector<UsedFigure> used;  // provenance, in resolution order
 };
 

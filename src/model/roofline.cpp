@@ -111,9 +111,13 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   const double secs = prefix / rates.attention_read_Bps + (reads - prefix) / rates.attention_gather_Bps;
   const double read_Bps = secs > 0 ? reads / secs : rates.attention_gather_Bps;
   t.attention = kernel_time(a, rates.attention_flops, rates, attention_class(a, read_Bps, rates, f.cisa_decode_kernel));
-  // The scoring kernel class streams representatives in and scores out at its own rates.
-  const ClassRates scoring{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s, 0.0,
-                           rates.scoring_step_s};
+  // The scoring kernel class streams representatives in and scores out at its own rates; a decode
+  // step scores with its own kernel (one GEMV launch: its fixed cost and read rate, no tile steps).
+  const ClassRates scoring = f.cisa_decode_kernel
+                                 ? ClassRates{rates.scoring_decode_read_bw_Bps, rates.scoring_write_bw_Bps,
+                                              rates.scoring_decode_floor_s, 0.0, 0.0}
+                                 : ClassRates{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps,
+                                              rates.scoring_floor_s, 0.0, rates.scoring_step_s};
   t.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
   t.topk = topk_time(f, sh, rates);
   t.setup = setup_time(f, rates);
