@@ -36,14 +36,15 @@ __device__ __forceinline__ uint32_t key16(float f) {
 
 __global__ void __launch_bounds__(128)
     sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
-                  const ScoreRow* __restrict__ rows, __nv_bfloat16* __restrict__ qsum) {
-  const ScoreRow r = rows[blockIdx.x];
+                  const ScoreRow* __restrict__ rows, int row_begin, __nv_bfloat16* __restrict__ qsum) {
+  const int row = row_begin + static_cast<int>(blockIdx.x);
+  const ScoreRow r = rows[row];
   const int d = threadIdx.x;
   float s = 0.0f;
   for (int t = 0; t < r.n_q; ++t)
     s += __bfloat162float(
         iq[(static_cast<std::int64_t>(r.q_tok0 + t) * kv_heads + r.kv_head) * kHeadDim + d]);
-  qsum[static_cast<std::int64_t>(blockIdx.x) * kHeadDim + d] = __float2bfloat16_rn(s);
+  qsum[static_cast<std::int64_t>(row) * kHeadDim + d] = __float2bfloat16_rn(s);
 }
 
 // Groups of one row (decode). CTA = W warps, grid (nx, groups); CTA x takes the batches (32 pages
@@ -406,7 +407,7 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
                     q_tokens * kHeadDim * 2.0 + rows.size() * kHeadDim * 2.0, q_tokens * kHeadDim,
                     q_tokens * kHeadDim, s);
     sum_iq_kernel<<<static_cast<unsigned>(rows.size()), 128, 0, s>>>(
-        reinterpret_cast<const __nv_bfloat16*>(a.iq), a.kv_heads, a.rows,
+        reinterpret_cast<const __nv_bfloat16*>(a.iq), a.kv_heads, a.rows, a.row_begin,
         reinterpret_cast<__nv_bfloat16*>(a.qsum));
     CISA_LAUNCH_CHECK();
   }
