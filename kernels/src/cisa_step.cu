@@ -1,11 +1,13 @@
 // The CISA step on the device: scoring, top-k, attention. The descriptors (score rows and groups,
 // top-k rows, attention work items) depend only on the plan: they are uploaded once, when the step
 // is constructed, and no longer copied in every step (upload() re-copies them, component setup).
-// Uninstrumented runs (a CUDA graph, the benchmark) of a decode-like plan (every score group one
-// row) pipeline the batch: its sequences are cut into parts of about equal eligible pages; part p's
-// scoring starts when part p - 1's is done, and its top-k and attention follow on its own stream, so
-// that one part's top-k (latency-bound) and kernel tails overlap the next part's scoring and the
-// previous part's attention. Instrumented runs keep the serial order (component times).
+// Pipelined runs (set_pipeline(n > 1), uninstrumented): the batch's sequences are cut into n parts of
+// about equal eligible pages. Scoring runs part after part on the caller's stream; each part's top-k
+// (latency-bound, few CTAs) runs on a top-k stream of the greatest priority as soon as its scores are
+// written, beside the next part's scoring; each part's attention on its own stream, beside the next
+// part's top-k. With `reserve`, the kernels that run beside a top-k leave it room: the next part's
+// scoring launches as many fewer CTAs as the top-k has, and the attention of a part picks its split
+// count for as many fewer SMs as the next part's top-k takes. Instrumented runs are serial.
 #include <cstring>
 
 #include "cisa_kernels/cisa_step.hpp"
@@ -27,6 +29,8 @@ struct StepPart {
   std::vector<TopkRow> topk;
   std::vector<AttnWork> work;
   int splits = 1;
+  int topk_ctas = 0;      // CTAs of the part's top-k launch
+  int score_reserve = 0;  // CTA slots its scoring leaves free (the previous part's top-k)
   float* scratch = nullptr;
   std::int64_t scratch_floats = 0;
 };
@@ -44,9 +48,9 @@ struct CisaStep::Impl {
   // pipelined run: parts (more than one when it pipelines), side streams and events
   std::vector<StepPart> parts;
   int parts_wanted = 0;
-  bool later_first = false;
-  cudaStream_t side[kMaxParts - 1] = {}, side_hi[kMaxParts - 1] = {};  // default / greatest priority
-  cudaEvent_t ev_fork = nullptr, ev_score[kMaxParts] = {}, ev_join[kMaxParts] = {};
+  cudaStream_t st_topk = nullptr;              // greatest priority
+  cudaStream_t st_attn[kMaxParts] = {};        // one below
+  cudaEvent_t ev_fork = nullptr, ev_score[kMaxParts] = {}, ev_topk[kMaxParts] = {}, ev_join[kMaxParts] = {};
 };
 
 namespace {
@@ -158,15 +162,14 @@ CisaStep::CisaStep(const CisaPlan& plan, int kv_heads, int r, int num_sms)
   m.scratch_floats = attention_scratch_floats(static_cast<int>(plan_.work.size()), splits_, plan_.rows_per_cta);
   if (m.scratch_floats > 0) CISA_CUDA(cudaMalloc(&m.scratch, static_cast<std::size_t>(m.scratch_floats) * sizeof(float)));
   CISA_CUDA(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
+  int least = 0, greatest = 0;
+  CISA_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  CISA_CUDA(cudaStreamCreateWithPriority(&m.st_topk, cudaStreamNonBlocking, greatest));
   for (int k = 0; k < kMaxParts; ++k) {
     CISA_CUDA(cudaEventCreateWithFlags(&m.ev_score[k], cudaEventDisableTiming));
+    CISA_CUDA(cudaEventCreateWithFlags(&m.ev_topk[k], cudaEventDisableTiming));
     CISA_CUDA(cudaEventCreateWithFlags(&m.ev_join[k], cudaEventDisableTiming));
-    if (k + 1 < kMaxParts) {
-      int least = 0, greatest = 0;
-      CISA_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-      CISA_CUDA(cudaStreamCreateWithFlags(&m.side[k], cudaStreamNonBlocking));
-      CISA_CUDA(cudaStreamCreateWithPriority(&m.side_hi[k], cudaStreamNonBlocking, greatest));
-    }
+    CISA_CUDA(cudaStreamCreateWithPriority(&m.st_attn[k], cudaStreamNonBlocking, std::min(least, greatest + 1)));
   }
   set_pipeline(default_parts(plan_));
 }
@@ -176,12 +179,11 @@ CisaStep::~CisaStep() {
   for (auto& p : m.parts) cudaFree(p.scratch);
   for (int k = 0; k < kMaxParts; ++k) {
     cudaEventDestroy(m.ev_score[k]);
+    cudaEventDestroy(m.ev_topk[k]);
     cudaEventDestroy(m.ev_join[k]);
-    if (k + 1 < kMaxParts) {
-      cudaStreamDestroy(m.side[k]);
-      cudaStreamDestroy(m.side_hi[k]);
-    }
+    cudaStreamDestroy(m.st_attn[k]);
   }
+  cudaStreamDestroy(m.st_topk);
   cudaEventDestroy(m.ev_fork);
   cudaFreeHost(m.host_blob);
   cudaFree(m.dev_blob);
@@ -191,19 +193,27 @@ CisaStep::~CisaStep() {
   cudaFree(m.scratch);
 }
 
-void CisaStep::set_pipeline(int parts, bool later_first) {
+void CisaStep::set_pipeline(int parts, bool reserve) {
   auto& m = *impl_;
-  m.later_first = later_first;
   for (auto& p : m.parts) cudaFree(p.scratch);
   m.parts.clear();
   m.parts_wanted = std::max(1, std::min(parts, kMaxParts));
   if (m.parts_wanted < 2) return;
   m.parts = cut_plan(plan_, m.parts_wanted);
   for (auto& p : m.parts) {
+    int max_ne = 0;
+    for (const auto& t : p.topk) max_ne = std::max(max_ne, t.n_e);
+    p.topk_ctas = topk_plan(max_ne, static_cast<int>(p.topk.size()), true).cluster * static_cast<int>(p.topk.size());
+  }
+  const int n = static_cast<int>(m.parts.size());
+  for (int k = 0; k < n; ++k) {
+    StepPart& p = m.parts[static_cast<std::size_t>(k)];
+    p.score_reserve = reserve && k > 0 ? m.parts[static_cast<std::size_t>(k - 1)].topk_ctas : 0;
+    const int next_topk = reserve && k + 1 < n ? m.parts[static_cast<std::size_t>(k + 1)].topk_ctas : 0;
     AttnArgs a;
     a.r = r_;
     a.work_host = &p.work;
-    p.splits = attention_num_splits(a, num_sms_);
+    p.splits = attention_num_splits(a, std::max(1, num_sms_ - next_topk));
     p.scratch_floats = attention_scratch_floats(static_cast<int>(p.work.size()), p.splits,
                                                 attention_rows_per_cta(p.work, r_));
     if (p.scratch_floats > 0)
@@ -234,7 +244,7 @@ struct DevDesc {
 void score_range(const DevDesc& d, const CisaPlan& plan, bf16_bits* qsum, std::uint16_t* keys,
                  const std::vector<ScoreRow>& rows, const std::vector<ScoreGroup>& groups, int r0, int g0,
                  const bf16_bits* iq, const bf16_bits* reps, const BlockTable& table, int kv_heads, Stream s,
-                 Instrument* ins) {
+                 Instrument* ins, int reserve = 0) {
   if (rows.empty()) return;
   ScoreArgs a;
   a.iq = iq;
@@ -249,6 +259,7 @@ void score_range(const DevDesc& d, const CisaPlan& plan, bf16_bits* qsum, std::u
   a.rows_host = &rows;
   a.groups_host = &groups;
   a.row_begin = r0;
+  a.reserve_ctas = reserve;
   score_pages(a, s, ins);
 }
 
@@ -328,29 +339,32 @@ void CisaStep::run(const bf16_bits* q, const bf16_bits* iq, bf16_bits* o, const 
     run_attention(q, o, kv, table, s, ins);
     return;
   }
-  // pipelined: part k on stream k (0: the caller's); part k's scoring after part k - 1's
+  // pipelined: scoring part after part on s, top-k on st_topk, attention of part k on st_attn[k]
   const DevDesc d = dev_desc(m.dev_blob, m.off_rows, m.off_groups, m.off_topk, m.off_work);
-  cudaStream_t* side = m.later_first ? m.side_hi : m.side;
-  auto stream_of = [&](int k) { return k == 0 ? s : static_cast<Stream>(side[k - 1]); };
   CISA_CUDA(cudaEventRecord(m.ev_fork, s));
-  for (int k = 1; k < n; ++k) CISA_CUDA(cudaStreamWaitEvent(side[k - 1], m.ev_fork, 0));
+  CISA_CUDA(cudaStreamWaitEvent(m.st_topk, m.ev_fork, 0));
+  for (int k = 0; k < n; ++k) CISA_CUDA(cudaStreamWaitEvent(m.st_attn[k], m.ev_fork, 0));
   for (int k = 0; k < n; ++k) {
     const StepPart& p = m.parts[static_cast<std::size_t>(k)];
-    if (k > 0) CISA_CUDA(cudaStreamWaitEvent(stream_of(k), m.ev_score[k - 1], 0));
-    score_range(d, plan_, m.qsum, m.keys, p.rows, p.groups, p.r0, p.g0, iq, reps, table, kv.kv_heads, stream_of(k),
-                nullptr);
-    CISA_CUDA(cudaEventRecord(m.ev_score[k], stream_of(k)));
+    score_range(d, plan_, m.qsum, m.keys, p.rows, p.groups, p.r0, p.g0, iq, reps, table, kv.kv_heads, s, nullptr,
+                p.score_reserve);
+    CISA_CUDA(cudaEventRecord(m.ev_score[k], s));
   }
   for (int k = 0; k < n; ++k) {
     const StepPart& p = m.parts[static_cast<std::size_t>(k)];
-    topk_range(d, plan_, m.keys, m.sparse, p.topk, p.r0, table, stream_of(k), nullptr);
+    CISA_CUDA(cudaStreamWaitEvent(m.st_topk, m.ev_score[k], 0));
+    topk_range(d, plan_, m.keys, m.sparse, p.topk, p.r0, table, m.st_topk, nullptr);
+    CISA_CUDA(cudaEventRecord(m.ev_topk[k], m.st_topk));
+  }
+  for (int k = 0; k < n; ++k) {
+    const StepPart& p = m.parts[static_cast<std::size_t>(k)];
+    CISA_CUDA(cudaStreamWaitEvent(m.st_attn[k], m.ev_topk[k], 0));
     attention_range(d, plan_, m.sparse, p.work, p.w0, p.splits, p.scratch, p.scratch_floats, kv_heads_, r_, q, o, kv,
-                    table, stream_of(k), nullptr);
-  }
-  for (int k = 1; k < n; ++k) {
-    CISA_CUDA(cudaEventRecord(m.ev_join[k], stream_of(k)));
+                    table, m.st_attn[k], nullptr);
+    CISA_CUDA(cudaEventRecord(m.ev_join[k], m.st_attn[k]));
     CISA_CUDA(cudaStreamWaitEvent(s, m.ev_join[k], 0));
   }
+  CISA_CUDA(cudaStreamWaitEvent(s, m.ev_topk[n - 1], 0));
 }
 
 }  // namespace cisa::kernels

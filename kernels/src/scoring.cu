@@ -344,8 +344,8 @@ void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   CISA_LAUNCH_CHECK();
 }
 
-// The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one), but
-// no more than give each warp kGemvMinBatches batches.
+// The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
+// a.reserve_ctas slots), but no more than give each warp kGemvMinBatches batches.
 template <int W, int S>
 void launch_gemv(const ScoreArgs& a, Stream s) {
   static int slots = 0;
@@ -361,8 +361,9 @@ void launch_gemv(const ScoreArgs& a, Stream s) {
   int max_nb = 0;
   for (const auto& g : *a.groups_host) max_nb = std::max(max_nb, (g.max_ne + 31) / 32);
   // at least kGemvMinBatches per warp (the table and first loads are one round trip per warp)
+  const int avail = std::max(n_groups, slots - a.reserve_ctas);
   const int nx = std::max(
-      1, std::min(slots / n_groups, (max_nb + W * kGemvMinBatches - 1) / (W * kGemvMinBatches)));
+      1, std::min(avail / n_groups, (max_nb + W * kGemvMinBatches - 1) / (W * kGemvMinBatches)));
   score_gemv_kernel<W, S><<<dim3(static_cast<unsigned>(nx), static_cast<unsigned>(n_groups)),
                             W * 32, static_cast<size_t>(gemv_smem<W, S>()), s>>>(
       reinterpret_cast<const __nv_bfloat16*>(a.iq), reinterpret_cast<const __nv_bfloat16*>(a.reps),

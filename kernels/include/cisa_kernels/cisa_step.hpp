@@ -65,9 +65,9 @@ class CisaStep {
            const bf16_bits* reps, const BlockTable& table, Stream s, Instrument* ins = nullptr);
   // Parts of the pipelined run: the plan's sequences cut into `parts` pieces of about equal
   // eligible pages (at most 4; 1 = serial). Default: 2 when every score group has one row
-  // (decode), else 1. Falls back to serial when the plan cannot be cut. later_first: parts after
-  // the first run on streams of the greatest priority (their chain is the step's critical path).
-  void set_pipeline(int parts, bool later_first = false);
+  // (decode), else 1. Falls back to serial when the plan cannot be cut. reserve: the kernels that
+  // run beside a top-k launch leave it room (see cisa_step.cu).
+  void set_pipeline(int parts, bool reserve = true);
   int pipeline_parts() const;
   // Pieces, for benchmarks that time one component. upload() copies the descriptors again
   // (component setup; run() does not call it).

@@ -67,6 +67,8 @@ struct ScoreArgs {
   const std::vector<ScoreRow>* rows_host = nullptr;
   const std::vector<ScoreGroup>* groups_host = nullptr;
   int row_begin = 0;
+  // one-row path (decode): CTA slots of the card to leave free for a kernel running beside it
+  int reserve_ctas = 0;
 };
 
 // Two launches: sum_index_queries and score_pages (component scoring); one launch,
