@@ -293,6 +293,29 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
     const double ms = time_ms([&] { step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, nullptr); });
     add(name, (plan.score_groups.size() == plan.score_rows.size() ? "score_pages_gemv" : "sum_index_queries+score_pages"), ms, s.bytes, s.flops,
         "rows=" + std::to_string(plan.score_rows.size()));
+    if (plan.score_groups.size() == plan.score_rows.size()) {
+      // the one-row GEMV with fewer CTAs (CTA slots left free, as beside a top-k in the pipelined step)
+      DevBuf<ScoreRow> drows(plan.score_rows);
+      DevBuf<ScoreGroup> dgroups(plan.score_groups);
+      DevBuf<std::uint16_t> dkeys(plan.score_rows.size() * size_t(plan.score_stride));
+      ScoreArgs sa;
+      sa.iq = in.iq->p;
+      sa.reps = w.reps->p;
+      sa.table = w.bt;
+      sa.rows = drows.p;
+      sa.groups = dgroups.p;
+      sa.score_keys = dkeys.p;
+      sa.score_stride = plan.score_stride;
+      sa.kv_heads = 1;
+      sa.rows_host = &plan.score_rows;
+      sa.groups_host = &plan.score_groups;
+      for (int res : {32, 64, 132}) {
+        sa.reserve_ctas = res;
+        const double mr = time_ms([&] { score_pages(sa, nullptr, nullptr); });
+        add(name + ":reserve" + std::to_string(res), "score_pages_gemv", mr, s.bytes, s.flops,
+            std::to_string(res) + " CTA slots left free");
+      }
+    }
   } else {  // whole step: captured once in a CUDA graph (one launch per replay, no launch gaps)
     cudaStream_t cs;
     HCHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
