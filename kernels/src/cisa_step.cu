@@ -1,8 +1,9 @@
 // The CISA step on the device: scoring, top-k, attention. The descriptors (score rows and groups,
 // top-k rows, attention work items) depend only on the plan: they are uploaded once, when the step
 // is constructed, and no longer copied in every step (upload() re-copies them, component setup).
-// Pipelined runs (set_pipeline(n > 1), uninstrumented): the batch's sequences are cut into n parts of
-// about equal eligible pages. Scoring runs part after part on the caller's stream; each part's top-k
+// Pipelined runs (set_pipeline(n > 1), uninstrumented; off by default: measured no faster, see
+// NOTES.md session 6): the batch's sequences are cut into n parts of about equal eligible pages.
+// Scoring runs part after part on the caller's stream; each part's top-k
 // (latency-bound, few CTAs) runs on a top-k stream of the greatest priority as soon as its scores are
 // written, beside the next part's scoring; each part's attention on its own stream, beside the next
 // part's top-k. With `reserve`, the kernels that run beside a top-k leave it room: the next part's
@@ -116,14 +117,6 @@ std::vector<StepPart> cut_plan(const CisaPlan& plan, int n) {
   return parts;
 }
 
-// Decode-like plans (every score group one row) pipeline by default: two parts.
-int default_parts(const CisaPlan& plan) {
-  if (plan.score_groups.empty()) return 1;
-  for (const auto& g : plan.score_groups)
-    if (g.n_rows != 1) return 1;
-  return 2;
-}
-
 }  // namespace
 
 CisaStep::CisaStep(const CisaPlan& plan, int kv_heads, int r, int num_sms)
@@ -161,30 +154,22 @@ CisaStep::CisaStep(const CisaPlan& plan, int kv_heads, int r, int num_sms)
   splits_ = attention_num_splits(a, num_sms);
   m.scratch_floats = attention_scratch_floats(static_cast<int>(plan_.work.size()), splits_, plan_.rows_per_cta);
   if (m.scratch_floats > 0) CISA_CUDA(cudaMalloc(&m.scratch, static_cast<std::size_t>(m.scratch_floats) * sizeof(float)));
-  CISA_CUDA(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
-  int least = 0, greatest = 0;
-  CISA_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  CISA_CUDA(cudaStreamCreateWithPriority(&m.st_topk, cudaStreamNonBlocking, greatest));
-  for (int k = 0; k < kMaxParts; ++k) {
-    CISA_CUDA(cudaEventCreateWithFlags(&m.ev_score[k], cudaEventDisableTiming));
-    CISA_CUDA(cudaEventCreateWithFlags(&m.ev_topk[k], cudaEventDisableTiming));
-    CISA_CUDA(cudaEventCreateWithFlags(&m.ev_join[k], cudaEventDisableTiming));
-    CISA_CUDA(cudaStreamCreateWithPriority(&m.st_attn[k], cudaStreamNonBlocking, std::min(least, greatest + 1)));
-  }
-  set_pipeline(default_parts(plan_));
+  set_pipeline(1);
 }
 
 CisaStep::~CisaStep() {
   auto& m = *impl_;
   for (auto& p : m.parts) cudaFree(p.scratch);
-  for (int k = 0; k < kMaxParts; ++k) {
-    cudaEventDestroy(m.ev_score[k]);
-    cudaEventDestroy(m.ev_topk[k]);
-    cudaEventDestroy(m.ev_join[k]);
-    cudaStreamDestroy(m.st_attn[k]);
+  if (m.st_topk != nullptr) {
+    for (int k = 0; k < kMaxParts; ++k) {
+      cudaEventDestroy(m.ev_score[k]);
+      cudaEventDestroy(m.ev_topk[k]);
+      cudaEventDestroy(m.ev_join[k]);
+      cudaStreamDestroy(m.st_attn[k]);
+    }
+    cudaStreamDestroy(m.st_topk);
+    cudaEventDestroy(m.ev_fork);
   }
-  cudaStreamDestroy(m.st_topk);
-  cudaEventDestroy(m.ev_fork);
   cudaFreeHost(m.host_blob);
   cudaFree(m.dev_blob);
   cudaFree(m.qsum);
@@ -200,6 +185,18 @@ void CisaStep::set_pipeline(int parts, bool reserve) {
   m.parts_wanted = std::max(1, std::min(parts, kMaxParts));
   if (m.parts_wanted < 2) return;
   m.parts = cut_plan(plan_, m.parts_wanted);
+  if (!m.parts.empty() && m.st_topk == nullptr) {  // streams and events, made on first use
+    CISA_CUDA(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
+    int least = 0, greatest = 0;
+    CISA_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CISA_CUDA(cudaStreamCreateWithPriority(&m.st_topk, cudaStreamNonBlocking, greatest));
+    for (int k = 0; k < kMaxParts; ++k) {
+      CISA_CUDA(cudaEventCreateWithFlags(&m.ev_score[k], cudaEventDisableTiming));
+      CISA_CUDA(cudaEventCreateWithFlags(&m.ev_topk[k], cudaEventDisableTiming));
+      CISA_CUDA(cudaEventCreateWithFlags(&m.ev_join[k], cudaEventDisableTiming));
+      CISA_CUDA(cudaStreamCreateWithPriority(&m.st_attn[k], cudaStreamNonBlocking, std::min(least, greatest + 1)));
+    }
+  }
   for (auto& p : m.parts) {
     int max_ne = 0;
     for (const auto& t : p.topk) max_ne = std::max(max_ne, t.n_e);

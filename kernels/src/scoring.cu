@@ -36,7 +36,8 @@ __device__ __forceinline__ uint32_t key16(float f) {
 
 __global__ void __launch_bounds__(128)
     sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
-                  const ScoreRow* __restrict__ rows, int row_begin, __nv_bfloat16* __restrict__ qsum) {
+                  const ScoreRow* __restrict__ rows, int row_begin,
+                  __nv_bfloat16* __restrict__ qsum) {
   const int row = row_begin + static_cast<int>(blockIdx.x);
   const ScoreRow r = rows[row];
   const int d = threadIdx.x;

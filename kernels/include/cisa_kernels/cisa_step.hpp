@@ -64,9 +64,9 @@ class CisaStep {
   void run(const bf16_bits* q, const bf16_bits* iq, bf16_bits* o, const PagedKV& kv,
            const bf16_bits* reps, const BlockTable& table, Stream s, Instrument* ins = nullptr);
   // Parts of the pipelined run: the plan's sequences cut into `parts` pieces of about equal
-  // eligible pages (at most 4; 1 = serial). Default: 2 when every score group has one row
-  // (decode), else 1. Falls back to serial when the plan cannot be cut. reserve: the kernels that
-  // run beside a top-k launch leave it room (see cisa_step.cu).
+  // eligible pages (at most 4; 1 = serial, the default: on the H200 2 parts ran as fast as serial
+  // and 3-4 slower, NOTES.md session 6). Falls back to serial when the plan cannot be cut.
+  // reserve: the kernels that run beside a top-k launch leave it room (see cisa_step.cu).
   void set_pipeline(int parts, bool reserve = true);
   int pipeline_parts() const;
   // Pieces, for benchmarks that time one component. upload() copies the descriptors again
