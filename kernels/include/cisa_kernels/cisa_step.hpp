@@ -66,7 +66,9 @@ class CisaStep {
   // Parts of the pipelined run: the plan's sequences cut into `parts` pieces of about equal
   // eligible pages (at most 4; 1 = serial, the default: on the H200 2 parts ran as fast as serial
   // and 3-4 slower, NOTES.md session 6). Falls back to serial when the plan cannot be cut.
-  // reserve: the kernels that run beside a top-k launch leave it room (see cisa_step.cu).
+  // reserve: the kernels that run beside a top-k launch leave it room (see cisa_step.cu). The
+  // parts' split-KV scratch is reallocated: a graph captured before the call must not be replayed.
+  // Instrumented runs are serial whatever the parts.
   void set_pipeline(int parts, bool reserve = true);
   int pipeline_parts() const;
   // Pieces, for benchmarks that time one component. upload() copies the descriptors again
