@@ -36,14 +36,16 @@ __device__ __forceinline__ uint32_t key16(float f) {
 
 __global__ void __launch_bounds__(128)
     sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
-                  const ScoreRow* __restrict__ rows, __nv_bfloat16* __restrict__ qsum) {
-  const ScoreRow r = rows[blockIdx.x];
+                  const ScoreRow* __restrict__ rows, int row_begin,
+                  __nv_bfloat16* __restrict__ qsum) {
+  const int row = row_begin + static_cast<int>(blockIdx.x);
+  const ScoreRow r = rows[row];
   const int d = threadIdx.x;
   float s = 0.0f;
   for (int t = 0; t < r.n_q; ++t)
     s += __bfloat162float(
         iq[(static_cast<std::int64_t>(r.q_tok0 + t) * kv_heads + r.kv_head) * kHeadDim + d]);
-  qsum[static_cast<std::int64_t>(blockIdx.x) * kHeadDim + d] = __float2bfloat16_rn(s);
+  qsum[static_cast<std::int64_t>(row) * kHeadDim + d] = __float2bfloat16_rn(s);
 }
 
 // Groups of one row (decode). CTA = W warps, grid (nx, groups); CTA x takes the batches (32 pages
@@ -343,8 +345,8 @@ void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   CISA_LAUNCH_CHECK();
 }
 
-// The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one), but
-// no more than give each warp kGemvMinBatches batches.
+// The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
+// a.reserve_ctas slots), but no more than give each warp kGemvMinBatches batches.
 template <int W, int S>
 void launch_gemv(const ScoreArgs& a, Stream s) {
   static int slots = 0;
@@ -360,8 +362,9 @@ void launch_gemv(const ScoreArgs& a, Stream s) {
   int max_nb = 0;
   for (const auto& g : *a.groups_host) max_nb = std::max(max_nb, (g.max_ne + 31) / 32);
   // at least kGemvMinBatches per warp (the table and first loads are one round trip per warp)
+  const int avail = std::max(n_groups, slots - a.reserve_ctas);
   const int nx = std::max(
-      1, std::min(slots / n_groups, (max_nb + W * kGemvMinBatches - 1) / (W * kGemvMinBatches)));
+      1, std::min(avail / n_groups, (max_nb + W * kGemvMinBatches - 1) / (W * kGemvMinBatches)));
   score_gemv_kernel<W, S><<<dim3(static_cast<unsigned>(nx), static_cast<unsigned>(n_groups)),
                             W * 32, static_cast<size_t>(gemv_smem<W, S>()), s>>>(
       reinterpret_cast<const __nv_bfloat16*>(a.iq), reinterpret_cast<const __nv_bfloat16*>(a.reps),
@@ -406,7 +409,7 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
                     q_tokens * kHeadDim * 2.0 + rows.size() * kHeadDim * 2.0, q_tokens * kHeadDim,
                     q_tokens * kHeadDim, s);
     sum_iq_kernel<<<static_cast<unsigned>(rows.size()), 128, 0, s>>>(
-        reinterpret_cast<const __nv_bfloat16*>(a.iq), a.kv_heads, a.rows,
+        reinterpret_cast<const __nv_bfloat16*>(a.iq), a.kv_heads, a.rows, a.row_begin,
         reinterpret_cast<__nv_bfloat16*>(a.qsum));
     CISA_LAUNCH_CHECK();
   }

@@ -57,10 +57,22 @@ class CisaStep {
   CisaStep(const CisaStep&) = delete;
   CisaStep& operator=(const CisaStep&) = delete;
 
-  // Uploads the descriptors (component setup), then scoring, top-k, attention.
+  // Scoring, top-k, attention. The descriptors were uploaded once by the constructor (they depend
+  // only on the plan): no per-step copy. With ins == nullptr and pipeline_parts() > 1 the batch runs
+  // as pipelined parts on parallel streams (forked from and joined back into s; capturable in a CUDA
+  // graph); with an Instrument the launches run in series on s (component times).
   void run(const bf16_bits* q, const bf16_bits* iq, bf16_bits* o, const PagedKV& kv,
            const bf16_bits* reps, const BlockTable& table, Stream s, Instrument* ins = nullptr);
-  // Pieces, for benchmarks that time one component.
+  // Parts of the pipelined run: the plan's sequences cut into `parts` pieces of about equal
+  // eligible pages (at most 4; 1 = serial, the default: on the H200 2 parts ran as fast as serial
+  // and 3-4 slower, NOTES.md session 6). Falls back to serial when the plan cannot be cut.
+  // reserve: the kernels that run beside a top-k launch leave it room (see cisa_step.cu). The
+  // parts' split-KV scratch is reallocated: a graph captured before the call must not be replayed.
+  // Instrumented runs are serial whatever the parts.
+  void set_pipeline(int parts, bool reserve = true);
+  int pipeline_parts() const;
+  // Pieces, for benchmarks that time one component. upload() copies the descriptors again
+  // (component setup; run() does not call it).
   void upload(Stream s, Instrument* ins = nullptr);
   void run_scoring(const bf16_bits* iq, const bf16_bits* reps, const BlockTable& table, int kv_heads,
                    Stream s, Instrument* ins = nullptr);
@@ -77,7 +89,7 @@ class CisaStep {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   CisaPlan plan_;
-  int kv_heads_, r_, splits_ = 1;
+  int kv_heads_, r_, num_sms_, splits_ = 1;
 };
 
 }  // namespace cisa::kernels

@@ -61,9 +61,14 @@ struct ScoreArgs {
   std::uint16_t* score_keys = nullptr;  // [n_rows][score_stride], score_stride % 8 == 0
   int score_stride = 0;
   int kv_heads = 1;
-  // host copies (grid sizes, byte/FLOP accounting)
+  // host copies (grid sizes, byte/FLOP accounting): rows_host holds the device rows
+  // [row_begin, row_begin + rows_host->size()) (groups' row0 index the whole device array), groups_host
+  // the groups that `groups` points to
   const std::vector<ScoreRow>* rows_host = nullptr;
   const std::vector<ScoreGroup>* groups_host = nullptr;
+  int row_begin = 0;
+  // one-row path (decode): CTA slots of the card to leave free for a kernel running beside it
+  int reserve_ctas = 0;
 };
 
 // Two launches: sum_index_queries and score_pages (component scoring); one launch,
