@@ -107,7 +107,9 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "setup_latency_us", kr.setup_floor_us, kr.setup_method)
     << meas(a, "setup_bw_gbs", kr.h2d_step_bw_gbs, kr.setup_method)
     << meas(a, "other_floor_us", kr.other_floor_us, kr.other_method)
-    << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method);
+    << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method)
+    << meas(a, "scoring_decode_floor_us", kr.scoring_decode_floor_us, kr.scoring_decode_method)
+    << meas(a, "scoring_decode_read_bw_tbs", kr.scoring_decode_read_bw_tbs, kr.scoring_decode_method);
 #endif
   return y.str();
 }

@@ -65,6 +65,7 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   OtherWork other(pt, plan, w);
   auto run = [&](K::Instrument* ins) {
     other.run(w, ins);
+    step.upload(nullptr, ins);  // setup: the descriptor copy, per step as in --measure and the model
     step.run(q.p, iq.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
   };
   PipelineTimes t;
@@ -340,6 +341,33 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       out.scoring_write_bw_tbs = 1.0 / inv_w / 1e12;
     }
     out.scoring_method = fmt_scoring(dec.scoring_ms, r1, w1, pre.scoring_ms, r2, w2);
+  }
+  // The decode step's scoring kernel (one GEMV launch): t = floor + R / read + W / write (W, the
+  // 16-bit keys, at the scoring write rate above), solved from two decode steps: 64 x 1M (above)
+  // and 8 x 128K. (The one-selection floor shape reads a shorter fixed cost than a GEMV over many
+  // rows pays: session 5's re-measured sweeps, NOTES.)
+  {
+    World w(8, 131072 + 1, 1, 89);
+    const PipelineTimes d8 = time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15);
+    const double inv_w = out.scoring_write_bw_tbs > 0 ? 1.0 / (out.scoring_write_bw_tbs * 1e12) : 0.0;
+    auto net = [&](const PipelineTimes& t, double& r) {
+      const KernelCost& k = t.model.scoring;
+      r = k.dram_bytes - k.dram_write_bytes;
+      return t.scoring_ms * 1e-3 - k.dram_write_bytes * inv_w;
+    };
+    double r1 = 0, r2 = 0;
+    const double t1 = net(dec, r1), t2 = net(d8, r2);
+    if (r1 > r2 && t1 > t2) {
+      out.scoring_decode_read_bw_tbs = (r1 - r2) / (t1 - t2) / 1e12;
+      out.scoring_decode_floor_us = (t2 - r2 * (t1 - t2) / (r1 - r2)) * 1e6;
+    }
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "cisa_kernels scoring in the decode step: 64 x 1M, K=4,096 (%.1f us, read %.3g B) and 8 x 128K, "
+                  "K=4,096 (%.1f us, read %.3g B), median of 15 each, less the keys written at the scoring write "
+                  "rate; floor + read bytes / rate solved",
+                  dec.scoring_ms * 1e3, r1, d8.scoring_ms * 1e3, r2);
+    out.scoring_decode_method = buf;
   }
   return out;
 }

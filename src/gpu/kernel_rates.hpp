@@ -27,6 +27,9 @@ struct KernelRates {
   // write-heavy prefill) with the model's own byte split; 0 when the solve is not physical.
   double scoring_read_bw_tbs = 0, scoring_write_bw_tbs = 0;
   std::string scoring_method;
+  // The decode step's scoring kernel: fixed cost and read rate from two decode steps (0: not solved).
+  double scoring_decode_floor_us = 0, scoring_decode_read_bw_tbs = 0;
+  std::string scoring_decode_method;
   // Fixed cost per launch of each class: a one-selection step on a 2,048-token sequence.
   double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0, setup_floor_us = 0;
   double scoring_tile_us = 0;  // one representative-tile load step of a scoring CTA (0: not solved)

@@ -200,7 +200,8 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
     }
   }
   if (sw.profile) ncu_boundary_kernel<<<1, 32>>>(static_cast<int>(index));
-  // The sparse step: setup (descriptor upload), scoring, top-k, attention; then the other component.
+  // The sparse step: setup (descriptor upload: the kernels' step no longer copies them itself, a
+  // serving loop does once its plan changes), scoring, top-k, attention; then the other component.
   std::map<std::string, double> c;
   auto time = [&](const std::function<void(K::Instrument*)>& run) {
     if (sw.profile) {
@@ -265,6 +266,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
     OtherWork other(p, plan, w, dr.projection);
     if (!time([&](K::Instrument* ins) {
           other.run(w, ins);
+          step.upload(nullptr, ins);  // setup: the step's descriptors, copied per step as the model prices them
           step.run(q.p, q.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
         }))
       return m;
@@ -345,6 +347,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
     OtherWork other(p, plan, w, dr.projection);
     if (!time([&](K::Instrument* ins) {
           other.run(w, ins);
+          step.upload(nullptr, ins);  // setup: the step's descriptors, copied per step as the model prices them
           step.run(q.p, iq.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
         }))
       return m;

@@ -352,6 +352,39 @@ TEST_CASE("the representative update is its own kernel with its own fixed cost",
   CHECK(ro.rep_update_floor_s == ro.other_floor_s);
 }
 
+TEST_CASE("the decode step scores with its own kernel: its own fixed cost and read rate", "[profiles][traffic]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  const Point dec = point("h200_sxm", Phase::decode, 8, 1 << 19, 2048, 1);
+  const Point pre = point("h200_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 4);
+  const PointPricing pd = pricer.for_point(dec), pp = pricer.for_point(pre);
+  const Prediction a = predict(dec, pd), b = predict(pre, pp);
+  REQUIRE(a.cost.cisa_decode_kernel);
+  REQUIRE(!b.cost.cisa_decode_kernel);
+  const KernelShape& sh = pd.cisa[1].shape;
+  Rates r = pd.cisa[1].rates;
+  const double t0 = cisa_times(a.cost, sh, r).scoring, p0 = cisa_times(b.cost, sh, r).scoring;
+  // The decode kernel's fixed cost and read rate move the decode scoring time by exactly their
+  // terms (one launch, every CTA streaming), and leave prefill alone.
+  r.scoring_decode_floor_s += 2e-6;
+  CHECK(cisa_times(a.cost, sh, r).scoring - t0 == Approx(2e-6).margin(1e-12));
+  const double reads = a.cost.scoring.dram_bytes - a.cost.scoring.dram_write_bytes;
+  REQUIRE(reads > 0);
+  const double before = cisa_times(a.cost, sh, r).scoring;
+  r.scoring_decode_read_bw_Bps *= 0.5;
+  CHECK(cisa_times(a.cost, sh, r).scoring - before == Approx(reads / pd.cisa[1].rates.scoring_decode_read_bw_Bps));
+  CHECK(cisa_times(b.cost, sh, r).scoring == p0);
+  // A profile without the figures prices the decode kernel at the scoring kernel's, and says so.
+  Point old = dec;
+  old.cisa_impl = "cisa_kernels_2026_12_01";
+  const Rates ro = pricer.for_point(old).cisa[1].rates;
+  CHECK(ro.scoring_decode_floor_s == ro.scoring_floor_s);
+  CHECK(ro.scoring_decode_read_bw_Bps == ro.scoring_read_bw_Bps);
+  bool labelled = false;
+  for (const auto& u : pricer.resolved("h200_sxm", "cisa_kernels_2026_12_01").used)
+    if (u.field == "scoring.decode_floor_us") labelled = u.figure.label() == Label::XFER;
+  CHECK(labelled);
+}
+
 TEST_CASE("Flex's decode visits every page of the context; the loader checks decode_visits", "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   auto flex_decode = [&](std::int64_t L, std::int64_t K, const std::string& impl) {
