@@ -21,6 +21,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -32,7 +33,7 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr int kMaxN = 65536;    // keys per row
-constexpr int kMinSlice = 16384, kMaxSlice = 32768;
+constexpr int kMinSlice = 16384, kMaxSlice = 32768, kRowSlice = 65536;
 constexpr int kMaxCluster = kMaxN / kMinSlice;
 
 // Digit schedule per key width KB, first-digit width B0 and pass: bits [shift, shift + bits) of the
@@ -65,7 +66,7 @@ struct KeyIn;
 template <>
 struct KeyIn<float> {
   using Smem = uint32_t;
-  static constexpr int kBits = 32, kVec = 4, kThreads = 1024, kMinBlocks = 1;
+  static constexpr int kBits = 32, kVec = 4;
   __device__ static uint32_t key(float f) {
     const uint32_t u = __float_as_uint(f);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
@@ -77,13 +78,20 @@ struct KeyIn<float> {
 template <>
 struct KeyIn<uint16_t> {
   using Smem = uint16_t;
-  static constexpr int kBits = 16, kVec = 8, kThreads = 512, kMinBlocks = 2;
+  static constexpr int kBits = 16, kVec = 8;
   __device__ static Smem stored(uint16_t k) { return k; }
   __device__ static uint32_t widen(uint32_t k) { return k << 16; }
   static constexpr int kListCap = 4096;  // K <= 4,096 always fits; more are written directly
 };
 
 constexpr int kB0 = 11;  // first digit (12 and 13 bits measured slower: issue 14 session 4, S4-3)
+
+// CTAs of NT threads resident per SM that the register cap is set for: 16-bit keys at 512 threads
+// two, else one (64 registers per thread either way)
+template <class T, int NT>
+constexpr int min_blocks() {
+  return sizeof(typename KeyIn<T>::Smem) == 2 && NT == 512 ? 2 : 1;
+}
 
 template <class T, int SL>
 constexpr int list_cap() {
@@ -97,30 +105,29 @@ constexpr int smem_bytes() {
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
-template <int NT>
-__device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* warp_sums,
-                                                         uint32_t* total) {
+template <int NT, class V = uint32_t>
+__device__ __forceinline__ V block_exclusive_scan(V v, V* warp_sums, V* total) {
   constexpr int kWarps = NT / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  uint32_t x = v;
+  V x = v;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
-    const uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
+    const V y = __shfl_up_sync(0xffffffffu, x, o);
     if (lane >= o) x += y;
   }
   if (lane == 31) warp_sums[warp] = x;
   __syncthreads();
   if (warp == 0) {
-    uint32_t w = lane < kWarps ? warp_sums[lane] : 0u;
+    V w = lane < kWarps ? warp_sums[lane] : V(0);
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-      const uint32_t y = __shfl_up_sync(0xffffffffu, w, o);
+      const V y = __shfl_up_sync(0xffffffffu, w, o);
       if (lane >= o) w += y;
     }
     if (lane < kWarps) warp_sums[lane] = w;  // inclusive
   }
   __syncthreads();
-  const uint32_t before = warp == 0 ? 0u : warp_sums[warp - 1];
+  const V before = warp == 0 ? V(0) : warp_sums[warp - 1];
   *total = warp_sums[kWarps - 1];
   __syncthreads();
   return before + x - v;
@@ -241,14 +248,21 @@ __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t
   return r.bin_count == st.kk || D::last;
 }
 
-template <class T, int SL>
-__global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+__device__ __forceinline__ void bulk_prefetch_l2(const void* p, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+}
+
+template <class T, int SL, int NT>
+__global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K) {
+                int out_stride, int K, int next_wave, int pf_table) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
-  constexpr int KB = In::kBits, NT = In::kThreads, EPT = SL / NT, B0 = kB0;
+  constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
   constexpr int CMAX = kMaxN / SL;  // cluster size bound for this slice
   constexpr int CK = 16 / static_cast<int>(sizeof(KS)), NCH = EPT / CK;  // keys per chunk, chunks
   static_assert(NCH == 4 || NCH == 8, "4 or 8 chunks of 16 bytes per thread");
@@ -279,6 +293,24 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   const int tid = threadIdx.x;
 
   TOPK_MARK(0);
+  // the slice of the CTA that will take this CTA's place in the next wave (next_wave = CTAs resident
+  // at once; 0 = one wave): prefetched into L2 by up to 8 bulk copies of 16 KB, so that CTA's load
+  // phase reads L2 instead of waiting on DRAM
+  if (next_wave > 0 && tid < 8) {
+    const int b2 = static_cast<int>(blockIdx.x) + next_wave;
+    if (b2 < static_cast<int>(gridDim.x)) {
+      const int row2 = b2 / static_cast<int>(C), rank2 = b2 % static_cast<int>(C);
+      const int n2 = rows[row2].n_e;
+      const int per2 = ((n2 + static_cast<int>(C) - 1) / static_cast<int>(C) + In::kVec - 1) /
+                       In::kVec * In::kVec;
+      const int lo2 = min(n2, rank2 * per2), m2 = min(n2, lo2 + per2) - lo2;
+      const char* p2 = reinterpret_cast<const char*>(
+          scores + static_cast<std::int64_t>(row2) * score_stride + lo2);
+      const int bytes = m2 * static_cast<int>(sizeof(T)) & ~15, off = tid * 16384;
+      if ((reinterpret_cast<uintptr_t>(p2) & 15u) == 0 && off < bytes)
+        bulk_prefetch_l2(p2 + off, static_cast<uint32_t>(min(16384, bytes - off)));
+    }
+  }
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
   __syncthreads();
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
@@ -381,6 +413,14 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   // in it (the candidates) and counts the candidates' next digit; every later pass looks only at the
   // candidates (a few per thread): no further scan of the slice, no flag pass.
   flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
+  // the block-table entries of the keys flagged so far (the selection and the candidates): one L2
+  // prefetch per 8 entries (a 32-byte sector) with a flag, so the output's gather hits L2
+  if (pf_table) {
+    const uint64_t f = gtm | eqm;
+#pragma unroll
+    for (int q = 0; q < EPT / 8; ++q)
+      if ((f >> (8 * q)) & 0xffu) prefetch_l2(trow + lo + base + 8 * q);
+  }
   TOPK_MARK(3);
   if (!done0) {
     [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel);
@@ -402,14 +442,21 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   // scan of the flag counts gives each thread its running counts; this CTA's selected pages take
   // the contiguous positions [start, start + count) of the row.
   const uint32_t kk = st.kk;
-  // counts <= 32,768 per CTA: gt in the low 16 bits, eq in the high 16 bits of one scan
-  uint32_t total;
-  const uint32_t before = block_exclusive_scan<NT>(
-      static_cast<uint32_t>(__popcll(gtm)) | (static_cast<uint32_t>(__popcll(eqm)) << 16),
-      warp_sums, &total);
+  // gt in the low half, eq in the high half of one scan: 16-bit halves while a CTA holds at most
+  // 32,768 keys, 32-bit halves for the 65,536-key slice
+  using Pack = std::conditional_t<(SL > 32768), unsigned long long, uint32_t>;
+  constexpr int kHalf = SL > 32768 ? 32 : 16;
+  constexpr Pack kLow = (Pack{1} << kHalf) - 1;
+  __shared__ Pack pack_sums[32];
+  Pack total;
+  const Pack before = block_exclusive_scan<NT, Pack>(
+      static_cast<Pack>(__popcll(gtm)) | (static_cast<Pack>(__popcll(eqm)) << kHalf), pack_sums,
+      &total);
   TOPK_MARK(5);
-  const uint32_t g_run = st.gt_before + (before & 0xffffu), e_run = st.eq_before + (before >> 16);
-  const uint32_t cta_gt = total & 0xffffu, cta_eq = total >> 16;
+  const uint32_t g_run = st.gt_before + static_cast<uint32_t>(before & kLow),
+                 e_run = st.eq_before + static_cast<uint32_t>(before >> kHalf);
+  const uint32_t cta_gt = static_cast<uint32_t>(total & kLow),
+                 cta_eq = static_cast<uint32_t>(total >> kHalf);
   const uint32_t start = st.gt_before + min(st.eq_before, kk);
   const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
   for (uint64_t rem = gtm | eqm; rem != 0; rem &= rem - 1) {
@@ -450,13 +497,13 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   cl.barrier_wait();
 }
 
-template <class T, int SL>
+template <class T, int SL, int NT>
 struct LaunchCfg {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   LaunchCfg(int cluster, int n_rows, Stream s) {
     cfg.gridDim = dim3(static_cast<unsigned>(cluster * n_rows));
-    cfg.blockDim = dim3(KeyIn<T>::kThreads);
+    cfg.blockDim = dim3(NT);
     cfg.dynamicSmemBytes = smem_bytes<T, SL>();
     cfg.stream = s;
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -468,51 +515,73 @@ struct LaunchCfg {
   }
 };
 
-template <class T, int SL>
+template <class T, int SL, int NT>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   smem_bytes<T, SL>()));
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL, NT>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<T, SL>()));
     attr = true;
   }
 }
 
-template <class T, int SL>
-void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, Stream s) {
-  set_smem_attr<T, SL>();
-  LaunchCfg<T, SL> lc(cluster, n_rows, s);
+int env_int(const char* name, int dflt) {  // TEMPORARY A/B switches (session 6)
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : dflt;
+}
+
+template <class T, int SL, int NT>
+void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
+            Stream s) {
+  set_smem_attr<T, SL, NT>();
+  static const int pf = env_int("CISA_TOPK_PF", 3);
+  LaunchCfg<T, SL, NT> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL>, scores, a.score_stride, a.rows,
+  const int grid = cluster * n_rows;
+  const int next_wave = (pf & 1) && resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k));
+                               a.out_stride, a.k, next_wave, (pf >> 1) & 1));
   CISA_LAUNCH_CHECK();
 }
 
-// Clusters of `cluster` CTAs of the SL-key kernel resident at once (occupancy query, cached).
-template <class T, int SL>
+// Clusters of `cluster` CTAs of the (SL keys, NT threads) kernel resident at once (occupancy query,
+// cached).
+template <class T, int SL, int NT>
 int max_active_clusters(int cluster) {
   static int cache[kMaxCluster + 1] = {};
   if (cache[cluster] == 0) {
     int n = 0;
-    set_smem_attr<T, SL>();
-    LaunchCfg<T, SL> lc(cluster, 1024, nullptr);
-    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL>, &lc.cfg));
+    set_smem_attr<T, SL, NT>();
+    LaunchCfg<T, SL, NT> lc(cluster, 1024, nullptr);
+    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL, NT>, &lc.cfg));
     cache[cluster] = n > 0 ? n : -1;
   }
   return cache[cluster];
 }
 
-template <class F>
-auto with_slice(int slice, F&& f) {
-  if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{});
-  return f(std::integral_constant<int, kMaxSlice>{});
+// The kernels compiled, as (keys per CTA, threads per CTA): fp32 (16,384 | 32,768, 1,024); 16-bit
+// keys (16,384 | 32,768, 512), (32,768 | 65,536, 1,024).
+template <class T, class F>
+auto with_shape(int slice, int threads, F&& f) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 1024>{});
+    return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
+  } else {
+    if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 512>{});
+    if (slice == kRowSlice) return f(std::integral_constant<int, kRowSlice>{}, std::integral_constant<int, 1024>{});
+    if (threads == 1024) return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
+    return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 512>{});
+  }
 }
 
-int resident_clusters(bool keys16, int slice, int cluster) {
-  return with_slice(slice, [&](auto sl) {
-    return keys16 ? max_active_clusters<uint16_t, decltype(sl)::value>(cluster)
-                  : max_active_clusters<float, decltype(sl)::value>(cluster);
+int resident_clusters(bool keys16, int slice, int threads, int cluster) {
+  if (keys16)
+    return with_shape<uint16_t>(slice, threads, [&](auto sl, auto nt) {
+      return max_active_clusters<uint16_t, decltype(sl)::value, decltype(nt)::value>(cluster);
+    });
+  return with_shape<float>(slice, threads, [&](auto sl, auto nt) {
+    return max_active_clusters<float, decltype(sl)::value, decltype(nt)::value>(cluster);
   });
 }
 
@@ -541,14 +610,26 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
     CISA_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
     return n;
   }();
+  static const int v = env_int("CISA_TOPK_V", 1), one = env_int("CISA_TOPK_ONE", 0);
+  const int nt_default = keys16 ? 512 : 1024;
   const int c = std::max(1, (max_ne + kMinSlice - 1) / kMinSlice);
-  const int res = resident_clusters(keys16, kMinSlice, c);
+  const int res = resident_clusters(keys16, kMinSlice, nt_default, c);
   if (c == 1 || (static_cast<long long>(n_rows) * c <= sms && n_rows <= res))
-    return TopkPlan{c, kMinSlice, res};
+    return TopkPlan{c, kMinSlice, res, nt_default};
   TopkPlan p;
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
-  p.resident_clusters = resident_clusters(keys16, kMaxSlice, p.cluster);
+  p.threads = nt_default;
+  if (keys16 && v >= 1 && static_cast<long long>(n_rows) * p.cluster <= sms) {
+    const int r = resident_clusters(true, kMaxSlice, 1024, p.cluster);
+    if (n_rows <= r) p.threads = 1024;
+  }
+  if (keys16 && one && p.threads == 512 && p.cluster == 2) {
+    p.slice = kRowSlice;
+    p.cluster = 1;
+    p.threads = 1024;
+  }
+  p.resident_clusters = resident_clusters(keys16, p.slice, p.threads, p.cluster);
   return p;
 }
 
@@ -574,13 +655,18 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   ScopedLaunch sl(ins, Component::topk, "topk_radix_select", bytes, 0.0, 0.0, s);
   const int n_rows = static_cast<int>(rows.size());
   const TopkPlan p = topk_plan(max_ne, n_rows, a.scores == nullptr);
-  with_slice(p.slice, [&](auto sl) {
-    constexpr int SL = decltype(sl)::value;
-    if (a.scores)
-      launch<float, SL>(a, a.scores, p.cluster, n_rows, s);
-    else
-      launch<uint16_t, SL>(a, reinterpret_cast<const uint16_t*>(a.score_keys), p.cluster, n_rows, s);
-  });
+  const int resident_ctas = p.resident_clusters * p.cluster;
+  if (a.scores) {
+    with_shape<float>(p.slice, p.threads, [&](auto sl, auto nt) {
+      launch<float, decltype(sl)::value, decltype(nt)::value>(a, a.scores, p.cluster, n_rows,
+                                                                resident_ctas, s);
+    });
+  } else {
+    with_shape<uint16_t>(p.slice, p.threads, [&](auto sl, auto nt) {
+      launch<uint16_t, decltype(sl)::value, decltype(nt)::value>(
+          a, reinterpret_cast<const uint16_t*>(a.score_keys), p.cluster, n_rows, resident_ctas, s);
+    });
+  }
 }
 
 }  // namespace cisa::kernels

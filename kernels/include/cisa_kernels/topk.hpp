@@ -39,6 +39,7 @@ struct TopkArgs {
 // each); more rows take 32,768 (2 CTAs for rows over 32,768).
 struct TopkPlan {
   int cluster = 1, slice = 32768, resident_clusters = 0;
+  int threads = 512;  // per CTA
 };
 TopkPlan topk_plan(int max_ne, int n_rows, bool keys16);
 
