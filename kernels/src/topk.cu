@@ -306,7 +306,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       const int lo2 = min(n2, rank2 * per2), m2 = min(n2, lo2 + per2) - lo2;
       const char* p2 = reinterpret_cast<const char*>(
           scores + static_cast<std::int64_t>(row2) * score_stride + lo2);
-      const int bytes = m2 * static_cast<int>(sizeof(T)) & ~15, off = tid * 16384;
+      const int bytes = (m2 * static_cast<int>(sizeof(T))) & ~15, off = tid * 16384;
       if ((reinterpret_cast<uintptr_t>(p2) & 15u) == 0 && off < bytes)
         bulk_prefetch_l2(p2 + off, static_cast<uint32_t>(min(16384, bytes - off)));
     }
@@ -620,6 +620,7 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
   p.threads = nt_default;
+  if (keys16 && v >= 2) p.threads = 1024;
   if (keys16 && v >= 1 && static_cast<long long>(n_rows) * p.cluster <= sms) {
     const int r = resident_clusters(true, kMaxSlice, 1024, p.cluster);
     if (n_rows <= r) p.threads = 1024;
