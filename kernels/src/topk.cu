@@ -33,7 +33,7 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr int kMaxN = 65536;    // keys per row
-constexpr int kMinSlice = 16384, kMaxSlice = 32768, kRowSlice = 65536;
+constexpr int kMinSlice = 16384, kMaxSlice = 32768;
 constexpr int kMaxCluster = kMaxN / kMinSlice;
 
 // Digit schedule per key width KB, first-digit width B0 and pass: bits [shift, shift + bits) of the
@@ -68,7 +68,8 @@ struct KeyIn<float> {
   using Smem = uint32_t;
   static constexpr int kBits = 32, kVec = 4;
   __device__ static uint32_t key(float f) {
-    const uint32_t u = __float_as_uint(f);
+    // -0.0 is +0.0 (the reference compares floats: equal scores tie and go to the lower index)
+    const uint32_t u = __float_as_uint(f) == 0x80000000u ? 0u : __float_as_uint(f);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
   }
   __device__ static Smem stored(float f) { return key(f); }
@@ -248,9 +249,6 @@ __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t
   return r.bin_count == st.kk || D::last;
 }
 
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
 __device__ __forceinline__ void bulk_prefetch_l2(const void* p, uint32_t bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 }
@@ -259,7 +257,7 @@ template <class T, int SL, int NT>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave, int pf_table) {
+                int out_stride, int K, int next_wave, int direct_out) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -293,24 +291,6 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   const int tid = threadIdx.x;
 
   TOPK_MARK(0);
-  // the slice of the CTA that will take this CTA's place in the next wave (next_wave = CTAs resident
-  // at once; 0 = one wave): prefetched into L2 by up to 8 bulk copies of 16 KB, so that CTA's load
-  // phase reads L2 instead of waiting on DRAM
-  if (next_wave > 0 && tid < 8) {
-    const int b2 = static_cast<int>(blockIdx.x) + next_wave;
-    if (b2 < static_cast<int>(gridDim.x)) {
-      const int row2 = b2 / static_cast<int>(C), rank2 = b2 % static_cast<int>(C);
-      const int n2 = rows[row2].n_e;
-      const int per2 = ((n2 + static_cast<int>(C) - 1) / static_cast<int>(C) + In::kVec - 1) /
-                       In::kVec * In::kVec;
-      const int lo2 = min(n2, rank2 * per2), m2 = min(n2, lo2 + per2) - lo2;
-      const char* p2 = reinterpret_cast<const char*>(
-          scores + static_cast<std::int64_t>(row2) * score_stride + lo2);
-      const int bytes = (m2 * static_cast<int>(sizeof(T))) & ~15, off = tid * 16384;
-      if ((reinterpret_cast<uintptr_t>(p2) & 15u) == 0 && off < bytes)
-        bulk_prefetch_l2(p2 + off, static_cast<uint32_t>(min(16384, bytes - off)));
-    }
-  }
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
   __syncthreads();
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
@@ -354,6 +334,24 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     }
   }
 
+  // the slice of the CTA that will take this CTA's place in the next wave (next_wave = CTAs resident
+  // at once; 0 = one wave): prefetched into L2 by up to 8 bulk copies of 16 KB once this CTA's own
+  // loads have landed, so that CTA's load phase reads L2 instead of waiting on DRAM
+  if (next_wave > 0 && tid < 8) {
+    const int b2 = static_cast<int>(blockIdx.x) + next_wave;
+    if (b2 < static_cast<int>(gridDim.x)) {
+      const int row2 = b2 / static_cast<int>(C), rank2 = b2 % static_cast<int>(C);
+      const int n2 = rows[row2].n_e;
+      const int per2 = ((n2 + static_cast<int>(C) - 1) / static_cast<int>(C) + In::kVec - 1) /
+                       In::kVec * In::kVec;
+      const int lo2 = min(n2, rank2 * per2), m2 = min(n2, lo2 + per2) - lo2;
+      const char* p2 = reinterpret_cast<const char*>(
+          scores + static_cast<std::int64_t>(row2) * score_stride + lo2);
+      const int bytes = (m2 * static_cast<int>(sizeof(T))) & ~15, off = tid * 16384;
+      if ((reinterpret_cast<uintptr_t>(p2) & 15u) == 0 && off < bytes)
+        bulk_prefetch_l2(p2 + off, static_cast<uint32_t>(min(16384, bytes - off)));
+    }
+  }
   // radix passes: cluster barrier (the C histograms complete), merge, select the digit, next
   // histogram
   SelectState st;
@@ -413,14 +411,6 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   // in it (the candidates) and counts the candidates' next digit; every later pass looks only at the
   // candidates (a few per thread): no further scan of the slice, no flag pass.
   flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
-  // the block-table entries of the keys flagged so far (the selection and the candidates): one L2
-  // prefetch per 8 entries (a 32-byte sector) with a flag, so the output's gather hits L2
-  if (pf_table) {
-    const uint64_t f = gtm | eqm;
-#pragma unroll
-    for (int q = 0; q < EPT / 8; ++q)
-      if ((f >> (8 * q)) & 0xffu) prefetch_l2(trow + lo + base + 8 * q);
-  }
   TOPK_MARK(3);
   if (!done0) {
     [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel);
@@ -443,7 +433,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   // the contiguous positions [start, start + count) of the row.
   const uint32_t kk = st.kk;
   // gt in the low half, eq in the high half of one scan: 16-bit halves while a CTA holds at most
-  // 32,768 keys, 32-bit halves for the 65,536-key slice
+  // 32,768 keys (32-bit halves above)
   using Pack = std::conditional_t<(SL > 32768), unsigned long long, uint32_t>;
   constexpr int kHalf = SL > 32768 ? 32 : 16;
   constexpr Pack kLow = (Pack{1} << kHalf) - 1;
@@ -457,6 +447,41 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
                  e_run = st.eq_before + static_cast<uint32_t>(before >> kHalf);
   const uint32_t cta_gt = static_cast<uint32_t>(total & kLow),
                  cta_eq = static_cast<uint32_t>(total >> kHalf);
+  if (direct_out) {
+    // each thread translates its own selected pages at their positions: up to 4 block-table
+    // loads in flight, then their stores (no staging in shared memory, no barrier)
+    TOPK_MARK(6);
+    uint64_t rem = gtm | eqm;
+    while (rem != 0) {
+      int lb[4];
+      uint32_t lp[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        lb[i] = -1;
+        lp[i] = 0;
+        while (rem != 0) {
+          const int b = __ffsll(static_cast<long long>(rem)) - 1;
+          rem &= rem - 1;
+          const uint64_t low = (uint64_t{1} << b) - 1;
+          const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
+          const bool gt = (gtm >> b) & 1u;
+          if (!gt && e >= kk) {  // this and every later equal key of the thread are past the kk-th
+            rem &= gtm;
+            continue;
+          }
+          lb[i] = b;
+          lp[i] = gt ? g + min(e, kk) : g + e;
+          break;
+        }
+      }
+      int pid[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) pid[i] = lb[i] >= 0 ? __ldg(trow + lo + base + lb[i]) : 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (lb[i] >= 0) orow[lp[i]] = pid[i];
+    }
+  } else {
   const uint32_t start = st.gt_before + min(st.eq_before, kk);
   const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
   for (uint64_t rem = gtm | eqm; rem != 0; rem &= rem - 1) {
@@ -489,6 +514,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       const uint32_t q = tid + i * NT;
       if (q < nl) orow[start + q] = pid[i];
     }
+  }
   }
   for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end;
        j += static_cast<int>(C) * NT)
@@ -534,14 +560,14 @@ template <class T, int SL, int NT>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
   set_smem_attr<T, SL, NT>();
-  static const int pf = env_int("CISA_TOPK_PF", 3);
+  static const int pf = env_int("CISA_TOPK_PF", 1), direct = env_int("CISA_TOPK_OUT", 1);
   LaunchCfg<T, SL, NT> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
   const int grid = cluster * n_rows;
   const int next_wave = (pf & 1) && resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k, next_wave, (pf >> 1) & 1));
+                               a.out_stride, a.k, next_wave, direct));
   CISA_LAUNCH_CHECK();
 }
 
@@ -561,7 +587,7 @@ int max_active_clusters(int cluster) {
 }
 
 // The kernels compiled, as (keys per CTA, threads per CTA): fp32 (16,384 | 32,768, 1,024); 16-bit
-// keys (16,384 | 32,768, 512), (32,768 | 65,536, 1,024).
+// keys (16,384 | 32,768, 512), (32,768, 1,024).
 template <class T, class F>
 auto with_shape(int slice, int threads, F&& f) {
   if constexpr (std::is_same_v<T, float>) {
@@ -569,7 +595,6 @@ auto with_shape(int slice, int threads, F&& f) {
     return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
   } else {
     if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 512>{});
-    if (slice == kRowSlice) return f(std::integral_constant<int, kRowSlice>{}, std::integral_constant<int, 1024>{});
     if (threads == 1024) return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
     return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 512>{});
   }
@@ -610,7 +635,7 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
     CISA_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
     return n;
   }();
-  static const int v = env_int("CISA_TOPK_V", 1), one = env_int("CISA_TOPK_ONE", 0);
+  static const int v = env_int("CISA_TOPK_V", 1);
   const int nt_default = keys16 ? 512 : 1024;
   const int c = std::max(1, (max_ne + kMinSlice - 1) / kMinSlice);
   const int res = resident_clusters(keys16, kMinSlice, nt_default, c);
@@ -620,15 +645,9 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
   p.threads = nt_default;
-  if (keys16 && v >= 2) p.threads = 1024;
   if (keys16 && v >= 1 && static_cast<long long>(n_rows) * p.cluster <= sms) {
     const int r = resident_clusters(true, kMaxSlice, 1024, p.cluster);
     if (n_rows <= r) p.threads = 1024;
-  }
-  if (keys16 && one && p.threads == 512 && p.cluster == 2) {
-    p.slice = kRowSlice;
-    p.cluster = 1;
-    p.threads = 1024;
   }
   p.resident_clusters = resident_clusters(keys16, p.slice, p.threads, p.cluster);
   return p;

@@ -186,6 +186,13 @@ void test_topk() {
                    dtab);
       }
     }
+    {  // more clusters than are resident: a second wave (its slices prefetched into L2 by the first)
+      int nr = 67;
+      while (nr < 2000 && nr <= topk_plan(65536, nr, k16).resident_clusters) nr += 20;
+      std::vector<std::vector<float>> rs;
+      for (int i = 0; i < nr; ++i) rs.push_back(row(i % 3 == 0 ? 65536 : i % 3 == 1 ? 40001 : 65531, i % 2));
+      check_topk(std::to_string(nr) + " rows of <= 65536, two waves", rs, 65536, 4096, k16, ids, dtab);
+    }
     {
       std::vector<std::vector<float>> rs;
       for (int i = 0; i < 20; ++i) rs.push_back(row(50000, 1));
