@@ -257,7 +257,7 @@ template <class T, int SL, int NT>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave, int direct_out) {
+                int out_stride, int K, int next_wave, int direct_out, int lean) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -410,7 +410,44 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   // After the first merge one scan of the slice flags the keys above the first digit's bin (gt) and
   // in it (the candidates) and counts the candidates' next digit; every later pass looks only at the
   // candidates (a few per thread): no further scan of the slice, no flag pass.
-  flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
+  if (lean) {
+    // the same scan without per-key histogram work: gt <=> k > (prefix | ~mask), candidate <=>
+    // k - prefix <= ~mask (unsigned), two compares and two flag bits per key; the slice end is one
+    // mask per thread; the candidates' next digit is counted afterwards from their flags (a few per
+    // thread), re-reading their keys
+    const uint32_t thi = st.prefix | ~st.mask, pre = st.prefix, span = ~st.mask;
+    if (base < m) {
+#pragma unroll
+      for (int c = 0; c < NCH; ++c) {
+        const int cc = (c + (tid >> kRot)) & (NCH - 1);
+        const uint4 v = *reinterpret_cast<const uint4*>(keys + base + cc * CK);
+        KS kv[CK];
+        memcpy(kv, &v, 16);
+        uint32_t g = 0, q = 0;
+#pragma unroll
+        for (int e = 0; e < CK; ++e) {
+          const uint32_t k = In::widen(kv[e]);
+          if (k > thi) g |= 1u << e;
+          if (k - pre <= span) q |= 1u << e;
+        }
+        gtm |= static_cast<uint64_t>(g) << (cc * CK);
+        eqm |= static_cast<uint64_t>(q) << (cc * CK);
+      }
+      const int nv = m - base;
+      if (nv < EPT) {
+        const uint64_t vm = (uint64_t{1} << nv) - 1;
+        gtm &= vm;
+        eqm &= vm;
+      }
+      if (!done0)
+        for (uint64_t r = eqm; r != 0; r &= r - 1) {
+          const int b = __ffsll(static_cast<long long>(r)) - 1;
+          atomicAdd(&hist_b[(In::widen(keys[base + b]) >> D1::shift) & (D1::bins - 1)], 1u);
+        }
+    }
+  } else {
+    flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
+  }
   TOPK_MARK(3);
   if (!done0) {
     [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel);
@@ -560,14 +597,15 @@ template <class T, int SL, int NT>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
   set_smem_attr<T, SL, NT>();
-  static const int pf = env_int("CISA_TOPK_PF", 1), direct = env_int("CISA_TOPK_OUT", 1);
+  static const int pf = env_int("CISA_TOPK_PF", 1), direct = env_int("CISA_TOPK_OUT", 1),
+                   lean = env_int("CISA_TOPK_LEAN", 1);
   LaunchCfg<T, SL, NT> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
   const int grid = cluster * n_rows;
   const int next_wave = (pf & 1) && resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k, next_wave, direct));
+                               a.out_stride, a.k, next_wave, direct, lean));
   CISA_LAUNCH_CHECK();
 }
 
