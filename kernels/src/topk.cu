@@ -1,8 +1,10 @@
-// Top-k by radix select, one thread-block cluster of C CTAs (1,024 threads for fp32, 512 for 16-bit
-// keys) per row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) *
-// per) of at most SL keys (SL = 16,384 or 32,768; C = ceil(n / SL) <= 4). Rows few enough for one CTA
-// per SM at 16,384 keys per CTA take that slice (decode: 16 rows x 4 CTAs), so a thread holds 32 keys
-// instead of 64 (issue 14 session 5); more rows keep the 32,768-key slice.
+// Top-k by radix select, one thread-block cluster of C CTAs (1,024 threads for fp32; 512 or 1,024
+// for 16-bit keys) per row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per,
+// (rank + 1) * per) of at most SL keys (SL = 16,384 or 32,768; C = ceil(n / SL) <= 4). Rows few
+// enough for one CTA per SM at 16,384 keys per CTA take that slice (decode: 16 rows x 4 CTAs), so a
+// thread holds 32 keys instead of 64 (issue 14 session 5); more rows keep the 32,768-key slice, with
+// 1,024 threads for 16-bit keys while that is still one CTA per SM (64 rows: 32 keys per thread;
+// session 6), else 512 (two CTAs per SM).
 // Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
 // the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
 // keeps the keys in shared memory and builds the first digit's histogram. Each radix pass then:
@@ -11,17 +13,18 @@
 // histogram counts only the slice's keys that share the prefix. Digits 11 + 11 + 10 bits (fp32) or
 // 11 + 5 (16-bit keys); the passes stop early when the K-th key's bin is taken whole. The slice is
 // scanned once after the first merge: each thread flags its keys above the first digit's bin and
-// in it (the candidates, a few per thread), counting the candidates' next digit; later passes and
-// the final flags look at the candidates only (issue 14 session 4). From the same
-// histograms each CTA also gets how many keys above the threshold and equal to it lie in the CTAs
-// before it, so its selected pages take known contiguous positions: their local indices are staged
-// in shared memory in order, then all threads translate them through the block table at once
-// (physical IDs, ascending logical order), and the window and tail pages are appended.
-// Deterministic: no floating-point reductions, ties resolved by index (lower first).
+// in it (the candidates, a few per thread) with two compares per key, then counts the candidates'
+// next digit; later passes and the final flags look at the candidates only (issue 14 sessions 4, 6).
+// From the same histograms each CTA also gets how many keys above the threshold and equal to it lie
+// in the CTAs before it, so every selected page's position in the row is known: each thread
+// translates its own selected pages through the block table (physical IDs, ascending logical order,
+// up to 4 loads in flight), and the window and tail pages are appended. When the grid is larger than
+// what is resident, each CTA prefetches (into L2) the slice of the CTA that will follow it once its
+// own slice has landed. Deterministic: no floating-point reductions, ties resolved by index (lower
+// first; -0.0 ties with +0.0).
 #include <cooperative_groups.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -59,8 +62,9 @@ constexpr int hist_b_bins() {
   return Digit<KB, B0, 1>::bins;
 }
 
-// Per input type: key width, keys per 16-byte load, key type in shared memory, threads per CTA
-// (fp32: 1,024 threads, 128 KB of keys, one CTA per SM; 16-bit keys: 512 threads, 64 KB, two).
+// Per input type: key width, keys per 16-byte load, key type in shared memory (fp32: 128 KB of keys
+// at 32,768 per CTA, one CTA of 1,024 threads per SM; 16-bit keys: 64 KB, two CTAs of 512 threads or
+// one of 1,024 per SM).
 template <class T>
 struct KeyIn;
 template <>
@@ -74,7 +78,6 @@ struct KeyIn<float> {
   }
   __device__ static Smem stored(float f) { return key(f); }
   __device__ static uint32_t widen(uint32_t k) { return k; }
-  static constexpr int kListCap = 8192;  // selected pages per CTA staged in shared memory
 };
 template <>
 struct KeyIn<uint16_t> {
@@ -82,7 +85,6 @@ struct KeyIn<uint16_t> {
   static constexpr int kBits = 16, kVec = 8;
   __device__ static Smem stored(uint16_t k) { return k; }
   __device__ static uint32_t widen(uint32_t k) { return k << 16; }
-  static constexpr int kListCap = 4096;  // K <= 4,096 always fits; more are written directly
 };
 
 constexpr int kB0 = 11;  // first digit (12 and 13 bits measured slower: issue 14 session 4, S4-3)
@@ -95,14 +97,9 @@ constexpr int min_blocks() {
 }
 
 template <class T, int SL>
-constexpr int list_cap() {
-  return KeyIn<T>::kListCap < SL ? KeyIn<T>::kListCap : SL;
-}
-template <class T, int SL>
 constexpr int smem_bytes() {
   return SL * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
-         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4 +
-         list_cap<T, SL>() * 2;
+         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4;
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
@@ -136,7 +133,7 @@ __device__ __forceinline__ V block_exclusive_scan(V v, V* warp_sums, V* total) {
 
 // Phase clocks of thread 0 of the first kPhaseCtas CTAs of the last launch (SM cycles; read by
 // topk_phase_cycles for the benchmark's breakdown): start, keys loaded + first histogram, first
-// merge, second histogram, last merge, flags scanned, list staged, output written.
+// merge, second histogram, last merge, flags scanned, (output path entered), output written.
 constexpr int kPhaseCtas = 128, kPhases = 8;
 __device__ long long g_topk_clk[kPhaseCtas][kPhases];
 #define TOPK_MARK(i) \
@@ -257,7 +254,7 @@ template <class T, int SL, int NT>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave, int direct_out, int lean) {
+                int out_stride, int K, int next_wave) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -270,10 +267,8 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   extern __shared__ __align__(16) unsigned char tk_smem[];
   KS* keys = reinterpret_cast<KS*>(tk_smem);  // [SL]
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
-  constexpr int kListCap = list_cap<T, SL>();
   uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
-  uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kHB);     // [kListCap] staged, local index
   __shared__ uint32_t warp_sums[32];
   __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
@@ -364,32 +359,6 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   static_assert(EPT <= 64, "flags in one 64-bit mask");
   uint64_t gtm = 0, eqm = 0;
   const int base = tid * EPT;
-  // one pass over the thread's keys with the current (mask, prefix): gt / eq flags, and (hist) the
-  // next digit of the keys equal to the prefix
-  auto flag_scan = [&](uint32_t* hist, int shift, uint32_t bmask) {
-    const uint32_t msk = st.mask, pre = st.prefix;
-    if (base >= m) return;
-#pragma unroll
-    for (int c = 0; c < NCH; ++c) {  // rotated chunk order: no bank conflicts
-      const int cc = (c + (tid >> kRot)) & (NCH - 1);
-      const int j = base + cc * CK;
-      const uint4 v = *reinterpret_cast<const uint4*>(keys + j);
-      KS kv[CK];
-      memcpy(kv, &v, 16);
-      uint32_t g = 0, q = 0;  // flags of this chunk's keys, bit e = key j + e
-#pragma unroll
-      for (int e = 0; e < CK; ++e) {
-        const uint32_t k = In::widen(kv[e]), km = k & msk;
-        g |= static_cast<uint32_t>(km > pre) << e;
-        const bool eq = km == pre && j + e < m;
-        q |= static_cast<uint32_t>(eq) << e;
-        if (hist != nullptr && eq) atomicAdd(&hist[(k >> shift) & bmask], 1u);
-      }
-      const uint32_t valid = j + CK <= m ? (1u << CK) - 1u : (j < m ? (1u << (m - j)) - 1u : 0u);
-      gtm |= static_cast<uint64_t>(g & valid) << (cc * CK);
-      eqm |= static_cast<uint64_t>(q) << (cc * CK);
-    }
-  };
   // the candidates (eqm) against a longer prefix: above -> gtm, below -> dropped, equal -> kept
   // (and, hist, their next digit counted)
   auto refine = [&](uint32_t* hist, int shift, uint32_t bmask) {
@@ -408,13 +377,12 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   };
   using D1 = Digit<KB, B0, 1>;
   // After the first merge one scan of the slice flags the keys above the first digit's bin (gt) and
-  // in it (the candidates) and counts the candidates' next digit; every later pass looks only at the
-  // candidates (a few per thread): no further scan of the slice, no flag pass.
-  if (lean) {
-    // the same scan without per-key histogram work: gt <=> k > (prefix | ~mask), candidate <=>
-    // k - prefix <= ~mask (unsigned), two compares and two flag bits per key; the slice end is one
-    // mask per thread; the candidates' next digit is counted afterwards from their flags (a few per
-    // thread), re-reading their keys
+  // in it (the candidates); the candidates' next digit is counted from their flags afterwards; every
+  // later pass looks only at the candidates (a few per thread): no further scan of the slice, no
+  // flag pass. The scan has no per-key histogram work (issue 14 session 6): gt <=> k > (prefix |
+  // ~mask), candidate <=> k - prefix <= ~mask (unsigned): two compares and two flag bits per key;
+  // the slice end is one mask per thread.
+  {
     const uint32_t thi = st.prefix | ~st.mask, pre = st.prefix, span = ~st.mask;
     if (base < m) {
 #pragma unroll
@@ -445,8 +413,6 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
           atomicAdd(&hist_b[(In::widen(keys[base + b]) >> D1::shift) & (D1::bins - 1)], 1u);
         }
     }
-  } else {
-    flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
   }
   TOPK_MARK(3);
   if (!done0) {
@@ -466,8 +432,8 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   TOPK_MARK(4);
   cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
   // keep every key above the threshold and the first kk (lowest index) equal to it; one block
-  // scan of the flag counts gives each thread its running counts; this CTA's selected pages take
-  // the contiguous positions [start, start + count) of the row.
+  // scan of the flag counts gives each thread its running counts, so each selected page's position
+  // in the row is known.
   const uint32_t kk = st.kk;
   // gt in the low half, eq in the high half of one scan: 16-bit halves while a CTA holds at most
   // 32,768 keys (32-bit halves above)
@@ -482,12 +448,10 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   TOPK_MARK(5);
   const uint32_t g_run = st.gt_before + static_cast<uint32_t>(before & kLow),
                  e_run = st.eq_before + static_cast<uint32_t>(before >> kHalf);
-  const uint32_t cta_gt = static_cast<uint32_t>(total & kLow),
-                 cta_eq = static_cast<uint32_t>(total >> kHalf);
-  if (direct_out) {
-    // each thread translates its own selected pages at their positions: up to 4 block-table
-    // loads in flight, then their stores (no staging in shared memory, no barrier)
-    TOPK_MARK(6);
+  // each thread translates its own selected pages at their positions: up to 4 block-table loads in
+  // flight, then their stores (no staging in shared memory, no barrier; issue 14 session 6)
+  TOPK_MARK(6);
+  {
     uint64_t rem = gtm | eqm;
     while (rem != 0) {
       int lb[4];
@@ -518,40 +482,6 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       for (int i = 0; i < 4; ++i)
         if (lb[i] >= 0) orow[lp[i]] = pid[i];
     }
-  } else {
-  const uint32_t start = st.gt_before + min(st.eq_before, kk);
-  const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
-  for (uint64_t rem = gtm | eqm; rem != 0; rem &= rem - 1) {
-    const int b = __ffsll(static_cast<long long>(rem)) - 1;
-    const uint64_t low = (uint64_t{1} << b) - 1;
-    const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
-    const bool gt = (gtm >> b) & 1u;
-    if (!gt && e >= kk) continue;
-    const uint32_t pos = gt ? g + min(e, kk) : g + e;
-    if (pos - start < kListCap)
-      list[pos - start] = static_cast<uint16_t>(base + b);
-    else
-      orow[pos] = trow[lo + base + b];
-  }
-  __syncthreads();
-  TOPK_MARK(6);
-  // block-table lookups of the staged pages: every load of the thread issued before the first
-  // store (one round trip, not one per iteration); coalesced stores
-  {
-    constexpr int kIt = (kListCap + NT - 1) / NT;
-    const uint32_t nl = min(count, static_cast<uint32_t>(kListCap));
-    int pid[kIt];
-#pragma unroll
-    for (int i = 0; i < kIt; ++i) {
-      const uint32_t q = tid + i * NT;
-      pid[i] = q < nl ? __ldg(trow + lo + list[q]) : 0;
-    }
-#pragma unroll
-    for (int i = 0; i < kIt; ++i) {
-      const uint32_t q = tid + i * NT;
-      if (q < nl) orow[start + q] = pid[i];
-    }
-  }
   }
   for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end;
        j += static_cast<int>(C) * NT)
@@ -588,24 +518,17 @@ void set_smem_attr() {
   }
 }
 
-int env_int(const char* name, int dflt) {  // TEMPORARY A/B switches (session 6)
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::atoi(v) : dflt;
-}
-
 template <class T, int SL, int NT>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
   set_smem_attr<T, SL, NT>();
-  static const int pf = env_int("CISA_TOPK_PF", 1), direct = env_int("CISA_TOPK_OUT", 1),
-                   lean = env_int("CISA_TOPK_LEAN", 1);
   LaunchCfg<T, SL, NT> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
   const int grid = cluster * n_rows;
-  const int next_wave = (pf & 1) && resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
+  const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k, next_wave, direct, lean));
+                               a.out_stride, a.k, next_wave));
   CISA_LAUNCH_CHECK();
 }
 
@@ -666,6 +589,9 @@ std::vector<double> topk_phase_cycles(int n_ctas) {
 // once), else 32,768 (2 CTAs per row over 32,768 keys; rows of up to 16,384 keep one CTA of 16,384).
 // Measured in issue 14 session 5 (16-bit keys, 65,536 -> 4,096): 16 rows 16.4 us at 4 x 16,384 vs
 // 21.0 at 8 x 8,192 and 19.6 at 2 x 32,768; 64 rows (2 CTAs per SM at 4 x 16,384) 30.2 vs 21.9 us.
+// Threads per CTA: 1,024 for fp32; for 16-bit keys 512, except 1,024 at the 32,768-key slice when
+// rows x CTAs per row <= SMs and the 1,024-thread clusters are all resident (session 6: 64 rows
+// 21.8 -> 21.0 us with the old scan; 256 rows stay at 512: two CTAs per SM, 1,024 took 73 us).
 TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   static const int sms = [] {
     int dev = 0, n = 0;
@@ -673,7 +599,6 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
     CISA_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
     return n;
   }();
-  static const int v = env_int("CISA_TOPK_V", 1);
   const int nt_default = keys16 ? 512 : 1024;
   const int c = std::max(1, (max_ne + kMinSlice - 1) / kMinSlice);
   const int res = resident_clusters(keys16, kMinSlice, nt_default, c);
@@ -683,7 +608,7 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
   p.threads = nt_default;
-  if (keys16 && v >= 1 && static_cast<long long>(n_rows) * p.cluster <= sms) {
+  if (keys16 && static_cast<long long>(n_rows) * p.cluster <= sms) {
     const int r = resident_clusters(true, kMaxSlice, 1024, p.cluster);
     if (n_rows <= r) p.threads = 1024;
   }
