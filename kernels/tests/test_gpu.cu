@@ -167,10 +167,11 @@ void test_topk() {
     check_topk("ragged short", {row(65536, 1), row(20, 0), row(777, 1), row(8193, 2)}, 65536, 13, k16, ids, dtab);
     // every launch shape of topk_plan at 65,536 keys per row (CTAs per row, keys and threads per
     // CTA), each with the fewest rows that take it (4 CTAs of 16,384 for a few rows; 2 of 32,768 with
-    // 1,024 threads (16-bit keys) while that is one CTA per SM, with 512 beyond; one CTA of 65,536
-    // where the plan picks it): rows of different N_e (65,536, 40,001 and 65,531: slices not a
-    // multiple of the vector, a short last slice), ties in every other row, K = 4,096 and K close
-    // to the shortest row; and 20 tied rows of 50,000 (4 CTAs of 12,500)
+    // 1,024 threads (16-bit keys) while that is one CTA per SM, with 512 beyond): rows of different
+    // N_e (65,536, 40,001 and 65,531: slices not a multiple of the vector, a short last slice), ties
+    // (and -0.0 beside +0.0) in every other row, K = 4,096 and K close to the shortest row (its
+    // threshold in the tied zero bin); more rows than clusters resident (a second wave, prefetched);
+    // and 20 tied rows of 50,000 (4 CTAs of 12,500)
     {
       std::vector<std::string> seen;
       for (int nr = 1; nr <= 400; ++nr) {
