@@ -1,8 +1,10 @@
-// Top-k by radix select, one thread-block cluster of C CTAs (1,024 threads for fp32, 512 for 16-bit
-// keys) per row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per, (rank + 1) *
-// per) of at most SL keys (SL = 16,384 or 32,768; C = ceil(n / SL) <= 4). Rows few enough for one CTA
-// per SM at 16,384 keys per CTA take that slice (decode: 16 rows x 4 CTAs), so a thread holds 32 keys
-// instead of 64 (issue 14 session 5); more rows keep the 32,768-key slice.
+// Top-k by radix select, one thread-block cluster of C CTAs (1,024 threads for fp32; 512 or 1,024
+// for 16-bit keys) per row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per,
+// (rank + 1) * per) of at most SL keys (SL = 16,384 or 32,768; C = ceil(n / SL) <= 4). Rows few
+// enough for one CTA per SM at 16,384 keys per CTA take that slice (decode: 16 rows x 4 CTAs), so a
+// thread holds 32 keys instead of 64 (issue 14 session 5); more rows keep the 32,768-key slice, with
+// 1,024 threads for 16-bit keys while that is still one CTA per SM (64 rows: 32 keys per thread;
+// session 6), else 512 (two CTAs per SM).
 // Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
 // the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
 // keeps the keys in shared memory and builds the first digit's histogram. Each radix pass then:
@@ -11,13 +13,15 @@
 // histogram counts only the slice's keys that share the prefix. Digits 11 + 11 + 10 bits (fp32) or
 // 11 + 5 (16-bit keys); the passes stop early when the K-th key's bin is taken whole. The slice is
 // scanned once after the first merge: each thread flags its keys above the first digit's bin and
-// in it (the candidates, a few per thread), counting the candidates' next digit; later passes and
-// the final flags look at the candidates only (issue 14 session 4). From the same
-// histograms each CTA also gets how many keys above the threshold and equal to it lie in the CTAs
-// before it, so its selected pages take known contiguous positions: their local indices are staged
-// in shared memory in order, then all threads translate them through the block table at once
-// (physical IDs, ascending logical order), and the window and tail pages are appended.
-// Deterministic: no floating-point reductions, ties resolved by index (lower first).
+// in it (the candidates, a few per thread) with two compares per key, then counts the candidates'
+// next digit; later passes and the final flags look at the candidates only (issue 14 sessions 4, 6).
+// From the same histograms each CTA also gets how many keys above the threshold and equal to it lie
+// in the CTAs before it, so every selected page's position in the row is known: each thread
+// translates its own selected pages through the block table (physical IDs, ascending logical order,
+// up to 4 loads in flight), and the window and tail pages are appended. When the grid is larger than
+// what is resident, each CTA prefetches (into L2) the slice of the CTA that will follow it once its
+// own slice has landed. Deterministic: no floating-point reductions, ties resolved by index (lower
+// first; -0.0 ties with +0.0).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -58,69 +62,70 @@ constexpr int hist_b_bins() {
   return Digit<KB, B0, 1>::bins;
 }
 
-// Per input type: key width, keys per 16-byte load, key type in shared memory, threads per CTA
-// (fp32: 1,024 threads, 128 KB of keys, one CTA per SM; 16-bit keys: 512 threads, 64 KB, two).
+// Per input type: key width, keys per 16-byte load, key type in shared memory (fp32: 128 KB of keys
+// at 32,768 per CTA, one CTA of 1,024 threads per SM; 16-bit keys: 64 KB, two CTAs of 512 threads or
+// one of 1,024 per SM).
 template <class T>
 struct KeyIn;
 template <>
 struct KeyIn<float> {
   using Smem = uint32_t;
-  static constexpr int kBits = 32, kVec = 4, kThreads = 1024, kMinBlocks = 1;
+  static constexpr int kBits = 32, kVec = 4;
   __device__ static uint32_t key(float f) {
-    const uint32_t u = __float_as_uint(f);
+    // -0.0 is +0.0 (the reference compares floats: equal scores tie and go to the lower index)
+    const uint32_t u = __float_as_uint(f) == 0x80000000u ? 0u : __float_as_uint(f);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
   }
   __device__ static Smem stored(float f) { return key(f); }
   __device__ static uint32_t widen(uint32_t k) { return k; }
-  static constexpr int kListCap = 8192;  // selected pages per CTA staged in shared memory
 };
 template <>
 struct KeyIn<uint16_t> {
   using Smem = uint16_t;
-  static constexpr int kBits = 16, kVec = 8, kThreads = 512, kMinBlocks = 2;
+  static constexpr int kBits = 16, kVec = 8;
   __device__ static Smem stored(uint16_t k) { return k; }
   __device__ static uint32_t widen(uint32_t k) { return k << 16; }
-  static constexpr int kListCap = 4096;  // K <= 4,096 always fits; more are written directly
 };
 
 constexpr int kB0 = 11;  // first digit (12 and 13 bits measured slower: issue 14 session 4, S4-3)
 
-template <class T, int SL>
-constexpr int list_cap() {
-  return KeyIn<T>::kListCap < SL ? KeyIn<T>::kListCap : SL;
+// CTAs of NT threads resident per SM that the register cap is set for: 16-bit keys at 512 threads
+// two, else one (64 registers per thread either way)
+template <class T, int NT>
+constexpr int min_blocks() {
+  return sizeof(typename KeyIn<T>::Smem) == 2 && NT == 512 ? 2 : 1;
 }
+
 template <class T, int SL>
 constexpr int smem_bytes() {
   return SL * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
-         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4 +
-         list_cap<T, SL>() * 2;
+         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4;
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
-template <int NT>
-__device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* warp_sums,
-                                                         uint32_t* total) {
+template <int NT, class V = uint32_t>
+__device__ __forceinline__ V block_exclusive_scan(V v, V* warp_sums, V* total) {
   constexpr int kWarps = NT / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  uint32_t x = v;
+  V x = v;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
-    const uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
+    const V y = __shfl_up_sync(0xffffffffu, x, o);
     if (lane >= o) x += y;
   }
   if (lane == 31) warp_sums[warp] = x;
   __syncthreads();
   if (warp == 0) {
-    uint32_t w = lane < kWarps ? warp_sums[lane] : 0u;
+    V w = lane < kWarps ? warp_sums[lane] : V(0);
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-      const uint32_t y = __shfl_up_sync(0xffffffffu, w, o);
+      const V y = __shfl_up_sync(0xffffffffu, w, o);
       if (lane >= o) w += y;
     }
     if (lane < kWarps) warp_sums[lane] = w;  // inclusive
   }
   __syncthreads();
-  const uint32_t before = warp == 0 ? 0u : warp_sums[warp - 1];
+  const V before = warp == 0 ? V(0) : warp_sums[warp - 1];
   *total = warp_sums[kWarps - 1];
   __syncthreads();
   return before + x - v;
@@ -128,7 +133,7 @@ __device__ __forceinline__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* w
 
 // Phase clocks of thread 0 of the first kPhaseCtas CTAs of the last launch (SM cycles; read by
 // topk_phase_cycles for the benchmark's breakdown): start, keys loaded + first histogram, first
-// merge, second histogram, last merge, flags scanned, list staged, output written.
+// merge, second histogram, last merge, flags scanned, (output path entered), output written.
 constexpr int kPhaseCtas = 128, kPhases = 8;
 __device__ long long g_topk_clk[kPhaseCtas][kPhases];
 #define TOPK_MARK(i) \
@@ -241,14 +246,18 @@ __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t
   return r.bin_count == st.kk || D::last;
 }
 
-template <class T, int SL>
-__global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
+__device__ __forceinline__ void bulk_prefetch_l2(const void* p, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+}
+
+template <class T, int SL, int NT>
+__global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K) {
+                int out_stride, int K, int next_wave) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
-  constexpr int KB = In::kBits, NT = In::kThreads, EPT = SL / NT, B0 = kB0;
+  constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
   constexpr int CMAX = kMaxN / SL;  // cluster size bound for this slice
   constexpr int CK = 16 / static_cast<int>(sizeof(KS)), NCH = EPT / CK;  // keys per chunk, chunks
   static_assert(NCH == 4 || NCH == 8, "4 or 8 chunks of 16 bytes per thread");
@@ -258,10 +267,8 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   extern __shared__ __align__(16) unsigned char tk_smem[];
   KS* keys = reinterpret_cast<KS*>(tk_smem);  // [SL]
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
-  constexpr int kListCap = list_cap<T, SL>();
   uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
-  uint16_t* list = reinterpret_cast<uint16_t*>(hist_b + kHB);     // [kListCap] staged, local index
   __shared__ uint32_t warp_sums[32];
   __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
@@ -322,6 +329,24 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
     }
   }
 
+  // the slice of the CTA that will take this CTA's place in the next wave (next_wave = CTAs resident
+  // at once; 0 = one wave): prefetched into L2 by up to 8 bulk copies of 16 KB once this CTA's own
+  // loads have landed, so that CTA's load phase reads L2 instead of waiting on DRAM
+  if (next_wave > 0 && tid < 8) {
+    const int b2 = static_cast<int>(blockIdx.x) + next_wave;
+    if (b2 < static_cast<int>(gridDim.x)) {
+      const int row2 = b2 / static_cast<int>(C), rank2 = b2 % static_cast<int>(C);
+      const int n2 = rows[row2].n_e;
+      const int per2 = ((n2 + static_cast<int>(C) - 1) / static_cast<int>(C) + In::kVec - 1) /
+                       In::kVec * In::kVec;
+      const int lo2 = min(n2, rank2 * per2), m2 = min(n2, lo2 + per2) - lo2;
+      const char* p2 = reinterpret_cast<const char*>(
+          scores + static_cast<std::int64_t>(row2) * score_stride + lo2);
+      const int bytes = (m2 * static_cast<int>(sizeof(T))) & ~15, off = tid * 16384;
+      if ((reinterpret_cast<uintptr_t>(p2) & 15u) == 0 && off < bytes)
+        bulk_prefetch_l2(p2 + off, static_cast<uint32_t>(min(16384, bytes - off)));
+    }
+  }
   // radix passes: cluster barrier (the C histograms complete), merge, select the digit, next
   // histogram
   SelectState st;
@@ -334,32 +359,6 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   static_assert(EPT <= 64, "flags in one 64-bit mask");
   uint64_t gtm = 0, eqm = 0;
   const int base = tid * EPT;
-  // one pass over the thread's keys with the current (mask, prefix): gt / eq flags, and (hist) the
-  // next digit of the keys equal to the prefix
-  auto flag_scan = [&](uint32_t* hist, int shift, uint32_t bmask) {
-    const uint32_t msk = st.mask, pre = st.prefix;
-    if (base >= m) return;
-#pragma unroll
-    for (int c = 0; c < NCH; ++c) {  // rotated chunk order: no bank conflicts
-      const int cc = (c + (tid >> kRot)) & (NCH - 1);
-      const int j = base + cc * CK;
-      const uint4 v = *reinterpret_cast<const uint4*>(keys + j);
-      KS kv[CK];
-      memcpy(kv, &v, 16);
-      uint32_t g = 0, q = 0;  // flags of this chunk's keys, bit e = key j + e
-#pragma unroll
-      for (int e = 0; e < CK; ++e) {
-        const uint32_t k = In::widen(kv[e]), km = k & msk;
-        g |= static_cast<uint32_t>(km > pre) << e;
-        const bool eq = km == pre && j + e < m;
-        q |= static_cast<uint32_t>(eq) << e;
-        if (hist != nullptr && eq) atomicAdd(&hist[(k >> shift) & bmask], 1u);
-      }
-      const uint32_t valid = j + CK <= m ? (1u << CK) - 1u : (j < m ? (1u << (m - j)) - 1u : 0u);
-      gtm |= static_cast<uint64_t>(g & valid) << (cc * CK);
-      eqm |= static_cast<uint64_t>(q) << (cc * CK);
-    }
-  };
   // the candidates (eqm) against a longer prefix: above -> gtm, below -> dropped, equal -> kept
   // (and, hist, their next digit counted)
   auto refine = [&](uint32_t* hist, int shift, uint32_t bmask) {
@@ -378,9 +377,43 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   };
   using D1 = Digit<KB, B0, 1>;
   // After the first merge one scan of the slice flags the keys above the first digit's bin (gt) and
-  // in it (the candidates) and counts the candidates' next digit; every later pass looks only at the
-  // candidates (a few per thread): no further scan of the slice, no flag pass.
-  flag_scan(done0 ? nullptr : hist_b, D1::shift, D1::bins - 1);
+  // in it (the candidates); the candidates' next digit is counted from their flags afterwards; every
+  // later pass looks only at the candidates (a few per thread): no further scan of the slice, no
+  // flag pass. The scan has no per-key histogram work (issue 14 session 6): gt <=> k > (prefix |
+  // ~mask), candidate <=> k - prefix <= ~mask (unsigned): two compares and two flag bits per key;
+  // the slice end is one mask per thread.
+  {
+    const uint32_t thi = st.prefix | ~st.mask, pre = st.prefix, span = ~st.mask;
+    if (base < m) {
+#pragma unroll
+      for (int c = 0; c < NCH; ++c) {
+        const int cc = (c + (tid >> kRot)) & (NCH - 1);
+        const uint4 v = *reinterpret_cast<const uint4*>(keys + base + cc * CK);
+        KS kv[CK];
+        memcpy(kv, &v, 16);
+        uint32_t g = 0, q = 0;
+#pragma unroll
+        for (int e = 0; e < CK; ++e) {
+          const uint32_t k = In::widen(kv[e]);
+          if (k > thi) g |= 1u << e;
+          if (k - pre <= span) q |= 1u << e;
+        }
+        gtm |= static_cast<uint64_t>(g) << (cc * CK);
+        eqm |= static_cast<uint64_t>(q) << (cc * CK);
+      }
+      const int nv = m - base;
+      if (nv < EPT) {
+        const uint64_t vm = (uint64_t{1} << nv) - 1;
+        gtm &= vm;
+        eqm &= vm;
+      }
+      if (!done0)
+        for (uint64_t r = eqm; r != 0; r &= r - 1) {
+          const int b = __ffsll(static_cast<long long>(r)) - 1;
+          atomicAdd(&hist_b[(In::widen(keys[base + b]) >> D1::shift) & (D1::bins - 1)], 1u);
+        }
+    }
+  }
   TOPK_MARK(3);
   if (!done0) {
     [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel);
@@ -399,48 +432,55 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   TOPK_MARK(4);
   cl.barrier_arrive();  // the other CTAs may still read this CTA's histograms: wait before exit
   // keep every key above the threshold and the first kk (lowest index) equal to it; one block
-  // scan of the flag counts gives each thread its running counts; this CTA's selected pages take
-  // the contiguous positions [start, start + count) of the row.
+  // scan of the flag counts gives each thread its running counts, so each selected page's position
+  // in the row is known.
   const uint32_t kk = st.kk;
-  // counts <= 32,768 per CTA: gt in the low 16 bits, eq in the high 16 bits of one scan
-  uint32_t total;
-  const uint32_t before = block_exclusive_scan<NT>(
-      static_cast<uint32_t>(__popcll(gtm)) | (static_cast<uint32_t>(__popcll(eqm)) << 16),
-      warp_sums, &total);
+  // gt in the low half, eq in the high half of one scan: 16-bit halves while a CTA holds at most
+  // 32,768 keys (32-bit halves above)
+  using Pack = std::conditional_t<(SL > 32768), unsigned long long, uint32_t>;
+  constexpr int kHalf = SL > 32768 ? 32 : 16;
+  constexpr Pack kLow = (Pack{1} << kHalf) - 1;
+  __shared__ Pack pack_sums[32];
+  Pack total;
+  const Pack before = block_exclusive_scan<NT, Pack>(
+      static_cast<Pack>(__popcll(gtm)) | (static_cast<Pack>(__popcll(eqm)) << kHalf), pack_sums,
+      &total);
   TOPK_MARK(5);
-  const uint32_t g_run = st.gt_before + (before & 0xffffu), e_run = st.eq_before + (before >> 16);
-  const uint32_t cta_gt = total & 0xffffu, cta_eq = total >> 16;
-  const uint32_t start = st.gt_before + min(st.eq_before, kk);
-  const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
-  for (uint64_t rem = gtm | eqm; rem != 0; rem &= rem - 1) {
-    const int b = __ffsll(static_cast<long long>(rem)) - 1;
-    const uint64_t low = (uint64_t{1} << b) - 1;
-    const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
-    const bool gt = (gtm >> b) & 1u;
-    if (!gt && e >= kk) continue;
-    const uint32_t pos = gt ? g + min(e, kk) : g + e;
-    if (pos - start < kListCap)
-      list[pos - start] = static_cast<uint16_t>(base + b);
-    else
-      orow[pos] = trow[lo + base + b];
-  }
-  __syncthreads();
+  const uint32_t g_run = st.gt_before + static_cast<uint32_t>(before & kLow),
+                 e_run = st.eq_before + static_cast<uint32_t>(before >> kHalf);
+  // each thread translates its own selected pages at their positions: up to 4 block-table loads in
+  // flight, then their stores (no staging in shared memory, no barrier; issue 14 session 6)
   TOPK_MARK(6);
-  // block-table lookups of the staged pages: every load of the thread issued before the first
-  // store (one round trip, not one per iteration); coalesced stores
   {
-    constexpr int kIt = (kListCap + NT - 1) / NT;
-    const uint32_t nl = min(count, static_cast<uint32_t>(kListCap));
-    int pid[kIt];
+    uint64_t rem = gtm | eqm;
+    while (rem != 0) {
+      int lb[4];
+      uint32_t lp[4];
 #pragma unroll
-    for (int i = 0; i < kIt; ++i) {
-      const uint32_t q = tid + i * NT;
-      pid[i] = q < nl ? __ldg(trow + lo + list[q]) : 0;
-    }
+      for (int i = 0; i < 4; ++i) {
+        lb[i] = -1;
+        lp[i] = 0;
+        while (rem != 0) {
+          const int b = __ffsll(static_cast<long long>(rem)) - 1;
+          rem &= rem - 1;
+          const uint64_t low = (uint64_t{1} << b) - 1;
+          const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
+          const bool gt = (gtm >> b) & 1u;
+          if (!gt && e >= kk) {  // this and every later equal key of the thread are past the kk-th
+            rem &= gtm;
+            continue;
+          }
+          lb[i] = b;
+          lp[i] = gt ? g + min(e, kk) : g + e;
+          break;
+        }
+      }
+      int pid[4];
 #pragma unroll
-    for (int i = 0; i < kIt; ++i) {
-      const uint32_t q = tid + i * NT;
-      if (q < nl) orow[start + q] = pid[i];
+      for (int i = 0; i < 4; ++i) pid[i] = lb[i] >= 0 ? __ldg(trow + lo + base + lb[i]) : 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (lb[i] >= 0) orow[lp[i]] = pid[i];
     }
   }
   for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end;
@@ -450,13 +490,13 @@ __global__ void __launch_bounds__(KeyIn<T>::kThreads, KeyIn<T>::kMinBlocks)
   cl.barrier_wait();
 }
 
-template <class T, int SL>
+template <class T, int SL, int NT>
 struct LaunchCfg {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   LaunchCfg(int cluster, int n_rows, Stream s) {
     cfg.gridDim = dim3(static_cast<unsigned>(cluster * n_rows));
-    cfg.blockDim = dim3(KeyIn<T>::kThreads);
+    cfg.blockDim = dim3(NT);
     cfg.dynamicSmemBytes = smem_bytes<T, SL>();
     cfg.stream = s;
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -468,51 +508,66 @@ struct LaunchCfg {
   }
 };
 
-template <class T, int SL>
+template <class T, int SL, int NT>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   smem_bytes<T, SL>()));
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL, NT>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<T, SL>()));
     attr = true;
   }
 }
 
-template <class T, int SL>
-void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, Stream s) {
-  set_smem_attr<T, SL>();
-  LaunchCfg<T, SL> lc(cluster, n_rows, s);
+template <class T, int SL, int NT>
+void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
+            Stream s) {
+  set_smem_attr<T, SL, NT>();
+  LaunchCfg<T, SL, NT> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL>, scores, a.score_stride, a.rows,
+  const int grid = cluster * n_rows;
+  const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k));
+                               a.out_stride, a.k, next_wave));
   CISA_LAUNCH_CHECK();
 }
 
-// Clusters of `cluster` CTAs of the SL-key kernel resident at once (occupancy query, cached).
-template <class T, int SL>
+// Clusters of `cluster` CTAs of the (SL keys, NT threads) kernel resident at once (occupancy query,
+// cached).
+template <class T, int SL, int NT>
 int max_active_clusters(int cluster) {
   static int cache[kMaxCluster + 1] = {};
   if (cache[cluster] == 0) {
     int n = 0;
-    set_smem_attr<T, SL>();
-    LaunchCfg<T, SL> lc(cluster, 1024, nullptr);
-    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL>, &lc.cfg));
+    set_smem_attr<T, SL, NT>();
+    LaunchCfg<T, SL, NT> lc(cluster, 1024, nullptr);
+    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL, NT>, &lc.cfg));
     cache[cluster] = n > 0 ? n : -1;
   }
   return cache[cluster];
 }
 
-template <class F>
-auto with_slice(int slice, F&& f) {
-  if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{});
-  return f(std::integral_constant<int, kMaxSlice>{});
+// The kernels compiled, as (keys per CTA, threads per CTA): fp32 (16,384 | 32,768, 1,024); 16-bit
+// keys (16,384 | 32,768, 512), (32,768, 1,024).
+template <class T, class F>
+auto with_shape(int slice, int threads, F&& f) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 1024>{});
+    return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
+  } else {
+    if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 512>{});
+    if (threads == 1024) return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
+    return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 512>{});
+  }
 }
 
-int resident_clusters(bool keys16, int slice, int cluster) {
-  return with_slice(slice, [&](auto sl) {
-    return keys16 ? max_active_clusters<uint16_t, decltype(sl)::value>(cluster)
-                  : max_active_clusters<float, decltype(sl)::value>(cluster);
+int resident_clusters(bool keys16, int slice, int threads, int cluster) {
+  if (keys16)
+    return with_shape<uint16_t>(slice, threads, [&](auto sl, auto nt) {
+      return max_active_clusters<uint16_t, decltype(sl)::value, decltype(nt)::value>(cluster);
+    });
+  return with_shape<float>(slice, threads, [&](auto sl, auto nt) {
+    return max_active_clusters<float, decltype(sl)::value, decltype(nt)::value>(cluster);
   });
 }
 
@@ -534,6 +589,9 @@ std::vector<double> topk_phase_cycles(int n_ctas) {
 // once), else 32,768 (2 CTAs per row over 32,768 keys; rows of up to 16,384 keep one CTA of 16,384).
 // Measured in issue 14 session 5 (16-bit keys, 65,536 -> 4,096): 16 rows 16.4 us at 4 x 16,384 vs
 // 21.0 at 8 x 8,192 and 19.6 at 2 x 32,768; 64 rows (2 CTAs per SM at 4 x 16,384) 30.2 vs 21.9 us.
+// Threads per CTA: 1,024 for fp32; for 16-bit keys 512, except 1,024 at the 32,768-key slice when
+// rows x CTAs per row <= SMs and the 1,024-thread clusters are all resident (session 6: 64 rows
+// 21.8 -> 21.0 us with the old scan; 256 rows stay at 512: two CTAs per SM, 1,024 took 73 us).
 TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   static const int sms = [] {
     int dev = 0, n = 0;
@@ -541,14 +599,20 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
     CISA_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
     return n;
   }();
+  const int nt_default = keys16 ? 512 : 1024;
   const int c = std::max(1, (max_ne + kMinSlice - 1) / kMinSlice);
-  const int res = resident_clusters(keys16, kMinSlice, c);
+  const int res = resident_clusters(keys16, kMinSlice, nt_default, c);
   if (c == 1 || (static_cast<long long>(n_rows) * c <= sms && n_rows <= res))
-    return TopkPlan{c, kMinSlice, res};
+    return TopkPlan{c, kMinSlice, res, nt_default};
   TopkPlan p;
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
-  p.resident_clusters = resident_clusters(keys16, kMaxSlice, p.cluster);
+  p.threads = nt_default;
+  if (keys16 && static_cast<long long>(n_rows) * p.cluster <= sms) {
+    const int r = resident_clusters(true, kMaxSlice, 1024, p.cluster);
+    if (n_rows <= r) p.threads = 1024;
+  }
+  p.resident_clusters = resident_clusters(keys16, p.slice, p.threads, p.cluster);
   return p;
 }
 
@@ -574,13 +638,18 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   ScopedLaunch sl(ins, Component::topk, "topk_radix_select", bytes, 0.0, 0.0, s);
   const int n_rows = static_cast<int>(rows.size());
   const TopkPlan p = topk_plan(max_ne, n_rows, a.scores == nullptr);
-  with_slice(p.slice, [&](auto sl) {
-    constexpr int SL = decltype(sl)::value;
-    if (a.scores)
-      launch<float, SL>(a, a.scores, p.cluster, n_rows, s);
-    else
-      launch<uint16_t, SL>(a, reinterpret_cast<const uint16_t*>(a.score_keys), p.cluster, n_rows, s);
-  });
+  const int resident_ctas = p.resident_clusters * p.cluster;
+  if (a.scores) {
+    with_shape<float>(p.slice, p.threads, [&](auto sl, auto nt) {
+      launch<float, decltype(sl)::value, decltype(nt)::value>(a, a.scores, p.cluster, n_rows,
+                                                                resident_ctas, s);
+    });
+  } else {
+    with_shape<uint16_t>(p.slice, p.threads, [&](auto sl, auto nt) {
+      launch<uint16_t, decltype(sl)::value, decltype(nt)::value>(
+          a, reinterpret_cast<const uint16_t*>(a.score_keys), p.cluster, n_rows, resident_ctas, s);
+    });
+  }
 }
 
 }  // namespace cisa::kernels

@@ -1,6 +1,7 @@
 // GPU tests of every kernel against the CPU references (fresh random inputs each run, printed seed;
 // poisoned outputs; ragged lengths; r in {4,16,32}; G in {1,4,16,32}; K >= N_e; planted pages).
 // Exits 77 (CTest: skipped) with the reason printed when no CUDA device is usable.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -182,15 +183,34 @@ void test_topk() {
                65536, 4096, k16, ids, dtab);
     // short rows beside a full one: 4 CTAs per row, a short row's last CTAs get empty slices
     check_topk("ragged short", {row(65536, 1), row(20, 0), row(777, 1), row(8193, 2)}, 65536, 13, k16, ids, dtab);
-    // both launch shapes of topk_plan at 65,536 keys per row, with the fewest rows that take each (4
-    // CTAs of 16,384 for a few rows, 2 of 32,768 once 4 per row exceed one CTA per SM), and 20 tied
-    // rows of 50,000 (4 CTAs of 12,500)
-    for (const int sl : {16384, 32768}) {
-      int nr = 1;
-      while (nr < 1000 && topk_plan(65536, nr, k16).slice != sl) ++nr;
+    // every launch shape of topk_plan at 65,536 keys per row (CTAs per row, keys and threads per
+    // CTA), each with the fewest rows that take it (4 CTAs of 16,384 for a few rows; 2 of 32,768 with
+    // 1,024 threads (16-bit keys) while that is one CTA per SM, with 512 beyond): rows of different
+    // N_e (65,536, 40,001 and 65,531: slices not a multiple of the vector, a short last slice), ties
+    // (and -0.0 beside +0.0) in every other row, K = 4,096 and K close to the shortest row (its
+    // threshold in the tied zero bin); more rows than clusters resident (a second wave, prefetched);
+    // and 20 tied rows of 50,000 (4 CTAs of 12,500)
+    {
+      std::vector<std::string> seen;
+      for (int nr = 1; nr <= 400; ++nr) {
+        const TopkPlan p = topk_plan(65536, nr, k16);
+        const std::string shape = std::to_string(p.cluster) + "x" + std::to_string(p.slice) + "/" +
+                                  std::to_string(p.threads);
+        if (std::find(seen.begin(), seen.end(), shape) != seen.end()) continue;
+        seen.push_back(shape);
+        std::vector<std::vector<float>> rs;
+        for (int i = 0; i < nr; ++i) rs.push_back(row(i % 3 == 0 ? 65536 : i % 3 == 1 ? 40001 : 65531, i % 2));
+        check_topk(std::to_string(nr) + " rows of <= 65536 (" + shape + ")", rs, 65536, 4096, k16, ids, dtab);
+        check_topk(std::to_string(nr) + " rows of <= 65536 (" + shape + "), K 39000", rs, 65536, 39000, k16, ids,
+                   dtab);
+      }
+    }
+    {  // more clusters than are resident: a second wave (its slices prefetched into L2 by the first)
+      int nr = 67;
+      while (nr < 2000 && nr <= topk_plan(65536, nr, k16).resident_clusters) nr += 20;
       std::vector<std::vector<float>> rs;
-      for (int i = 0; i < nr; ++i) rs.push_back(row(65536, i % 2));
-      check_topk(std::to_string(nr) + " rows of 65536", rs, 65536, 4096, k16, ids, dtab);
+      for (int i = 0; i < nr; ++i) rs.push_back(row(i % 3 == 0 ? 65536 : i % 3 == 1 ? 40001 : 65531, i % 2));
+      check_topk(std::to_string(nr) + " rows of <= 65536, two waves", rs, 65536, 4096, k16, ids, dtab);
     }
     {
       std::vector<std::vector<float>> rs;

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Issue 14 session 6 (top-k helper): one device call = build, GPU tests (default plan and with the
+# listed env variants), the top-k benchmark cases under each variant (A/B, same binary), then
+# compute-sanitizer restricted to the top-k kernels. Usage (repo root or a copy of kernels/ beside
+# tests/): TOPK_VARIANTS="label:ENV=1,ENV2=0 ..." SAN="memcheck racecheck synccheck" TEST_ENVS="A=1 B=2"
+#   kernels/bench/topk_device_run.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+cd "$(dirname "$0")/../.."
+BK=${BK:-/tmp/bk_topk}
+S="$OUT/summary.txt"
+log() { echo "== $*" | tee -a "$S"; }
+log "$(date -u) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader)"
+t0=$(date +%s)
+cmake -S kernels -B ${BK} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_BUILD_TESTS=ON -DCISA_PTXAS_VERBOSE=ON \
+  > /tmp/build_topk.log 2>&1 && cmake --build ${BK} -j16 >> /tmp/build_topk.log 2>&1
+rc=$?
+log "build rc=$rc in $(( $(date +%s) - t0 )) s"
+[ $rc -ne 0 ] && { grep -B5 -A20 -E "error|FAILED|Error" /tmp/build_topk.log | head -60; tail -20 /tmp/build_topk.log; exit 1; }
+${BK}/kernels_gpu_test > "$OUT/gpu_test.log" 2>&1
+log "gpu_test rc=$? $(tail -1 "$OUT/gpu_test.log") ($(( $(date +%s) - t0 )) s)"
+grep -E "^topk .*(mismatches [1-9]|rows of)|FAIL" "$OUT/gpu_test.log" | cut -c1-150 >> "$S"
+for e in ${TEST_ENVS:-}; do
+  env ${e//,/ } ${BK}/kernels_gpu_test > /tmp/gt_env.log 2>&1
+  log "gpu_test ($e) rc=$? $(tail -1 /tmp/gt_env.log)"
+  grep -E "^topk .*(mismatches [1-9]|rows of)|FAIL" /tmp/gt_env.log | cut -c1-150 >> "$S"
+done
+C=${BENCH_CASES:-topk_n65536_k4096_r64,topk_n65536_k4096_r256,topk_n65536_k4096_r64_key16,topk_n65536_k4096_r256_key16}
+for v in ${TOPK_VARIANTS:-default:}; do
+  label=${v%%:*}; envs=${v#*:}
+  env ${envs//,/ } ${BK}/cisa_kernel_bench --csv "/tmp/ab_$label.csv" --cases "$C" > /tmp/ab.log 2>&1
+  log "bench $label ($envs) rc=$? ($(( $(date +%s) - t0 )) s)"
+  grep -E "^topk" /tmp/ab.log | sed -E 's/ +/ /g' | cut -c1-170 >> "$S"
+  { echo "### $label ($envs)"; cat /tmp/ab.log; } >> "$OUT/bench_all.log"
+  cat "/tmp/ab_$label.csv" >> "$OUT/bench_all.csv"
+done
+san() {  # tool, env list (comma-separated, may be empty)
+  local tool=$1 envs=${2:-}
+  env ${envs//,/ } timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --kernel-name kns=topk_kernel --error-exitcode 9 \
+    ${BK}/kernels_gpu_test 1 > /tmp/san_$tool.log 2>&1
+  log "compute-sanitizer $tool (topk kernels; ${envs:-defaults}) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/san_$tool.log | tr '\n' ' ') ($(( $(date +%s) - t0 )) s)"
+  grep -m5 -B2 -A12 -E "^========= (Invalid|Race|Barrier|Error)|Hazard" /tmp/san_$tool.log >> "$OUT/sanitize_findings.txt"
+}
+for tool in ${SAN:-}; do san $tool; done
+for ts in ${SAN_ALT:-}; do san ${ts%%:*} ${ts#*:}; done
+cat "$S"
