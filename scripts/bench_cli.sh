@@ -30,7 +30,8 @@ done
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 EXE=${EXE:-$ROOT/build/release/cisa-sim}
 [ -x "$EXE" ] || { echo "bench_cli.sh: no cisa-sim at $EXE (build it, or name it)" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "bench_cli.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
+[ -x /usr/bin/time ] || command -v python3 >/dev/null ||
+  { echo "bench_cli.sh: needs GNU time at /usr/bin/time (apt-get install time) or python3" >&2; exit 2; }
 KEEP=1
 if [ -z "$DIR" ]; then
   DIR=$(mktemp -d "${TMPDIR:-/tmp}/cisa_bench_cli.XXXXXX")
@@ -75,7 +76,17 @@ EOF
 # Runs "$@" under /usr/bin/time -v; sets WALL (s) and RSS (MB).
 timed() {
   local log="$DIR/time.log"
-  /usr/bin/time -v -o "$log" "$@"
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -v -o "$log" "$@"
+  else  # the same two lines from python3 (machines without GNU time)
+    python3 -c '
+import resource, subprocess, sys, time
+t = time.monotonic(); rc = subprocess.call(sys.argv[2:]); w = time.monotonic() - t
+with open(sys.argv[1], "w") as f:
+    f.write("Elapsed (wall clock) time (h:mm:ss or m:ss): 0:%.2f\n" % w)
+    f.write("Maximum resident set size (kbytes): %d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)' "$log" "$@"
+  fi
   WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$log")
   RSS=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$log")
 }

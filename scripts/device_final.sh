@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One device call after a kernel change (sessions 6+): the merged kernels' GPU tests, the kernel
+# benchmark with its peers, the calibration, a held-out set measured with cuDNN / FA2, the CLI
+# benchmark on the device host's CPUs, and compute-sanitizer memcheck; the project builds in the
+# background (nice) while the GPU tests run. Everything lands in $OUT/final.tar.gz, re-packed after
+# each step, so a call cut short still returns what it finished.
+#   CISA_GIT_HASH=...  the commit (provenance)   HELDOUT="heldout4_r3_kv2 ..."   DEADLINE=570 (s)
+#   STEPS="test bench calibrate heldout cli memcheck remeasure" (default: all but remeasure)
+set -uo pipefail
+START=$(date +%s)
+OUT=${OUT:-/tmp/out}
+DEADLINE=${DEADLINE:-570}
+STEPS=${STEPS:-"test bench calibrate heldout cli memcheck"}
+HELDOUT=${HELDOUT:-"heldout4_r3_kv2 heldout4_r7_kv1 heldout4_r16_kv2"}
+W=/tmp/final
+mkdir -p "$W" "$OUT"
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+left() { echo $((DEADLINE - ($(date +%s) - START))); }
+log() { echo "== $(date -u +%T) +$(($(date +%s) - START))s $*" | tee -a "$W/final.log"; }
+pack() { tar -C /tmp -czf "$OUT/final.tar.gz.part" final && mv "$OUT/final.tar.gz.part" "$OUT/final.tar.gz"; }
+log "commit ${CISA_GIT_HASH:-unknown}, steps: $STEPS"
+# The project (cisa-measure for the GPU runs, cisa-sim for the CLI benchmark), in the background.
+( nice -n 19 cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_TEST_DIRS=unit >"$W/configure.log" 2>&1 &&
+  nice -n 19 cmake --build /tmp/b -j12 --target cisa-measure cisa-sim >"$W/build.log" 2>&1; echo "project build rc=$?" >>"$W/final.log" ) &
+BUILD=$!
+# Kernels standalone: GPU tests, then the benchmark and its torch peers (device_run.sh).
+if want test || want bench; then
+  ks=""; want test && ks="test"; want bench && ks="$ks bench"
+  OUT="$W/kernels" BK=/tmp/bk STOP_ON_FAIL=1 timeout $(( $(left) - 240 )) bash kernels/bench/device_run.sh $ks >"$W/kernels.log" 2>&1
+  log "kernels ($ks) rc=$? $(grep -E 'gpu_test rc|bench rc|peers rc' "$W/kernels/summary.txt" | tr '\n' ' ')"
+  pack
+fi
+wait $BUILD
+log "$(tail -1 "$W/final.log")"
+BIN=/tmp/b/cisa-measure
+if want calibrate || want heldout; then
+  st=""; want calibrate && st="calibrate_first"; want heldout && st="$st heldout impls_heldout"
+  OUT="$W/impls" BIN=$BIN STEPS="$st" HELDOUT="$HELDOUT" DEADLINE=$(( $(left) - 60 )) \
+    bash scripts/device_impls.sh >"$W/impls.log" 2>&1
+  log "impls ($st) rc=$?"; tail -5 "$W/impls.log" >>"$W/final.log"
+  pack
+fi
+if want cli && [ -x /tmp/b/cisa-sim ] && [ "$(left)" -gt 60 ]; then
+  timeout $(( $(left) - 30 )) bash scripts/bench_cli.sh --sizes "100k 1m" --dir /tmp/clib /tmp/b/cisa-sim >"$W/cli_bench.txt" 2>&1
+  log "cli bench rc=$? ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"; rm -rf /tmp/clib
+  pack
+fi
+if want memcheck && [ -x /tmp/bk/kernels_gpu_test ] && [ "$(left)" -gt 40 ]; then
+  timeout $(( $(left) - 15 )) compute-sanitizer --tool memcheck --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 >"$W/memcheck.log" 2>&1
+  log "memcheck rc=$? $(grep -E 'SUMMARY' "$W/memcheck.log")"
+  pack
+fi
+if want remeasure; then
+  OUT="$W/remeasure" BIN=$BIN STEPS="remeasure" DEADLINE=$(( $(left) - 20 )) bash scripts/device_impls.sh >"$W/remeasure.log" 2>&1
+  log "remeasure rc=$?"; pack
+fi
+log done
+pack
