@@ -10,6 +10,7 @@ ARCHIVED="--set implementation.cisa=cisa_kernels_2026_11_29"
 ARCHIVED_V10="--set implementation.cisa=cisa_kernels_2026_11_30"
 ARCHIVED_S4="--set implementation.cisa=cisa_kernels_2026_11_30b"  # session 4 before the softmax change
 ARCHIVED_S5="--set implementation.cisa=cisa_kernels_2026_12_01"   # session 5 before the scoring change
+ARCHIVED_S5B="--set implementation.cisa=cisa_kernels_2026_12_01b" # session 5's final kernels
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -53,11 +54,23 @@ for dir in results/h200/heldout results/h200/heldout2 results/h200/remeasured; d
     rescore $dir "$f" "${s%_s4}" $ARCHIVED_S4  # <scenario>_s4: a committed sweep measured again in session 4
   done
 done
-# The committed sweeps measured again with session 5's final kernels: the current profile.
+# The committed sweeps measured again with session 5's final kernels (archived profile
+# cisa_kernels_2026_12_01b, their calibration).
 for f in results/h200/remeasured_s5/*_device_run.h5; do
   [ -f "$f" ] || continue
   s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s5 "$f" "${s%_s5}"
+  rescore results/h200/remeasured_s5 "$f" "${s%_s5}" $ARCHIVED_S5B
+done
+# Session 6's final kernels (the current profile, calibrated in the same device call): the committed
+# sweeps measured again, and held-out v4, measured once.
+for f in results/h200/remeasured_s6/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  s=$(basename "$f" _device_run.h5)
+  rescore results/h200/remeasured_s6 "$f" "${s%_s6}"
+done
+for f in results/h200/heldout4/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/heldout4 "$f" "$(basename "$f" _device_run.h5)"
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -129,8 +142,12 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   this session's kernels (issue 14, session 4) and scored with their calibration. Same shapes as the
   fit set: not held out.
 - **re-measured sweeps, session 5** (`results/h200/remeasured_s5/`): the same three sweeps measured
-  with session 5's final kernels, scored with the current calibration (taken in the call before).
-  Same shapes as the fit set: not held out.
+  with session 5's final kernels, scored with their calibration (archived profile
+  cisa_kernels_2026_12_01b). Same shapes as the fit set: not held out; inspected in session 6 (the
+  decode scoring kernel's fixed cost was read off it).
+- **re-measured sweeps, session 6** (`results/h200/remeasured_s6/`): the same three sweeps measured
+  with session 6's final kernels, scored with the current calibration (taken in the same call). Not
+  held out.
 - **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with
   session 4's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
   grid were read off it before the top-k CTA term and the split-KV policy were added) and in
@@ -139,18 +156,23 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   change of session 4 and measured once then. Inspected in session 5 (decode `other`, setup and
   FA2's small grids were read off it): no longer held out.
 - **held-out v3** (`results/h200/heldout3/`, `scenarios/heldout3_*.yaml`): written and committed
-  before any model change of session 5, measured once after them (kernels at b632088), used for
-  nothing else.
+  before any model change of session 5, measured once after them (kernels at b632088). Read in
+  session 6 (its setup and top-k rows) before the session-6 changes were validated: now inspected.
+- **held-out v4** (`results/h200/heldout4/`, `scenarios/heldout4_*.yaml`): written and committed
+  before any model change of session 6 (b7b6b9d), measured once after them with session 6's final
+  kernels and the calibration taken in the same call (adc6094), used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
 TXT
   $PY analysis/fidelity.py --markdown --set "fit: the committed sweeps and scenarios (kernels of 2026-11-29, archived profile)=$(ls $D/*_measured.h5 | tr '\n' ',')"
   for pair in "remeasured|re-measured sweeps (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN peer times of 2026-11-29)" \
-              "remeasured_s5|re-measured sweeps, session 5 (final kernels at 2330948, profile cisa_kernels; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s5|re-measured sweeps, session 5 (final kernels at 2330948, profile cisa_kernels_2026_12_01b; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s6|re-measured sweeps, session 6 (final kernels at adc6094, profile cisa_kernels; cuDNN peer times of 2026-11-29)" \
               "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
-              "heldout3|held-out v3 (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)"; do
+              "heldout3|held-out v3, inspected (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)" \
+              "heldout4|held-out v4 (kernels of session 6 at adc6094, profile cisa_kernels; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"

@@ -340,6 +340,7 @@ DesignCost design_cost(const Resolved& r, const Geometry& geo, const CisaConfig&
   switch (work.phase) {
     case Phase::decode:
       add_forward(out, r, geo, cfg, L - 1, 1, work.batch, sh);
+      out.forward.cisa_decode_kernel = true;  // one position per sequence: the decode kernels, as CISA's
       break;
     case Phase::mtp:
       add_forward(out, r, geo, cfg, L - work.mtp_tokens, work.mtp_tokens, work.batch, sh);

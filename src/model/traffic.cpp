@@ -664,6 +664,7 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
     f.bytes_cisa = a.bytes_cisa;
     f.l2_kv_cisa = a.l2_kv_cisa;
     f.splits_cisa = a.splits_cisa;
+    f.cisa_decode_kernel = a.cisa_decode_kernel;
     f.dense_positions = a.dense_positions;
     f.sparse_positions = a.sparse_positions;
     sp.units *= r;  // setup uploads one descriptor per work item: r per (sequence, KV group)
