@@ -133,12 +133,13 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
   if (const YAML::Node sk = a["split_kv"]) {  // which phases split the KV length to fill the SMs
     require_keys_known(doc, sk, field + ".split_kv", {"value", "source"});
     const std::string v = get_string(doc, sk["value"], field + ".split_kv.value");
-    if (v != "always" && v != "decode" && v != "fa2")
+    if (v != "always" && v != "decode" && v != "fa2" && v != "waves")
       throw InputError(locate(doc, sk["value"], field + ".split_kv.value"),
-                       "must be always (prefill and decode split the KV length when the grid is short), decode, or fa2 "
-                       "(FlashAttention-2's split heuristic), got '" + v + "'");
+                       "must be always (prefill and decode split the KV length when the grid is short), decode, fa2 "
+                       "(FlashAttention-2's split heuristic) or waves (always, and many works split to fill the last "
+                       "wave), got '" + v + "'");
     if (!sk["source"]) throw InputError(locate(doc, sk, field + ".split_kv"), "missing source: say where this comes from");
-    p.split_kv = v == "always" ? SplitKv::always : v == "decode" ? SplitKv::decode : SplitKv::fa2;
+    p.split_kv = v == "always" ? SplitKv::always : v == "decode" ? SplitKv::decode : v == "fa2" ? SplitKv::fa2 : SplitKv::waves;
     p.split_kv_source = get_string(doc, sk["source"], field + ".split_kv.source");
   }
   if (const YAML::Node dv = a["decode_visits"]) {  // which pages a decode work item walks

@@ -39,6 +39,7 @@ void show(const std::string& name, const std::string& card, Pricer& pricer) {
                            p.l2_sharing_source);
   std::cout << fmt::format("  split-KV {}{}\n", p.split_kv == SplitKv::always   ? "in prefill and decode"
                            : p.split_kv == SplitKv::decode ? "in decode only"
+                           : p.split_kv == SplitKv::waves  ? "in prefill and decode, and to fill the last wave of a large grid"
                                                            : "by FlashAttention-2's heuristic (both phases)",
                            p.split_kv_source.empty() ? "" : " (" + p.split_kv_source + ")");
   if (p.decode_visits_context)

@@ -290,11 +290,36 @@ struct Span {
 
 constexpr double kId = 4.0;  // int32 page IDs
 
+// This project's kernels (attention.cu, attention_wave_splits): a grid of more works than half its
+// CTA slots splits the KV length only to fill its last wave. In tile-times of one CTA (64-token
+// KV tiles of the longest work): waves x (tiles per split + 4) + 36 per split CTA spread over the
+// slots (its partials written and combined, fitted in session 6's A/B); at most 64 splits of at
+// least 64 tiles, taken when it saves more than 1 %.
+int wave_split_count(double works, double slots, double tiles) {
+  constexpr double kFixed = 4, kPartial = 36;
+  constexpr int kMaxSplits = 64, kMinTiles = 64;
+  auto cost = [&](int n) {
+    return std::ceil(works * n / slots) * (std::ceil(tiles / n) + kFixed) + (n > 1 ? kPartial * works * n / slots : 0.0);
+  };
+  const double c1 = cost(1);
+  int best = 1;
+  double best_cost = c1;
+  for (int n = 2; n <= kMaxSplits && std::floor(tiles / n) >= kMinTiles; ++n)
+    if (cost(n) < best_cost) best_cost = cost(n), best = n;
+  return best_cost < 0.99 * c1 ? best : 1;
+}
+
 // KV-length pieces of a span's attention grid of `units` work items, by the implementation's
 // policy (FA2 counts its own blocks: query rows in 64s per (sequence, KV head), keys up to L).
-int kv_splits(const Span& s, double units, double min_tile_tokens, const KernelShape& sh) {
+// `max_tokens`: the longest work item's KV length; `tile_rows`: the grid's tile class (128-row
+// CTAs run one per SM, 64-row two; the wave rule is not applied to the mma.sync classes).
+int kv_splits(const Span& s, double units, double min_tile_tokens, double max_tokens, int tile_rows,
+              const KernelShape& sh) {
   if (sh.split_kv == SplitKv::fa2)
     return fa2_split_count(s.seqs * std::ceil(s.rows / 64.0), static_cast<double>(s.start + s.positions), s.d, sh);
+  const double slots = static_cast<double>(sh.sms) * (tile_rows > 64 ? 1.0 : 2.0);
+  if (sh.split_kv == SplitKv::waves && tile_rows >= 64 && units * 2.0 > slots)
+    return wave_split_count(units, slots, std::ceil(max_tokens / 64.0));
   return split_count(units, min_tile_tokens, s.positions, sh);
 }
 
@@ -330,7 +355,7 @@ double partials_bytes(int splits, double rows, double d) { return splits > 1 ? 2
 void dense_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
   KernelCost& a = f.attention_dense;
   const DensePart p = dense_part(s, s.positions, sh, a);
-  const int S = kv_splits(s, s.seqs * p.tiles, p.min_tokens, sh);
+  const int S = kv_splits(s, s.seqs * p.tiles, p.min_tokens, static_cast<double>(s.start + s.positions), a.tile_rows, sh);
   f.splits_dense = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   a.l2_bytes = s.seqs * (p.kv_req + p.meta + p.qo + partials);
@@ -423,7 +448,9 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     kv_dram += s.kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
   }
-  const int S = kv_splits(s, s.seqs * out.units, min_tokens, sh);
+  // The longest work: a sparse one (K + W pages and its own) or, before the dense point, the prefix.
+  const double max_tokens = std::min(static_cast<double>(s.start + s.positions), static_cast<double>((K + W + 1) * c));
+  const int S = kv_splits(s, s.seqs * out.units, min_tokens, max_tokens, ac.tile_rows, sh);
   f.splits_cisa = S;
   const double partials = partials_bytes(S, s.rows, s.d);
   if (S > 1) ac.launches += 1;

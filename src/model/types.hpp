@@ -62,6 +62,9 @@ int positions_per_forward(const Workload& w);
 //   always: prefill and decode, enough pieces to fill 80 % of the SMs (this project's kernels);
 //   decode: the same, in decode only (cuDNN, Flex: a prefill grid is query tiles x heads x batch);
 //   fa2: FlashAttention-2's num_splits_heuristic (PyTorch flash_api.cpp), in both phases.
-enum class SplitKv { always, decode, fa2 };
+// How an attention kernel splits the KV length: `always` (prefill and decode, when the grid is
+// short), `decode` (decode only), `fa2` (FlashAttention-2's heuristic), `waves` (always, and a grid
+// of many equal works also splits to fill its last wave: this project's kernels since session 6).
+enum class SplitKv { always, decode, fa2, waves };
 
 }  // namespace cisa

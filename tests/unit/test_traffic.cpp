@@ -420,3 +420,31 @@ TEST_CASE("the dense cost does not depend on CISA's knobs (its cache key leaves 
     }
   }
 }
+
+// The `waves` split policy mirrors kernels/src/attention.cu attention_wave_splits (its host test
+// test_wave_splits holds the same cases): 256 works of 128 rows stay whole, 2,048 split 3 ways.
+TEST_CASE("waves: a large grid splits the KV length only to fill its last wave", "[traffic]") {
+  CisaConfig cfg;
+  KernelShape sh = shape(1.0);
+  const i64 L = (i64(1) << 20) + 512;
+  auto splits = [&](int q_heads, SplitKv policy) {
+    Geometry geo;
+    geo.q_heads = q_heads;
+    geo.kv_heads = 1;
+    sh.split_kv = policy;
+    return dense_forward_cost(geo, cfg, 1, L - 512, 512, 16, sh).splits_dense;
+  };
+  CHECK(splits(4, SplitKv::waves) == 1);   // dense Inkling: 16 x 16 works of 32 positions
+  CHECK(splits(32, SplitKv::waves) == 3);  // dense Ultra: 16 x 128 works of 4 positions
+  CHECK(splits(32, SplitKv::always) == 1);
+  // Split pieces write partials: the split grid moves more bytes than the whole one.
+  Geometry ultra;
+  ultra.q_heads = 32;
+  sh.split_kv = SplitKv::waves;
+  const ForwardCost w = dense_forward_cost(ultra, cfg, 1, L - 512, 512, 16, sh);
+  sh.split_kv = SplitKv::always;
+  const ForwardCost a = dense_forward_cost(ultra, cfg, 1, L - 512, 512, 16, sh);
+  CHECK(w.bytes_dense.partials > 0);
+  CHECK(a.bytes_dense.partials == 0);
+  CHECK(w.attention_dense.ctas == 3 * a.attention_dense.ctas);
+}
