@@ -33,7 +33,6 @@ struct KernelRates {
   // Fixed cost per launch of each class: a one-selection step on a 2,048-token sequence.
   double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0, setup_floor_us = 0;
   double scoring_tile_us = 0;  // one representative-tile load step of a scoring CTA (0: not solved)
-  double h2d_step_bw_gbs = 0;  // descriptor upload bandwidth inside the step (0: not solved)
   std::string setup_method;
   double other_floor_us = 0;   // fixed cost per launch of the index projection
   std::string other_method;

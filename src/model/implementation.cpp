@@ -118,7 +118,13 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.topk_cta_term = !p.topk_cta_us.empty();
   if (o.topk_cta_term) o.topk_cta_us = r.get(p.topk_cta_us, Transfer::sm_time, "topk.cta_us");
   o.setup_latency_us = r.get(p.setup_latency_us, Transfer::same, "setup.latency_us");
-  o.setup_bw_gbs = r.get(p.setup_bw_gbs, Transfer::same, "setup.bw_gbs");
+  // The step's copy is a pinned host-to-device copy: without a figure of its own it runs at the
+  // card's host-to-device bandwidth (a 256 MiB probe: steadier than a solve from two step copies).
+  o.setup_bw_term = !p.setup_bw_gbs.empty();
+  if (o.setup_bw_term)
+    o.setup_bw_gbs = r.get(p.setup_bw_gbs, Transfer::same, "setup.bw_gbs");
+  else if (r.card.has_card && r.card.card.h2d_bw_gbs.value > 0)
+    out_xfer(o, "setup.bw_gbs", r.card.card.h2d_bw_gbs, "XFER: the card's host-to-device bandwidth (card.h2d_bw_gbs); ");
   o.other_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
   // A figure the profile lacks for a kernel of its own is priced at a sibling's (the rule is named).
   auto sibling = [&](const std::string& field, const Figure& from, const std::string& from_field) {

@@ -118,6 +118,7 @@ struct ResolvedImpl {
   bool topk_cta_term = false;  // the profile models a fixed time per top-k CTA
   Figure topk_cta_us;
   Figure setup_latency_us, setup_bw_gbs, other_floor_us;
+  bool setup_bw_term = false;  // the profile has its own copy bandwidth (else the card's h2d_bw_gbs, XFER)
   bool rep_update_term = false;  // the profile has its own fixed cost for the representative update
   Figure rep_update_floor_us;
   bool scoring_decode_term = false;  // the profile has its own figures for the decode scoring kernel

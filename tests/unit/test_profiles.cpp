@@ -385,6 +385,32 @@ TEST_CASE("the decode step scores with its own kernel: its own fixed cost and re
   CHECK(labelled);
 }
 
+TEST_CASE("a profile without its own setup bandwidth copies at the card's host-to-device bandwidth", "[profiles]") {
+  ImplCatalog impls = shipped_impls();
+  ImplProfile& k = impls.at("cisa_kernels");
+  k.setup_bw_gbs = PerCard{};
+  const CardCatalog cards = shipped_cards();
+  Pricer pricer(cards, impls, Basis::calibrated);
+  const Point p = point("h200_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 1);
+  const Rates& r = pricer.for_point(p).cisa[1].rates;
+  CHECK(r.setup_Bps == Approx(cards.at("h200_sxm").card.h2d_bw_gbs.value * 1e9));
+  bool labelled = false;
+  for (const auto& u : pricer.resolved("h200_sxm", "cisa_kernels").used)
+    if (u.field == "setup.bw_gbs") labelled = u.figure.label() == Label::XFER;
+  CHECK(labelled);
+  // A card without the probe: the run stops naming it.
+  CardCatalog bare = cards;
+  bare.at("h200_sxm").card.h2d_bw_gbs = Figure{};
+  Pricer none(bare, impls, Basis::calibrated);
+  std::string message;
+  try {
+    none.for_point(p);
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+  }
+  CHECK(contains(message, "h2d_bw_gbs"));
+}
+
 TEST_CASE("Flex's decode visits every page of the context; the loader checks decode_visits", "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   auto flex_decode = [&](std::int64_t L, std::int64_t K, const std::string& impl) {
