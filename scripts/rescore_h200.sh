@@ -68,9 +68,9 @@ for f in results/h200/remeasured_s6/*_device_run.h5; do
   s=$(basename "$f" _device_run.h5)
   rescore results/h200/remeasured_s6 "$f" "${s%_s6}"
 done
-for f in results/h200/heldout4/*_device_run.h5; do
+for f in results/h200/heldout4/*_device_run.h5 results/h200/heldout5/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/heldout4 "$f" "$(basename "$f" _device_run.h5)"
+  rescore "$(dirname "$f")" "$f" "$(basename "$f" _device_run.h5)"
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -160,7 +160,12 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   session 6 (its setup and top-k rows) before the session-6 changes were validated: now inspected.
 - **held-out v4** (`results/h200/heldout4/`, `scenarios/heldout4_*.yaml`): written and committed
   before any model change of session 6 (b7b6b9d), measured once after them with session 6's final
-  kernels and the calibration taken in the same call (adc6094), used for nothing else.
+  kernels (adc6094). Read for the split policy `waves` (the kernels' new wave split, added to the
+  model after v4 was first scored): inspected.
+- **held-out v5** (`results/h200/heldout5/`, `scenarios/heldout5_*.yaml`): written and committed
+  (7aeb4fe) after the changes v4 was read for and before the last change of session 6 (the setup
+  copy at the card's host-to-device bandwidth), measured once with the same kernels and the
+  calibration taken in the same call (ac5d4f8), used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -172,7 +177,8 @@ TXT
               "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout3|held-out v3, inspected (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)" \
-              "heldout4|held-out v4 (kernels of session 6 at adc6094, profile cisa_kernels; cuDNN and FA2 on its dense shapes)"; do
+              "heldout4|held-out v4, inspected (kernels of session 6 at adc6094, profile cisa_kernels; cuDNN and FA2 on its dense shapes)" \
+              "heldout5|held-out v5 (kernels of session 6 at adc6094, profile cisa_kernels calibrated at ac5d4f8; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
