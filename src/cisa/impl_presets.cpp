@@ -187,7 +187,7 @@ void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string&
   require_keys_known(doc, s, field,
                      names_of(selection_fields(), {"score_tile_rows", "score_pages_per_tile", "score_tiles_per_cta",
                                                    "topk_radix_passes", "topk_cluster_above", "topk_few_rows_slice",
-                                                   "score_bytes"}));
+                                                   "score_bytes", "setup_inline_bytes"}));
   if (s["score_tile_rows"]) p.score_tile_rows = small_int(doc, s["score_tile_rows"], field + ".score_tile_rows", 1, 1024);
   if (s["score_pages_per_tile"])
     p.score_pages_per_tile = small_int(doc, s["score_pages_per_tile"], field + ".score_pages_per_tile", 1, 4096);
@@ -197,6 +197,8 @@ void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string&
     p.topk_radix_passes = small_int(doc, s["topk_radix_passes"], field + ".topk_radix_passes", 1, 8);
   if (s["topk_few_rows_slice"])
     p.topk_few_rows_slice = small_int(doc, s["topk_few_rows_slice"], field + ".topk_few_rows_slice", 0, 1 << 30);
+  if (s["setup_inline_bytes"])
+    p.setup_inline_bytes = small_int(doc, s["setup_inline_bytes"], field + ".setup_inline_bytes", 0, 1 << 20);
   if (s["topk_cluster_above"])
     p.topk_cluster_above = small_int(doc, s["topk_cluster_above"], field + ".topk_cluster_above", 0, 1 << 30);
   if (s["score_bytes"]) {

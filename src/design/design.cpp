@@ -319,7 +319,8 @@ void add_forward(DesignCost& out, const Resolved& r, const Geometry& geo, const 
   f.other.add(ot);
   f.topk_rows += m * s.plans;
   f.eligible_chunks_sum += m * s.scored;
-  f.setup_h2d_bytes += sparse ? m * (32.0 * s.plans + 36.0 * s.items) : 0.0;
+  f.setup_h2d_bytes +=
+      sparse ? descriptor_blob_bytes(m * s.plans, m * std::ceil(static_cast<double>(s.plans) / 128.0), m * s.items) : 0.0;
   f.cisa_dense_prefix_bytes += m * dense_reads;
   add_bytes(out.bytes, b, m);
   add_bytes(out.dense_bytes, s.dense_bytes, m);

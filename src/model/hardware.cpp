@@ -119,6 +119,11 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     r.topk_floor_s = at(im.topk_floor_us, b, false) * 1e-6;
     r.topk_cta_s = im.topk_cta_term ? at(im.topk_cta_us, b, false) * 1e-6 : 0.0;
     r.setup_latency_s = at(im.setup_latency_us, b, false) * 1e-6;
+    if (im.setup_inline_bytes > 0) {
+      need(hw.card.h2d_latency_us, "card.h2d_latency_us (the small descriptor copy's latency)", who);
+      r.setup_inline_bytes = im.setup_inline_bytes;
+      r.setup_small_latency_s = at(hw.card.h2d_latency_us, b, false) * 1e-6;
+    }
     if (!im.setup_bw_term) need(hw.card.h2d_bw_gbs, "card.h2d_bw_gbs (the setup copy's bandwidth)", who);
     r.setup_Bps = (im.setup_bw_term ? at(im.setup_bw_gbs, b, true) : at(hw.card.h2d_bw_gbs, b, true)) * 1e9;
     r.other_floor_s = at(im.other_floor_us, b, false) * 1e-6;

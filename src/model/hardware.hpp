@@ -73,6 +73,8 @@ struct Rates {
   double attention_floor_s = 0, scoring_floor_s = 0, topk_floor_s = 0, other_floor_s = 0;
   double rep_update_floor_s = 0;  // per launch of the representative update (other: the index projection)
   double setup_latency_s = 0, setup_Bps = 0;  // setup: the step's descriptors uploaded in the step
+  // A copy of at most setup_inline_bytes (0: none) takes the card's small-copy latency instead.
+  double setup_inline_bytes = 0, setup_small_latency_s = 0;
   double topk_keys_per_s_per_sm = 0;     // radix-select key passes of one SM, scores from DRAM
   double topk_l2_keys_per_s_per_sm = 0;  // the same with the scores still in L2
   double topk_ids_per_s_per_sm = 0;      // output pass: page IDs translated + written

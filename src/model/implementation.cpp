@@ -105,6 +105,7 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.topk_radix_passes = p.topk_radix_passes;
   o.topk_cluster_above = p.topk_cluster_above;
   o.topk_few_rows_slice = p.topk_few_rows_slice;
+  o.setup_inline_bytes = p.setup_inline_bytes;
   o.score_bytes = p.score_bytes;
   o.scoring_read_bw_tbs = r.get(p.scoring_read_bw_tbs, Transfer::read_bw, "scoring.read_bw_tbs");
   o.scoring_write_bw_tbs = r.get(p.scoring_write_bw_tbs, Transfer::write_bw, "scoring.write_bw_tbs");

@@ -70,6 +70,7 @@ struct ImplProfile {
   int topk_radix_passes = 4;
   int topk_cluster_above = 0;  // rows with more eligible keys run on a 2-CTA cluster (0: never)
   int topk_few_rows_slice = 0;  // few rows: ceil(N_e / this) CTAs per row when rows x CTAs <= SMs (0: never)
+  int setup_inline_bytes = 0;  // a descriptor copy of at most this many bytes takes the card's small-copy latency (0: none)
   double score_bytes = 4;  // bytes per score written by scoring and read by top-k
   PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us;
   PerCard scoring_step_us;  // one dependent load step of a scoring CTA; absent: no such term (structure)
@@ -111,6 +112,7 @@ struct ResolvedImpl {
   int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4, topk_radix_passes = 4;
   int topk_cluster_above = 0;
   int topk_few_rows_slice = 0;
+  int setup_inline_bytes = 0;
   double score_bytes = 4;
   Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   bool scoring_step_term = false;  // the profile models the chain of load steps of a scoring CTA

@@ -82,9 +82,12 @@ double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates
 
 double setup_time(const ForwardCost& f, const Rates& rates) {
   if (f.setup.launches <= 0) return 0.0;
-  // One pinned host-to-device copy of the step's descriptors, inside the step; the window and tail
-  // page IDs are appended on the device inside the top-k kernel (its bytes are counted there).
-  return rates.setup_latency_s + f.setup_h2d_bytes / rates.setup_Bps;
+  // One pinned host-to-device copy of the step's descriptors per forward (the window and tail page
+  // IDs are appended on the device inside the top-k kernel: its bytes are counted there). Queued
+  // behind kernels, a copy of at most setup_inline_bytes takes the card's small-copy latency.
+  const double copies = f.setup.launches, bytes = f.setup_h2d_bytes / copies;
+  const bool small = rates.setup_inline_bytes > 0 && bytes <= rates.setup_inline_bytes;
+  return copies * ((small ? rates.setup_small_latency_s : rates.setup_latency_s) + bytes / rates.setup_Bps);
 }
 
 namespace {

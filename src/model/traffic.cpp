@@ -532,14 +532,14 @@ void topk_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, Forwa
 }
 
 // Setup: window and tail page IDs appended to each selection's sparse block table; the host plans
-// the step and uploads its descriptors: per selection a scoring row (5 int32) and a top-k row
-// (3 int32), per attention work item 9 int32 (this project's kernels/ layout).
+// the step and uploads its descriptors (descriptor_blob_bytes).
 void setup_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, ForwardCost& f) {
   KernelCost& su = f.setup;
   const double wt_ids = static_cast<double>(s.m_sp) * static_cast<double>(s.W) + sp.all.sum_tail_pages;
   su.l2_bytes = su.dram_bytes = s.seqs * 2.0 * kId * wt_ids;
   su.dram_write_bytes = s.seqs * kId * wt_ids;
-  f.setup_h2d_bytes = f.selections * (5.0 + 3.0) * 4.0 + s.seqs * sp.units * 9.0 * 4.0;
+  f.setup_h2d_bytes = descriptor_blob_bytes(f.selections, s.seqs * std::ceil(static_cast<double>(s.m_sp) / 128.0),
+                                            s.seqs * sp.units);
   su.launches = 1;
   su.ctas = static_cast<double>(sh.sms);
   f.bytes_cisa.meta += s.seqs * 2.0 * kId * wt_ids;
@@ -705,6 +705,16 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
   }
   other_cost(s, shape, f);
   return f;
+}
+
+// The step's descriptor blob as this project's kernels lay it out (kernels/src/cisa_step.cu): four
+// sections, each padded to 256 bytes: scoring rows (5 int32 per selection), scoring groups (5 int32
+// per run of at most 128 rows of one sequence and KV head), top-k rows (3 int32 per selection),
+// attention work items (9 int32 each); 256 bytes at the least.
+double descriptor_blob_bytes(double selections, double groups, double work_items) {
+  auto section = [](double bytes) { return std::ceil(bytes / 256.0) * 256.0; };
+  return std::max(256.0, section(20.0 * selections) + section(20.0 * groups) + section(12.0 * selections) +
+                             section(36.0 * work_items));
 }
 
 }  // namespace cisa

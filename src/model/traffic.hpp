@@ -35,6 +35,10 @@ struct KernelShape {
 // 64/128-row tiles wgmma, in this project's kernels).
 int attention_tile_for(int rows, const KernelShape& sh);
 
+// Bytes of a step's descriptor blob as this project's kernels lay it out (setup's copy): sections
+// of scoring rows, scoring groups, top-k rows and attention work items, each padded to 256 bytes.
+double descriptor_blob_bytes(double selections, double score_groups, double work_items);
+
 // One kernel class summed over the forward.
 struct KernelCost {
   double dram_bytes = 0;        // predicted DRAM bytes (after the L2 model), read + written

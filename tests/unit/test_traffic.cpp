@@ -448,3 +448,30 @@ TEST_CASE("waves: a large grid splits the KV length only to fill its last wave",
   CHECK(a.bytes_dense.partials == 0);
   CHECK(w.attention_dense.ctas == 3 * a.attention_dense.ctas);
 }
+
+// The descriptor blob of kernels/src/cisa_step.cu: four sections padded to 256 bytes. A decode step
+// of 7 (sequence, KV head) pairs fits 1,024 bytes; 8 need a 512-byte work section.
+TEST_CASE("setup: the descriptor blob's layout and the small-copy latency", "[traffic]") {
+  CHECK(descriptor_blob_bytes(0, 0, 0) == 256);
+  CHECK(descriptor_blob_bytes(7, 7, 7) == 1024);
+  CHECK(descriptor_blob_bytes(8, 8, 8) == 1280);
+  CHECK(descriptor_blob_bytes(64, 64, 64) == 1280 + 1280 + 768 + 2304);
+  Rates r;
+  r.setup_latency_s = 7.5e-6;
+  r.setup_small_latency_s = 3.6e-6;
+  r.setup_Bps = 55e9;
+  r.setup_inline_bytes = 1024;
+  ForwardCost f;
+  f.setup.launches = 1;
+  f.setup_h2d_bytes = 1024;
+  CHECK(setup_time(f, r) == Approx(3.6e-6 + 1024 / 55e9));
+  f.setup_h2d_bytes = 1280;
+  CHECK(setup_time(f, r) == Approx(7.5e-6 + 1280 / 55e9));
+  // Two forwards (full prefill): two copies, each priced by its own size.
+  f.setup.launches = 2;
+  f.setup_h2d_bytes = 2048;
+  CHECK(setup_time(f, r) == Approx(2 * 3.6e-6 + 2048 / 55e9));
+  // No inline size: every copy at the step latency.
+  r.setup_inline_bytes = 0;
+  CHECK(setup_time(f, r) == Approx(2 * 7.5e-6 + 2048 / 55e9));
+}
