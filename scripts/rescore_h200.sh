@@ -68,7 +68,7 @@ for f in results/h200/remeasured_s6/*_device_run.h5; do
   s=$(basename "$f" _device_run.h5)
   rescore results/h200/remeasured_s6 "$f" "${s%_s6}"
 done
-for f in results/h200/heldout4/*_device_run.h5 results/h200/heldout5/*_device_run.h5; do
+for f in results/h200/heldout4/*_device_run.h5 results/h200/heldout5/*_device_run.h5 results/h200/heldout6/*_device_run.h5; do
   [ -f "$f" ] || continue
   rescore "$(dirname "$f")" "$f" "$(basename "$f" _device_run.h5)"
 done
@@ -165,7 +165,12 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 - **held-out v5** (`results/h200/heldout5/`, `scenarios/heldout5_*.yaml`): written and committed
   (7aeb4fe) after the changes v4 was read for and before the last change of session 6 (the setup
   copy at the card's host-to-device bandwidth), measured once with the same kernels and the
-  calibration taken in the same call (ac5d4f8), used for nothing else.
+  calibration taken in the same call (ac5d4f8). Read (its decode setup) for the small-copy rule:
+  inspected.
+- **held-out v6** (`results/h200/heldout6/`, `scenarios/heldout6_*.yaml`): written and committed
+  (632a781) before the setup change it is measured for (the descriptor blob's layout and the
+  small-copy latency), measured once with the same kernels and calibration (23f77dc), used for
+  nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -178,7 +183,8 @@ TXT
               "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout3|held-out v3, inspected (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)" \
               "heldout4|held-out v4, inspected (kernels of session 6 at adc6094, profile cisa_kernels; cuDNN and FA2 on its dense shapes)" \
-              "heldout5|held-out v5 (kernels of session 6 at adc6094, profile cisa_kernels calibrated at ac5d4f8; cuDNN and FA2 on its dense shapes)"; do
+              "heldout5|held-out v5, inspected for setup (kernels of session 6 at adc6094, profile cisa_kernels calibrated at ac5d4f8; cuDNN and FA2 on its dense shapes)" \
+              "heldout6|held-out v6 (kernels of session 6 at adc6094, profile cisa_kernels calibrated at ac5d4f8; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
