@@ -42,31 +42,49 @@ def _put_text_attr(obj, key: str, value: str) -> None:
 
 def add_columns(path: str, columns: dict, attrs: dict | None = None, group: str = "points") -> None:
     """Adds or replaces float64 columns {name: (values, unit, description)} in /<group> and
-    string file attributes `attrs`, atomically (copy, modify, fsync, rename)."""
+    string file attributes `attrs`, atomically (a new file, fsync, rename).
+
+    The new file is written whole (the other groups and datasets copied object by object, the file
+    attributes with their own types) rather than edited in place: deleting and re-creating
+    attributes in place trips an HDF5 1.10 metadata-cache failure ("Pinned entry count not
+    decreasing") on some files, a segfault at close."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".h5", dir=d)
     os.close(fd)
+    attrs = attrs or {}
     try:
-        shutil.copyfile(path, tmp)
-        with h5py.File(tmp, "r+") as f:
-            if group not in f:
+        with h5py.File(path, "r") as src, h5py.File(tmp, "w", libver="latest") as dst:
+            if group not in src:
                 raise ValueError(f"{path}: no /{group} group")
-            g = f[group]
+            g_src = src[group]
             n = None
-            for ds in g.values():
+            for ds in g_src.values():
                 n = ds.shape[0]
                 break
-            for name, (values, unit, description) in columns.items():
-                v = np.asarray(values, dtype=np.float64)
+            values = {}
+            for name, (v, unit, description) in columns.items():
+                v = np.asarray(v, dtype=np.float64)
                 if n is not None and v.shape != (n,):
                     raise ValueError(f"column {name}: {v.shape[0]} values for {n} rows")
-                if name in g:
-                    del g[name]
+                values[name] = (v, unit, description)
+            for name, obj in src.items():
+                if name != group:
+                    src.copy(obj, dst, name=name)
+            g = dst.create_group(group)
+            for k in g_src.attrs:
+                g.attrs.create(k, g_src.attrs[k], dtype=g_src.attrs.get_id(k).dtype)
+            for name, ds in g_src.items():
+                if name not in values:
+                    src.copy(ds, g, name=name)
+            for name, (v, unit, description) in values.items():
                 ds = g.create_dataset(name, data=v)
                 _put_text_attr(ds, "unit", unit)
                 _put_text_attr(ds, "description", description)
-            for k, v in (attrs or {}).items():
-                _put_text_attr(f, k, v)
+            for k in src.attrs:
+                if k not in attrs:
+                    dst.attrs.create(k, src.attrs[k], dtype=src.attrs.get_id(k).dtype)
+            for k, v in attrs.items():
+                _put_text_attr(dst, k, v)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
