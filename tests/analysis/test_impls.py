@@ -175,6 +175,39 @@ class ImplsTest(unittest.TestCase):
             self.assertTrue(np.isnan(cols[col][0][full]).all(), col)
             self.assertIn("full_prefill", attrs[f"impl_forms_{impl}"])
 
+    def test_add_columns_replaces_then_adds_attributes(self):
+        # Regression (session 6): editing in place, replacing a file attribute and then creating a
+        # longer new one made HDF5 1.10 fail at close ("Pinned entry count not decreasing",
+        # segfault) on this committed file after two columns had been added. The writer now builds
+        # a new file; every column, unit and attribute must survive, the replaced one updated.
+        sys.path.insert(0, ANALYSIS)
+        import h5_columns  # noqa: E402
+        h5 = self.copy(SCHEDULE)
+        before, attrs_before = snapshot(h5)
+        n = len(before["phase"][0])
+        for k, name in enumerate(("meas_a", "meas_b")):
+            h5_columns.add_columns(h5, {name: (np.full(n, k + 1.0), "ms", "test")},
+                                   {"impl_forms_" + name: "f" * 1702, "impl_measurement": "m" * (300 + k)})
+        code = ("import sys; sys.path.insert(0, %r); import h5_columns, numpy as np; "
+                "h5_columns.add_columns(%r, {'meas_c': (np.zeros(%d), 'ms', 'test')}, "
+                "{'impl_measurement': 'y' * 460, 'impl_forms_flex': 'x' * 1702})") % (ANALYSIS, h5, n)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+        cols, attrs = snapshot(h5)
+        for name, (values, col_attrs) in before.items():
+            self.assertIn(name, cols)
+            self.assertEqual(cols[name][1], col_attrs, name)
+            if values.dtype.kind == "f":
+                np.testing.assert_array_equal(cols[name][0], values)
+        self.assertEqual(float(cols["meas_b"][0][0]), 2.0)
+        self.assertEqual(cols["meas_c"][1]["unit"], "ms")
+        self.assertEqual(attrs["impl_measurement"], "y" * 460)
+        self.assertEqual(attrs["impl_forms_flex"], "x" * 1702)
+        for k, v in attrs_before.items():
+            if not k.startswith("impl_"):
+                self.assertEqual(attrs[k], v, k)
+        self.assertEqual([f for f in os.listdir(self.tmp) if f.startswith(".tmp-")], [])
+
     def test_dry_run_does_not_import_torch(self):
         h5 = self.copy(INKLING)
         env = self.fake_torch("import sys\nsys.stderr.write('torch was imported\\n')\nsys.exit(99)\n")
