@@ -40,6 +40,13 @@ def _put_text_attr(obj, key: str, value: str) -> None:
     obj.attrs.create(key, np.array(b, dtype=h5py.string_dtype("utf-8", max(1, len(b)))))
 
 
+def _copy_attrs(src, dst, skip=()) -> None:
+    """The attributes of src onto dst with their own types (fixed-length strings stay so)."""
+    for k in src.attrs:
+        if k not in skip:
+            dst.attrs.create(k, src.attrs[k], dtype=src.attrs.get_id(k).dtype)
+
+
 def add_columns(path: str, columns: dict, attrs: dict | None = None, group: str = "points") -> None:
     """Adds or replaces float64 columns {name: (values, unit, description)} in /<group> and
     string file attributes `attrs`, atomically (a new file, fsync, rename).
@@ -71,8 +78,7 @@ def add_columns(path: str, columns: dict, attrs: dict | None = None, group: str 
                 if name != group:
                     src.copy(obj, dst, name=name)
             g = dst.create_group(group)
-            for k in g_src.attrs:
-                g.attrs.create(k, g_src.attrs[k], dtype=g_src.attrs.get_id(k).dtype)
+            _copy_attrs(g_src, g)
             for name, ds in g_src.items():
                 if name not in values:
                     src.copy(ds, g, name=name)
@@ -80,9 +86,7 @@ def add_columns(path: str, columns: dict, attrs: dict | None = None, group: str 
                 ds = g.create_dataset(name, data=v)
                 _put_text_attr(ds, "unit", unit)
                 _put_text_attr(ds, "description", description)
-            for k in src.attrs:
-                if k not in attrs:
-                    dst.attrs.create(k, src.attrs[k], dtype=src.attrs.get_id(k).dtype)
+            _copy_attrs(src, dst, skip=attrs)
             for k, v in attrs.items():
                 _put_text_attr(dst, k, v)
         with open(tmp, "rb") as fh:

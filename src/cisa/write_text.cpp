@@ -78,23 +78,30 @@ std::vector<std::vector<std::string>> render(const Table& t, const std::vector<S
   return cells;
 }
 
+// A CSV number cell (printf's "%.10g", "nan"), at p (at most 32 characters); returns its end.
+char* csv_number(char* p, double v) {
+  if (std::isnan(v)) {
+    std::memcpy(p, "nan", 3);
+    return p + 3;
+  }
+  if (v == std::floor(v) && std::fabs(v) < 1e10) {
+    // What "%.10g" prints for an integer of at most 10 digits, without the float formatter.
+    if (v == 0) {
+      if (std::signbit(v)) *p++ = '-';
+      *p++ = '0';
+      return p;
+    }
+    return std::to_chars(p, p + 32, static_cast<long long>(v)).ptr;
+  }
+  return format_g10(p, v);
+}
+
 }  // namespace
 
 void append_csv_cell(std::string& out, const Column& c, std::size_t row) {
   if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
-    const double v = (*f)[row];
-    if (std::isnan(v)) {
-      out += "nan";
-    } else if (v == std::floor(v) && std::fabs(v) < 1e10) {
-      // What "{:.10g}" prints for an integer of at most 10 digits, without the float formatter.
-      if (v == 0)
-        out += std::signbit(v) ? "-0" : "0";
-      else
-        fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), static_cast<long long>(v));
-    } else {
-      char buf[32];
-      out.append(buf, format_g10(buf, v));
-    }
+    char buf[32];
+    out.append(buf, csv_number(buf, (*f)[row]));
   } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
     fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), (*i)[row]);
   } else {
@@ -153,22 +160,6 @@ class CharBuf {
   std::size_t size_ = 0, cap_ = 0;
 };
 
-// A CSV number cell as append_csv_cell writes it, at p (at most 32 characters); returns its end.
-char* csv_number(char* p, double v) {
-  if (std::isnan(v)) {
-    std::memcpy(p, "nan", 3);
-    return p + 3;
-  }
-  if (v == std::floor(v) && std::fabs(v) < 1e10) {
-    if (v == 0) {
-      if (std::signbit(v)) *p++ = '-';
-      *p++ = '0';
-      return p;
-    }
-    return std::to_chars(p, p + 32, static_cast<long long>(v)).ptr;
-  }
-  return format_g10(p, v);
-}
 
 }  // namespace
 
