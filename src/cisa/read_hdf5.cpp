@@ -132,7 +132,13 @@ void read_column(const Reader& r, Table& t, hid_t g, const std::string& name,
   // corrupt.
   if (cls != H5T_STRING || H5Tis_variable_str(ft.get()) == 0) {
     Handle dcpl = h5::plist(r.check(H5Dget_create_plist(ds.get()), field, "cannot read layout"));
-    if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS && len > 0 &&
+    // A dataset never written holds no storage and reads as its fill value (the writer stores a
+    // column with one value in every row that way): valid when the fill value is the writer's.
+    H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+    H5D_fill_value_t fill = H5D_FILL_VALUE_ERROR;
+    const bool as_fill = H5Dget_space_status(ds.get(), &status) >= 0 && status == H5D_SPACE_STATUS_NOT_ALLOCATED &&
+                         H5Pfill_value_defined(dcpl.get(), &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED;
+    if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS && len > 0 && !as_fill &&
         (size == 0 || len > std::numeric_limits<hsize_t>::max() / size ||
          H5Dget_storage_size(ds.get()) < len * size))
       r.bad(field, "holds fewer bytes than its " + std::to_string(len) +

@@ -37,6 +37,28 @@ class Checked {
   fs::path target_;
 };
 
+// Whether every cell of `c` holds one value (float64 by its bits, so NaN counts); that value in
+// `bits` (numbers) or `text`.
+bool uniform_cells(const Column& c, std::uint64_t& bits, std::string& text) {
+  bits = 0;
+  text.clear();
+  if (c.size() == 0) return false;
+  if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
+    std::memcpy(&bits, f->data(), sizeof bits);
+    for (double v : *f)
+      if (std::memcmp(&v, &bits, sizeof bits) != 0) return false;
+    return true;
+  }
+  if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
+    const std::int64_t v0 = i->front();
+    std::memcpy(&bits, &v0, sizeof bits);
+    return std::all_of(i->begin(), i->end(), [v0](std::int64_t v) { return v == v0; });
+  }
+  const auto& s = std::get<std::vector<std::string>>(c.data);
+  text = s.front();
+  return std::all_of(s.begin(), s.end(), [&](const std::string& v) { return v == text; });
+}
+
 class Writer {
  public:
   Writer(const fs::path& temp, const fs::path& target) : c_(target) {
@@ -109,6 +131,12 @@ class Writer {
   struct Slab {
     Handle ds, space, type;  // type: the fixed-length string type of a text column
     std::size_t width = 0;
+    // A column whose rows so far all hold one value is stored as the dataset's fill value and not
+    // written (HDF5 allocates no storage for it and reads return the fill value); the first
+    // chunk with another value allocates the dataset, filled with that value, and is written.
+    bool uniform = false;
+    std::uint64_t fill_bits = 0;  // float64 / int64 fill value
+    std::string fill_text;        // text fill value
   };
   Handle open_group(const std::string& name) {
     Handle gcpl = h5::plist(c_.id(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate"));
@@ -119,8 +147,13 @@ class Writer {
     c_.close(gcpl, "H5Pclose");
     return g;
   }
-  Slab create_slab(hid_t g, const Column& col, hsize_t n, std::size_t width) {
+  // `first`: the first chunk of rows; when all its cells are equal the dataset takes that value
+  // as its fill value (see Slab::uniform).
+  Slab create_slab(hid_t g, const Column& col, hsize_t n, std::size_t width, const Column* first = nullptr) {
     Slab s;
+    s.uniform = first && n > 0 && uniform_cells(*first, s.fill_bits, s.fill_text);
+    if (s.uniform && s.fill_text.size() > std::max<std::size_t>(1, width))
+      throw std::logic_error("column " + col.name + ": '" + s.fill_text + "' is longer than its width " + std::to_string(width));
     s.space = h5::space(c_.id(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"));
     hid_t file_type = H5T_IEEE_F64LE;
     if (std::holds_alternative<std::vector<std::int64_t>>(col.data)) file_type = H5T_STD_I64LE;
@@ -132,9 +165,25 @@ class Writer {
       c_.ok(H5Tset_strpad(s.type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
       file_type = s.type.get();
     }
-    s.ds = h5::dataset(c_.id(
-        H5Dcreate2(g, col.name.c_str(), file_type, s.space.get(), H5P_DEFAULT, dcpl_.get(), H5P_DEFAULT),
-        "H5Dcreate2"));
+    Handle dcpl;
+    if (s.uniform) {
+      dcpl = h5::plist(c_.id(H5Pcopy(dcpl_.get()), "H5Pcopy"));
+      c_.ok(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_IFSET), "fill time");
+      c_.ok(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_LATE), "alloc time");
+      if (col.is_text()) {
+        std::vector<char> v(s.width, '\0');
+        std::memcpy(v.data(), s.fill_text.data(), std::min(s.width, s.fill_text.size()));
+        c_.ok(H5Pset_fill_value(dcpl.get(), s.type.get(), v.data()), "fill value");
+      } else {
+        c_.ok(H5Pset_fill_value(dcpl.get(), file_type == H5T_STD_I64LE ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE,
+                                &s.fill_bits),
+              "fill value");
+      }
+    }
+    s.ds = h5::dataset(c_.id(H5Dcreate2(g, col.name.c_str(), file_type, s.space.get(), H5P_DEFAULT,
+                                        s.uniform ? dcpl.get() : dcpl_.get(), H5P_DEFAULT),
+                             "H5Dcreate2"));
+    if (s.uniform) c_.close(dcpl, "H5Pclose");
     attribute(s.ds.get(), "unit", col.unit);
     attribute(s.ds.get(), "description", col.description);
     return s;
@@ -142,6 +191,12 @@ class Writer {
   void write_slab(Slab& s, const Column& col, hsize_t offset, std::vector<char>& buf) {
     const hsize_t count = col.size();
     if (count == 0) return;
+    if (s.uniform) {
+      std::uint64_t bits = 0;
+      std::string text;
+      if (uniform_cells(col, bits, text) && bits == s.fill_bits && text == s.fill_text) return;  // the fill value
+      s.uniform = false;
+    }
     c_.ok(H5Sselect_hyperslab(s.space.get(), H5S_SELECT_SET, &offset, nullptr, &count, nullptr), "H5Sselect_hyperslab");
     Handle mem = h5::space(c_.id(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"));
     if (const auto* f = std::get_if<std::vector<double>>(&col.data)) {
@@ -228,10 +283,19 @@ struct Hdf5TableStream::Impl {
   int sync_fd = -1;
   std::unique_ptr<Writer> w;
   Handle group;
+  // Datasets are created with the first chunk (or at commit when there are no rows): their fill
+  // values come from it (Writer::Slab::uniform).
+  Table schema;
+  std::vector<std::size_t> widths;  // per column: the text width (0: a number column)
   std::vector<Writer::Slab> slabs;
-  std::vector<std::string> names;
   std::size_t rows = 0, written = 0;
   std::vector<char> buf;
+  void create_slabs(const Table* first) {
+    const auto& cols = schema.columns();
+    for (std::size_t k = 0; k < cols.size(); ++k)
+      slabs.push_back(w->create_slab(group.get(), cols[k], static_cast<hsize_t>(rows), widths[k],
+                                     first ? &first->columns()[k] : nullptr));
+  }
 };
 
 Hdf5TableStream::Hdf5TableStream(const fs::path& path, const std::string& group, const Table& schema,
@@ -245,6 +309,7 @@ Hdf5TableStream::Hdf5TableStream(const fs::path& path, const std::string& group,
   m.sync_fd = ::open(m.out.temp().c_str(), O_RDONLY | O_CLOEXEC);  // advisory: -1 is fine
   m.w->root_attributes(attributes);
   m.group = m.w->open_group(group);
+  m.schema = schema;
   for (const auto& col : schema.columns()) {
     std::size_t width = 0;
     if (col.is_text()) {
@@ -252,8 +317,7 @@ Hdf5TableStream::Hdf5TableStream(const fs::path& path, const std::string& group,
       if (it == text_widths.end()) throw std::logic_error("no width for text column " + col.name);
       width = it->second;
     }
-    m.slabs.push_back(m.w->create_slab(m.group.get(), col, static_cast<hsize_t>(rows), width));
-    m.names.push_back(col.name);
+    m.widths.push_back(width);
   }
 }
 
@@ -263,10 +327,15 @@ void Hdf5TableStream::append(const Table& chunk) {
   Impl& m = *impl_;
   const std::size_t n = chunk.rows();
   const auto& cols = chunk.columns();
-  if (cols.size() != m.slabs.size()) throw std::logic_error("Hdf5TableStream: columns differ from the schema");
+  const auto& want = m.schema.columns();
+  if (cols.size() != want.size()) throw std::logic_error("Hdf5TableStream: columns differ from the schema");
   if (m.written + n > m.rows) throw std::logic_error("Hdf5TableStream: more rows than announced");
+  for (std::size_t k = 0; k < cols.size(); ++k)
+    if (cols[k].name != want[k].name || cols[k].data.index() != want[k].data.index())
+      throw std::logic_error("Hdf5TableStream: column " + cols[k].name + " differs from the schema");
+  if (n == 0) return;
+  if (m.slabs.empty()) m.create_slabs(&chunk);
   for (std::size_t k = 0; k < cols.size(); ++k) {
-    if (cols[k].name != m.names[k]) throw std::logic_error("Hdf5TableStream: column " + cols[k].name + " out of order");
     m.w->write_slab(m.slabs[k], cols[k], static_cast<hsize_t>(m.written), m.buf);
   }
   m.written += n;
@@ -279,6 +348,7 @@ void Hdf5TableStream::commit() {
   Impl& m = *impl_;
   if (m.written != m.rows)
     throw std::logic_error("Hdf5TableStream: " + std::to_string(m.written) + " rows written of " + std::to_string(m.rows));
+  if (m.slabs.empty()) m.create_slabs(nullptr);  // no rows
   for (auto& s : m.slabs) m.w->close_slab(s);
   m.w->close_group(m.group);
   m.w->finish();

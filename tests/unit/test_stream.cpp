@@ -257,6 +257,53 @@ TEST_CASE("a streamed HDF5 file and CSV hold the in-memory values", "[stream]") 
   fs::remove(str);
 }
 
+// Columns with one value in every row so far are stored as HDF5 fill values, not written; a later
+// chunk with another value writes the column after all. Every case reads back exactly.
+TEST_CASE("a streamed HDF5 file stores uniform columns as fill values and reads them back", "[stream]") {
+  auto make = [](std::size_t row0, std::size_t n) {
+    Table t;
+    auto& nan = t.add_f64("nan", "ms", "never measured");
+    auto& late = t.add_f64("late", "", "uniform in the first chunk only");
+    auto& vary = t.add_f64("vary", "", "different in every row");
+    auto& ints = t.add_i64("ints", "", "one integer");
+    auto& late_i = t.add_i64("late_i", "", "uniform until the last chunk");
+    auto& text = t.add_text("text", "one name");
+    auto& late_t = t.add_text("late_t", "a second name from the second chunk");
+    for (std::size_t r = row0; r < row0 + n; ++r) {
+      nan.push_back(std::nan(""));
+      late.push_back(r < 5 ? -0.0 : 0.0);  // bits differ: -0.0 must not read back as +0.0
+      vary.push_back(0.5 * static_cast<double>(r));
+      ints.push_back(-7);
+      late_i.push_back(r < 10 ? 3 : 4);
+      text.push_back("inkling@tp8");
+      late_t.push_back(r < 5 ? "a" : "bb");
+    }
+    return t;
+  };
+  const Table want = make(0, 12);
+  const fs::path p = fs::temp_directory_path() / "cisa_test_stream_uniform.h5";
+  {
+    Hdf5TableStream h5(p, "points", make(0, 0), 12, {{"text", 11}, {"late_t", 2}}, {});
+    h5.append(make(0, 5));
+    h5.append(make(5, 0));
+    h5.append(make(5, 5));
+    h5.append(make(10, 2));
+    h5.commit();
+  }
+  const Table got = read_hdf5_group(p, "points");
+  require_same(want, got);
+  const auto& late = std::get<std::vector<double>>(got.find("late")->data);
+  CHECK(std::signbit(late[0]));
+  CHECK(!std::signbit(late[11]));
+  // No rows: every dataset is made, empty.
+  {
+    Hdf5TableStream h5(p, "points", make(0, 0), 0, {{"text", 11}, {"late_t", 2}}, {});
+    h5.commit();
+  }
+  CHECK(read_hdf5_group(p, "points").rows() == 0);
+  fs::remove(p);
+}
+
 TEST_CASE("an unfinished streamed HDF5 write leaves nothing at the target", "[stream]") {
   const Scenario sc = load_scenario(write_temp("abort.yaml", std::string(kHead) + "sweep:\n  batch: [1, 2, 3]\n"), {}, false);
   const fs::path p = fs::temp_directory_path() / "cisa_test_stream_abort.h5";
