@@ -51,6 +51,7 @@ const std::vector<FieldSpec>& selection_fields() {
       {"topk_ids_per_ns_per_sm", &ImplProfile::topk_ids_per_ns_per_sm, nullptr},
       {"topk_floor_us", &ImplProfile::topk_floor_us, nullptr},
       {"topk_cta_us", &ImplProfile::topk_cta_us, nullptr},
+      {"topk_cluster_us", &ImplProfile::topk_cluster_us, nullptr},
       {"setup_latency_us", &ImplProfile::setup_latency_us, nullptr},
       {"setup_bw_gbs", &ImplProfile::setup_bw_gbs, nullptr},
       {"other_floor_us", &ImplProfile::other_floor_us, nullptr},
@@ -187,7 +188,7 @@ void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string&
   require_keys_known(doc, s, field,
                      names_of(selection_fields(), {"score_tile_rows", "score_pages_per_tile", "score_tiles_per_cta",
                                                    "topk_radix_passes", "topk_cluster_above", "topk_few_rows_slice",
-                                                   "score_bytes", "setup_inline_bytes"}));
+                                                   "topk_ctas_per_sm", "score_bytes", "setup_inline_bytes"}));
   if (s["score_tile_rows"]) p.score_tile_rows = small_int(doc, s["score_tile_rows"], field + ".score_tile_rows", 1, 1024);
   if (s["score_pages_per_tile"])
     p.score_pages_per_tile = small_int(doc, s["score_pages_per_tile"], field + ".score_pages_per_tile", 1, 4096);
@@ -197,6 +198,8 @@ void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string&
     p.topk_radix_passes = small_int(doc, s["topk_radix_passes"], field + ".topk_radix_passes", 1, 8);
   if (s["topk_few_rows_slice"])
     p.topk_few_rows_slice = small_int(doc, s["topk_few_rows_slice"], field + ".topk_few_rows_slice", 0, 1 << 30);
+  if (s["topk_ctas_per_sm"])
+    p.topk_ctas_per_sm = small_int(doc, s["topk_ctas_per_sm"], field + ".topk_ctas_per_sm", 1, 32);
   if (s["setup_inline_bytes"])
     p.setup_inline_bytes = small_int(doc, s["setup_inline_bytes"], field + ".setup_inline_bytes", 0, 1 << 20);
   if (s["topk_cluster_above"])

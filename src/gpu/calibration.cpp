@@ -105,6 +105,7 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "topk_ids_per_ns_per_sm", kr.topk_out_ids_per_ns_per_sm, kr.topk_method)
     << meas(a, "topk_floor_us", kr.topk_floor_us, kr.topk_method)
     << meas(a, "topk_cta_us", kr.topk_cta_us, kr.topk_method)
+    << meas(a, "topk_cluster_us", kr.topk_cluster_us, kr.topk_method)
     << meas(a, "setup_latency_us", kr.setup_floor_us, kr.setup_method)
     << meas(a, "other_floor_us", kr.other_floor_us, kr.other_method)
     << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method)

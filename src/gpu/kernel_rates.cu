@@ -16,7 +16,7 @@ std::string fmt_scoring(double ms1, double r1, double w1, double ms2, double r2,
   std::snprintf(buf, sizeof buf,
                 "cisa_kernels scoring in the step: decode 64 x 1M, K=4,096 (%.3f ms; model DRAM "
                 "read %.3g B, write %.3g B) and "
-                "prefill 4 x (1M + 512), G=1 (%.3f ms; read %.3g B, write %.3g B); t - floor = "
+                "prefill 4 x (1M - 512 + 512), G=1 (%.3f ms; read %.3g B, write %.3g B); t - floor = "
                 "R/read_bw + W/write_bw solved",
                 ms1, r1, w1, ms2, r2, w2);
   return buf;
@@ -87,6 +87,11 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   shape.sms = sms;
   t.model = forward_cost(pt.geo, pt.cisa, ps.G, ps.hist, ps.P, ps.B, shape);
   return t;
+}
+
+KernelShape shape_on(KernelShape s, int sms) {
+  s.sms = sms;
+  return s;
 }
 
 std::string fmt_us(const std::string& before, double ms, const std::string& after) {
@@ -203,54 +208,58 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         "cisa_kernels paged_attention, dense decode B=16, history 1M, r=4, 1 KV head: the model's DRAM bytes / "
         "(median of 9 - floors), L2 flushed";
   }
-  // Top-k: floor + waves x (fixed CTA time + key passes / rate + written IDs / ID rate), the model's
-  // form (topk_work / topk_cta_time), solved by least squares over the floor shape above and four
-  // prefill shapes with scores from DRAM, G = 1, many waves of rows: 4 x (1M + 512) at K = 4,096 and
-  // 1,024 (N_e = 65,408: 2-CTA clusters), 16 x (128K + 512) at K = 4,096 (N_e = 8,064) and
-  // 32 x (32K + 512) at K = 512 (N_e = 2,040: the fixed part dominates). The decode shape (64 x 1M,
-  // one wave, scores left in L2 by the scoring kernel) then gives the L2 key rate.
-  PipelineTimes pre, pre128, pre1k, pre32k;
-  {
-    World w(4, (std::int64_t(1) << 20) + 512, 1, 71);
-    pre = time_pipeline({4, 512, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 5);
-  }
-  {
-    World w(16, 131072 + 512, 1, 79);
-    pre128 = time_pipeline({16, 512, 1, 4096, 128, 131072}, w, timer, sms, shape, 5);
-  }
-  {
-    World w(4, (std::int64_t(1) << 20) + 512, 1, 83);
-    pre1k = time_pipeline({4, 512, 1, 1024, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 5);
-  }
-  {
-    World w(32, 32768 + 512, 1, 87);
-    pre32k = time_pipeline({32, 512, 1, 512, 128, 32768}, w, timer, sms, shape, 5);
-  }
-  auto sample = [&](const PipelineTimes& t, double ms) {
-    const ForwardCost& f = t.model;
-    const TopkWork wk = topk_work(f, shape);
-    return TopkSample{std::ceil(wk.ctas / sms), wk.keys_per_cta * passes, wk.ids_per_cta, ms * 1e-3};
+  // Top-k: the model's form (topk_work / topk_terms: floor + waves x CTA time + cluster waves x merge
+  // time + key passes / key rate + IDs / ID rate on the busiest SM), solved by least squares of
+  // relative residuals over the floor shape and a grid of prefill shapes with scores from DRAM
+  // (scenarios/calib_topk_grid.yaml, r = 4, W = 128, P = 512): N_e from 2K to 64K, K from 512 to
+  // 4,096, 16 to 16,384 rows, so every launch plan (16K slices in clusters of 1-4, 32K slices in
+  // clusters of 1-2, one or several waves) is in the fit. The decode shape (64 x 1M, one wave,
+  // scores left in L2 by the scoring kernel) then gives the L2 key rate.
+  struct GridShape {
+    int B, G, K;
+    std::int64_t context;
   };
+  const GridShape grid[] = {{4, 8, 4096, 131584},   {1, 8, 1024, 524800},   {1, 1, 512, 131584},
+                            {4, 32, 4096, 1048576}, {2, 1, 3072, 393728},   {4, 1, 4096, 1048576},
+                            {4, 1, 1024, 1048576},  {16, 1, 4096, 131584},  {32, 1, 512, 33280},
+                            {16, 1, 4096, 524800},  {8, 1, 2048, 262656},   {1, 16, 4096, 1048576},
+                            {2, 8, 2048, 524800},   {8, 32, 2048, 1048576}, {1, 4, 1024, 262656},
+                            {8, 2, 1024, 66048},    {4, 4, 3072, 786944},   {8, 16, 512, 393728},
+                            {16, 64, 4096, 1048576}};
+  auto sample = [&](const PipelineTimes& t, double ms) {
+    const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
+    return TopkSample{k.waves, k.cluster_waves, k.key_passes, k.ids, ms * 1e-3};
+  };
+  PipelineTimes pre, pre128;  // 4 x 1M and 16 x 128K at G = 1, K = 4,096: scoring and setup use them below
   {
-    const std::vector<TopkSample> samples = {sample(floor_shape, floor_shape.topk_ms), sample(pre, pre.topk_ms),
-                                             sample(pre128, pre128.topk_ms), sample(pre1k, pre1k.topk_ms),
-                                             sample(pre32k, pre32k.topk_ms)};
+    std::vector<TopkSample> samples = {sample(floor_shape, floor_shape.topk_ms)};
+    std::string shapes;
+    unsigned seed = 71;
+    for (const GridShape& g : grid) {
+      World w(g.B, g.context, 1, seed += 2);
+      const PipelineTimes t = time_pipeline({g.B, 512, g.G, g.K, 128, g.context - 512}, w, timer, sms, shape, 5);
+      if (g.G == 1 && g.K == 4096 && g.B == 4 && g.context == 1048576) pre = t;
+      if (g.G == 1 && g.K == 4096 && g.B == 16 && g.context == 131584) pre128 = t;
+      samples.push_back(sample(t, t.topk_ms));
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s%d x %lld G %d K %d: %.1f us", shapes.empty() ? "" : "; ", g.B,
+                    static_cast<long long>(g.context), g.G, g.K, t.topk_ms * 1e3);
+      shapes += buf;
+    }
     const TopkFit fit = fit_topk(samples);
     if (fit.ok) {
       out.topk_floor_us = fit.floor_s * 1e6;
       out.topk_cta_us = fit.cta_s * 1e6;
+      out.topk_cluster_us = fit.cluster_s * 1e6;
       out.topk_elem_passes_per_ns_per_sm = fit.key_passes_per_s / 1e9;
       out.topk_out_ids_per_ns_per_sm = fit.ids_per_s / 1e9;
     }
-    char buf[520];
-    std::snprintf(buf, sizeof buf,
-                  "floor shape (%.1f us); 4 x (1M + 512), K=4,096 (%.3f ms, N_e 65,408); 16 x (128K + 512), K=4,096 "
-                  "(%.3f ms, N_e 8,064); 4 x (1M + 512), K=1,024 (%.3f ms); 32 x (32K + 512), K=512 (%.3f ms, N_e "
-                  "2,040); rms residual %.1f %%",
-                  floor_shape.topk_ms * 1e3, pre.topk_ms, pre128.topk_ms, pre1k.topk_ms, pre32k.topk_ms,
-                  100.0 * fit.rms_rel);
-    out.topk_method = "cisa_kernels step, prefill, G=1, scores from DRAM: " + std::string(buf) + "; " + fit.note +
-                      " (" + std::to_string(passes) + " radix passes per key), median of 5 each";
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "floor shape (%.1f us) and %zu grid shapes, rms residual %.1f %%; ",
+                  floor_shape.topk_ms * 1e3, sizeof grid / sizeof grid[0], 100.0 * fit.rms_rel);
+    out.topk_method = "cisa_kernels step, prefill P=512, W=128, scores from DRAM (scenarios/calib_topk_grid.yaml): " +
+                      std::string(buf) + fit.note + " (" + std::to_string(passes) +
+                      " radix passes per key), median of 5 each: " + shapes;
   }
   const double topk_floor_s = out.topk_floor_us * 1e-6;
   PipelineTimes dec;
@@ -264,19 +273,15 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     out.attention_gather_method =
         "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096, W=128, random selections: the model's CISA "
         "attention DRAM bytes / (median of 15 - floors), L2 flushed";
-    const ForwardCost& f = dec.model;
-    const TopkWork wk = topk_work(f, shape);
-    const double waves = std::ceil(wk.ctas / sms);
-    const double out_s = out.topk_out_ids_per_ns_per_sm > 0
-                             ? waves * wk.ids_per_cta / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
+    const TopkTerms k = topk_terms(topk_work(dec.model, shape_on(shape, sms)), shape);
+    const double out_s = out.topk_out_ids_per_ns_per_sm > 0 ? k.ids / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
     out.topk_l2_elem_passes_per_ns_per_sm =
-        waves * wk.keys_per_cta * passes /
-        ((dec.topk_ms * 1e-3 - topk_floor_s - waves * out.topk_cta_us * 1e-6 - out_s) * 1e9);
+        k.key_passes / ((dec.topk_ms * 1e-3 - topk_floor_s - k.waves * out.topk_cta_us * 1e-6 -
+                         k.cluster_waves * out.topk_cluster_us * 1e-6 - out_s) *
+                        1e9);
     out.topk_l2_method =
-        "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096: top-k after scoring (scores in "
-        "L2), "
-        "N_e x " +
-        std::to_string(passes) + " passes / (median time of 15 - top-k floor - output pass)";
+        "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096: top-k after scoring (scores in L2), key passes "
+        "on the busiest SM / (median time of 15 - floor - wave and cluster terms - output pass)";
   }
   // Setup = latency + descriptor bytes / the card's host-to-device bandwidth (card.setup_Bps: the
   // 256 MiB probe; a solve from two step copies swung from 48 to 32 GB/s between sessions while the

@@ -21,7 +21,8 @@ struct KernelRates {
   // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).
   double topk_elem_passes_per_ns_per_sm = 0, topk_l2_elem_passes_per_ns_per_sm = 0,
          topk_out_ids_per_ns_per_sm = 0;
-  double topk_cta_us = 0;  // fixed time per top-k CTA (0: the fit did not support it)
+  double topk_cta_us = 0;  // fixed time per wave of top-k CTAs (0: the fit did not support it)
+  double topk_cluster_us = 0;  // per wave and other CTA of a row's cluster (0: the fit did not support it)
   std::string topk_method, topk_l2_method;
   // Scoring: read and write rates solved from two reference shapes (read-heavy decode,
   // write-heavy prefill) with the model's own byte split; 0 when the solve is not physical.

@@ -118,6 +118,7 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     r.topk_ids_per_s_per_sm = at(im.topk_ids_per_ns_per_sm, b, true) * 1e9;
     r.topk_floor_s = at(im.topk_floor_us, b, false) * 1e-6;
     r.topk_cta_s = im.topk_cta_term ? at(im.topk_cta_us, b, false) * 1e-6 : 0.0;
+    r.topk_cluster_s = im.topk_cluster_term ? at(im.topk_cluster_us, b, false) * 1e-6 : 0.0;
     r.setup_latency_s = at(im.setup_latency_us, b, false) * 1e-6;
     if (im.setup_inline_bytes > 0) {
       need(hw.card.h2d_latency_us, "card.h2d_latency_us (the small descriptor copy's latency)", who);

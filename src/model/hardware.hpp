@@ -78,7 +78,8 @@ struct Rates {
   double topk_keys_per_s_per_sm = 0;     // radix-select key passes of one SM, scores from DRAM
   double topk_l2_keys_per_s_per_sm = 0;  // the same with the scores still in L2
   double topk_ids_per_s_per_sm = 0;      // output pass: page IDs translated + written
-  double topk_cta_s = 0;  // fixed SM time per top-k CTA: merges, scans, barriers (0: the profile has no such term)
+  double topk_cta_s = 0;  // fixed SM time per wave of top-k CTAs: scans, barriers (0: the profile has no such term)
+  double topk_cluster_s = 0;  // per wave and other CTA of a row's cluster: the histogram merge (0: no such term)
   double attention_page_s[4] = {0, 0, 0, 0};  // SM-s per page visit, 16/32/64/128-row tiles
   double attention_page_decode_s = -1;        // the implementation's decode kernel (< 0: by tile class)
   double scoring_step_s = 0;                  // one dependent load step of a scoring CTA
@@ -112,6 +113,7 @@ KernelShape structure_of(const Profile& p) {
   s.score_bytes = p.score_bytes;
   s.topk_cluster_above = p.topk_cluster_above;
   s.topk_few_rows_slice = p.topk_few_rows_slice;
+  s.topk_ctas_per_sm = p.topk_ctas_per_sm;
   s.split_min_tokens = p.split_min_tokens;
   s.split_kv = p.split_kv;
   s.decode_visits_context = p.decode_visits_context;

@@ -105,6 +105,7 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.topk_radix_passes = p.topk_radix_passes;
   o.topk_cluster_above = p.topk_cluster_above;
   o.topk_few_rows_slice = p.topk_few_rows_slice;
+  o.topk_ctas_per_sm = p.topk_ctas_per_sm;
   o.setup_inline_bytes = p.setup_inline_bytes;
   o.score_bytes = p.score_bytes;
   o.scoring_read_bw_tbs = r.get(p.scoring_read_bw_tbs, Transfer::read_bw, "scoring.read_bw_tbs");
@@ -118,6 +119,8 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.topk_floor_us = r.get(p.topk_floor_us, Transfer::same, "topk.floor_us");
   o.topk_cta_term = !p.topk_cta_us.empty();
   if (o.topk_cta_term) o.topk_cta_us = r.get(p.topk_cta_us, Transfer::sm_time, "topk.cta_us");
+  o.topk_cluster_term = !p.topk_cluster_us.empty();
+  if (o.topk_cluster_term) o.topk_cluster_us = r.get(p.topk_cluster_us, Transfer::sm_time, "topk.cluster_us");
   o.setup_latency_us = r.get(p.setup_latency_us, Transfer::same, "setup.latency_us");
   // The step's copy is a pinned host-to-device copy: without a figure of its own it runs at the
   // card's host-to-device bandwidth (a 256 MiB probe: steadier than a solve from two step copies).

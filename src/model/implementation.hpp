@@ -70,12 +70,14 @@ struct ImplProfile {
   int topk_radix_passes = 4;
   int topk_cluster_above = 0;  // rows with more eligible keys run on a 2-CTA cluster (0: never)
   int topk_few_rows_slice = 0;  // few rows: ceil(N_e / this) CTAs per row when rows x CTAs <= SMs (0: never)
+  int topk_ctas_per_sm = 1;     // top-k CTAs resident per SM
   int setup_inline_bytes = 0;  // a descriptor copy of at most this many bytes takes the card's small-copy latency (0: none)
   double score_bytes = 4;  // bytes per score written by scoring and read by top-k
   PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us;
   PerCard scoring_step_us;  // one dependent load step of a scoring CTA; absent: no such term (structure)
   PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
-  PerCard topk_cta_us;  // fixed time per top-k CTA; a profile without it has no per-CTA term (structure)
+  PerCard topk_cta_us;  // fixed time per wave of top-k CTAs; a profile without it has no such term (structure)
+  PerCard topk_cluster_us;  // per wave and other CTA of a row's cluster (histogram merge); absent: no such term
   PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
   PerCard other_floor_us;                  // per launch of the index projection
   PerCard rep_update_floor_us;  // per launch of the representative update; absent: other_floor_us (XFER)
@@ -112,13 +114,16 @@ struct ResolvedImpl {
   int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4, topk_radix_passes = 4;
   int topk_cluster_above = 0;
   int topk_few_rows_slice = 0;
+  int topk_ctas_per_sm = 1;
   int setup_inline_bytes = 0;
   double score_bytes = 4;
   Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   bool scoring_step_term = false;  // the profile models the chain of load steps of a scoring CTA
   Figure topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
-  bool topk_cta_term = false;  // the profile models a fixed time per top-k CTA
+  bool topk_cta_term = false;  // the profile models a fixed time per wave of top-k CTAs
   Figure topk_cta_us;
+  bool topk_cluster_term = false;  // the profile models the merge between a row's CTAs
+  Figure topk_cluster_us;
   Figure setup_latency_us, setup_bw_gbs, other_floor_us;
   bool setup_bw_term = false;  // the profile has its own copy bandwidth (else the card's h2d_bw_gbs, XFER)
   bool rep_update_term = false;  // the profile has its own fixed cost for the representative update

@@ -54,30 +54,36 @@ bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates&
 TopkWork topk_work(const ForwardCost& f, const KernelShape& sh) {
   const double keys = f.eligible_chunks_sum / f.topk_rows;  // N_e per row
   const double ids = f.topk.dram_write_bytes / (4.0 * f.topk_rows);  // page IDs written per row
+  const double occ = std::max(1, sh.topk_ctas_per_sm), sms = std::max(1, sh.sms);
   double split = (sh.topk_cluster_above > 0 && keys > sh.topk_cluster_above) ? 2.0 : 1.0;
   // Few rows: a row spreads over ceil(N_e / slice) CTAs when every row's CTAs fit one per SM.
   if (sh.topk_few_rows_slice > 0) {
     const double c = std::ceil(keys / sh.topk_few_rows_slice);
-    if (c > split && f.topk_rows * c <= sh.sms) split = c;
+    if (c > split && f.topk_rows * c <= sms) split = c;
   }
-  return TopkWork{f.topk_rows * split, keys / split, ids / split};
+  TopkWork w{f.topk_rows * split, keys / split, ids / split, split, 0, 0};
+  w.waves = std::ceil(w.ctas / (occ * sms));
+  w.per_sm = std::ceil(w.ctas / (sms * w.waves));
+  return w;
 }
 
-double topk_cta_time(const TopkWork& w, const KernelShape& sh, double keys_per_s, double ids_per_s, double cta_s) {
-  return cta_s + w.keys_per_cta * sh.topk_radix_passes / keys_per_s + w.ids_per_cta / ids_per_s;
+TopkTerms topk_terms(const TopkWork& w, const KernelShape& sh) {
+  return TopkTerms{w.waves, w.waves * (w.cluster - 1.0), w.waves * w.per_sm * w.keys_per_cta * sh.topk_radix_passes,
+                   w.waves * w.per_sm * w.ids_per_cta};
 }
 
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
   if (f.topk.launches <= 0 || f.topk_rows <= 0) return 0.0;
   const double rate =
       topk_scores_in_l2(f, sh, rates) ? rates.topk_l2_keys_per_s_per_sm : rates.topk_keys_per_s_per_sm;
-  // Per CTA: a fixed part, radix passes over its scores, then the output pass translating and
-  // writing its page IDs; waves of one CTA per SM.
-  const TopkWork w = topk_work(f, sh);
-  const double per_cta = topk_cta_time(w, sh, rate, rates.topk_ids_per_s_per_sm, rates.topk_cta_s);
-  const double waves = std::ceil(w.ctas / rates.sms);
+  // Per wave: a fixed part per CTA (co-resident CTAs overlap it), merges with the other CTAs of
+  // the row's cluster, then the busiest SM's CTAs' radix passes over their scores and output
+  // passes (translating and writing page IDs) at the SM's rates.
+  const TopkTerms t = topk_terms(topk_work(f, sh), sh);
+  const double t_sm = t.waves * rates.topk_cta_s + t.cluster_waves * rates.topk_cluster_s + t.key_passes / rate +
+                      t.ids / rates.topk_ids_per_s_per_sm;
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);
-  return std::max(waves * per_cta, t_mem) + f.topk.launches * rates.topk_floor_s;
+  return std::max(t_sm, t_mem) + f.topk.launches * rates.topk_floor_s;
 }
 
 double setup_time(const ForwardCost& f, const Rates& rates) {

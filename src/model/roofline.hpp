@@ -31,18 +31,29 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
 // The same with the card's streaming rates and launch overhead (the planner's generic kernel).
 double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates);
 
-// Top-k: radix select is bound by per-row shared-memory passes, one CTA per row; rows whose
-// scores the scoring kernel left in L2 run at the L2 rate.
-// How top-k lays a forward's rows on CTAs: rows with more eligible keys than the profile's cluster
-// threshold run on a 2-CTA cluster, each CTA doing half of the keys and of the written IDs.
+// Top-k: radix select is bound by per-row shared-memory passes; rows whose scores the scoring
+// kernel left in L2 run at the L2 rate.
+// How top-k lays a forward's rows on CTAs (this project's topk_plan): a row runs on a cluster of
+// CTAs, each with a slice of its keys and of the IDs it writes; CTAs run in waves of
+// topk_ctas_per_sm x SMs.
 struct TopkWork {
-  double ctas = 0;          // CTAs launched (rows x split)
+  double ctas = 0;          // CTAs launched (rows x cluster)
   double keys_per_cta = 0;  // eligible keys per CTA
   double ids_per_cta = 0;   // page IDs written per CTA (selected + window + tail)
+  double cluster = 1;       // CTAs per row (merging their histograms)
+  double waves = 0;         // waves of co-resident CTAs
+  double per_sm = 0;        // CTAs on the busiest SM in a wave (<= topk_ctas_per_sm)
 };
 TopkWork topk_work(const ForwardCost& f, const KernelShape& sh);
-// SM time of one top-k CTA: its fixed part, its radix passes over its keys, its output pass.
-double topk_cta_time(const TopkWork& w, const KernelShape& sh, double keys_per_s, double ids_per_s, double cta_s);
+// The top-k time's terms along the busiest SM, as the calibration fits them: t = floor + waves x
+// CTA time + cluster_waves x per-CTA merge time + key_passes / key rate + ids / ID rate.
+struct TopkTerms {
+  double waves = 0;
+  double cluster_waves = 0;  // waves x (cluster - 1): the other CTAs of a row to merge with
+  double key_passes = 0;     // waves x per_sm x keys per CTA x radix passes
+  double ids = 0;            // waves x per_sm x IDs per CTA
+};
+TopkTerms topk_terms(const TopkWork& w, const KernelShape& sh);
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
 bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
 

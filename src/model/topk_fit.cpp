@@ -28,33 +28,42 @@ double rms_relative(const Eigen::MatrixXd& X, const Eigen::VectorXd& t, const Ei
 TopkFit fit_topk(const std::vector<TopkSample>& samples) {
   TopkFit fit;
   const auto n = static_cast<Eigen::Index>(samples.size());
-  Eigen::MatrixXd X(n, 4);
+  // Rows divided by the measured time: relative residuals, so 12 us and 3 ms shapes weigh alike.
+  Eigen::MatrixXd X(n, 5);
   Eigen::VectorXd t(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const TopkSample& s = samples[static_cast<std::size_t>(i)];
-    X.row(i) << 1.0, s.waves, s.waves * s.key_passes, s.waves * s.ids;
-    t(i) = s.seconds;
+    X.row(i) << 1.0, s.waves, s.cluster_waves, s.key_passes, s.ids;
+    X.row(i) /= s.seconds;
+    t(i) = 1.0;
   }
-  Eigen::VectorXd p;
-  if (n >= 4 && solve(X, t, p)) {
+  // Forms from the fullest down; columns: 0 floor, 1 CTA, 2 cluster, 3 keys, 4 IDs.
+  struct Form {
+    std::vector<int> cols;
+    const char* note;
+  };
+  const Form forms[] = {
+      {{0, 1, 2, 3, 4}, "floor + waves x CTA time + cluster waves x merge time + key passes / rate + IDs / rate"},
+      {{0, 1, 3, 4}, "floor + waves x CTA time + key passes / rate + IDs / rate (a cluster term did not solve positive)"},
+      {{0, 3, 4}, "floor + key passes / rate + IDs / rate (CTA and cluster terms did not solve positive)"}};
+  for (const Form& f : forms) {
+    const auto k = static_cast<Eigen::Index>(f.cols.size());
+    if (n < k) continue;
+    Eigen::MatrixXd Xf(n, k);
+    for (Eigen::Index j = 0; j < k; ++j) Xf.col(j) = X.col(f.cols[static_cast<std::size_t>(j)]);
+    Eigen::VectorXd p;
+    if (!solve(Xf, t, p)) continue;
+    double v[5] = {0, 0, 0, 0, 0};
+    for (Eigen::Index j = 0; j < k; ++j) v[f.cols[static_cast<std::size_t>(j)]] = p(j);
     fit.ok = true;
-    fit.floor_s = p(0);
-    fit.cta_s = p(1);
-    fit.key_passes_per_s = 1.0 / p(2);
-    fit.ids_per_s = 1.0 / p(3);
-    fit.rms_rel = rms_relative(X, t, p);
-    fit.note = "floor + waves x (CTA time + key passes / rate + IDs / rate), least squares";
+    fit.floor_s = v[0];
+    fit.cta_s = v[1];
+    fit.cluster_s = v[2];
+    fit.key_passes_per_s = 1.0 / v[3];
+    fit.ids_per_s = 1.0 / v[4];
+    fit.rms_rel = rms_relative(Xf, t, p);
+    fit.note = std::string(f.note) + ", least squares of relative residuals";
     return fit;
-  }
-  Eigen::MatrixXd X3(n, 3);
-  X3 << X.col(0), X.col(2), X.col(3);
-  if (n >= 3 && solve(X3, t, p)) {
-    fit.ok = true;
-    fit.floor_s = p(0);
-    fit.key_passes_per_s = 1.0 / p(1);
-    fit.ids_per_s = 1.0 / p(2);
-    fit.rms_rel = rms_relative(X3, t, p);
-    fit.note = "floor + waves x (key passes / rate + IDs / rate), least squares (a CTA term did not solve positive)";
   }
   return fit;
 }

@@ -621,7 +621,7 @@ struct DenseKey {
 };
 
 // Every field (the static_assert asks whoever adds one to KernelShape to add it here).
-static_assert(sizeof(KernelShape) == 88, "a KernelShape field was added: compare it in same_key");
+static_assert(sizeof(KernelShape) == 96, "a KernelShape field was added: compare it in same_key");
 bool same_key(const DenseKey& a, const DenseKey& b) {
   const KernelShape &x = a.shape, &y = b.shape;
   return a.geo.q_heads == b.geo.q_heads && a.geo.kv_heads == b.geo.kv_heads && a.geo.head_dim == b.geo.head_dim &&
@@ -634,7 +634,8 @@ bool same_key(const DenseKey& a, const DenseKey& b) {
          x.split_kv == y.split_kv && x.decode_visits_context == y.decode_visits_context &&
          x.l2_capacity_bytes == y.l2_capacity_bytes && x.share_selected == y.share_selected &&
          x.gqa_packing == y.gqa_packing && x.score_bytes == y.score_bytes &&
-         x.topk_cluster_above == y.topk_cluster_above && x.topk_few_rows_slice == y.topk_few_rows_slice;
+         x.topk_cluster_above == y.topk_cluster_above && x.topk_few_rows_slice == y.topk_few_rows_slice &&
+         x.topk_ctas_per_sm == y.topk_ctas_per_sm;
 }
 
 std::size_t slot_of(const DenseKey& k, std::size_t slots) {

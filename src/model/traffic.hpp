@@ -28,6 +28,7 @@ struct KernelShape {
   double score_bytes = 4;      // bytes per score written by scoring, read by top-k
   int topk_cluster_above = 0;  // top-k rows with more eligible keys run on 2 CTAs (0: never)
   int topk_few_rows_slice = 0;  // few rows: ceil(N_e / this) CTAs per row when they fit one per SM (0: never)
+  int topk_ctas_per_sm = 1;     // top-k CTAs resident per SM (a wave is this x SMs CTAs)
 };
 
 // Tile rows the attention kernel uses for work items of `rows` rows: the smallest power of two

@@ -1,4 +1,5 @@
-// The top-k calibration fit recovers the model's parameters from shapes laid out as calibrate's are.
+// The top-k calibration fit recovers the model's parameters from shapes laid out as calibrate's
+// grid is (waves, cluster waves, key passes and IDs on the busiest SM).
 #include <cmath>
 #include <vector>
 
@@ -10,50 +11,66 @@ using cisa::TopkSample;
 using cisa::fit_topk;
 
 namespace {
-// Samples of t = floor + waves x (cta + key passes / key rate + ids / id rate), perturbed by `noise`.
-std::vector<TopkSample> samples(double floor, double cta, double key_rate, double id_rate,
-                                const std::vector<double>& noise) {
-  const double shapes[5][3] = {{1, 224, 80}, {32, 65408, 2048}, {63, 16128, 4096}, {32, 65408, 512}, {125, 4080, 520}};
+struct Truth {
+  double floor, cta, cluster, key_rate, id_rate;
+};
+// Samples of t = floor + waves x cta + cluster waves x cluster + key passes / key rate + ids / id
+// rate, perturbed by `noise` (cycled).
+std::vector<TopkSample> samples(const Truth& p, const std::vector<double>& noise) {
+  // waves, cluster waves, key passes, ids: one wave of clusters of 1, 2 and 4, many waves of 1 and 2
+  const double shapes[7][4] = {{1, 0, 224, 80},       {1, 1, 65312, 1154},      {1, 3, 32696, 1057},
+                               {16, 16, 2092544, 135232}, {63, 0, 1017600, 532476}, {32, 0, 130560, 20544},
+                               {2, 0, 32320, 2568}};
   std::vector<TopkSample> out;
-  for (int i = 0; i < 5; ++i) {
-    const double w = shapes[i][0], k = shapes[i][1], ids = shapes[i][2];
-    const double t = floor + w * (cta + k / key_rate + ids / id_rate);
-    out.push_back({w, k, ids, t * (1.0 + noise[static_cast<std::size_t>(i)])});
+  for (int i = 0; i < 7; ++i) {
+    const double* s = shapes[i];
+    const double t = p.floor + s[0] * p.cta + s[1] * p.cluster + s[2] / p.key_rate + s[3] / p.id_rate;
+    out.push_back({s[0], s[1], s[2], s[3], t * (1.0 + noise[static_cast<std::size_t>(i) % noise.size()])});
   }
   return out;
 }
+const Truth kTruth{6e-6, 4e-6, 1.5e-6, 7e9, 1.2e9};
 }  // namespace
 
 TEST_CASE("top-k fit: exact samples give back every parameter", "[calibration]") {
-  const TopkFit f = fit_topk(samples(8e-6, 3e-6, 17e9, 1.3e9, {0, 0, 0, 0, 0}));
+  const TopkFit f = fit_topk(samples(kTruth, {0}));
   REQUIRE(f.ok);
-  CHECK(f.floor_s == Approx(8e-6).epsilon(1e-6));
-  CHECK(f.cta_s == Approx(3e-6).epsilon(1e-6));
-  CHECK(f.key_passes_per_s == Approx(17e9).epsilon(1e-6));
-  CHECK(f.ids_per_s == Approx(1.3e9).epsilon(1e-6));
+  CHECK(f.floor_s == Approx(kTruth.floor).epsilon(1e-6));
+  CHECK(f.cta_s == Approx(kTruth.cta).epsilon(1e-6));
+  CHECK(f.cluster_s == Approx(kTruth.cluster).epsilon(1e-6));
+  CHECK(f.key_passes_per_s == Approx(kTruth.key_rate).epsilon(1e-6));
+  CHECK(f.ids_per_s == Approx(kTruth.id_rate).epsilon(1e-6));
   CHECK(f.rms_rel < 1e-9);
 }
 
 TEST_CASE("top-k fit: 2 % noise moves the parameters a little, the residual says so", "[calibration]") {
-  const TopkFit f = fit_topk(samples(8e-6, 3e-6, 17e9, 1.3e9, {0.02, -0.02, 0.01, -0.01, 0.02}));
+  const TopkFit f = fit_topk(samples(kTruth, {0.02, -0.02, 0.01, -0.01, 0.02, -0.015, 0.005}));
   REQUIRE(f.ok);
-  CHECK(f.cta_s == Approx(3e-6).epsilon(0.3));
-  CHECK(f.key_passes_per_s == Approx(17e9).epsilon(0.2));
+  CHECK(f.key_passes_per_s == Approx(kTruth.key_rate).epsilon(0.2));
+  CHECK(f.ids_per_s == Approx(kTruth.id_rate).epsilon(0.3));
   CHECK(f.rms_rel > 0.001);
   CHECK(f.rms_rel < 0.05);
 }
 
-TEST_CASE("top-k fit: without a CTA term in the data it falls back to the three-term form", "[calibration]") {
-  // Data made with a negative CTA time (not physical): the four-term solve is refused.
-  const TopkFit f = fit_topk(samples(8e-6, -0.05e-6, 17e9, 1.3e9, {0, 0, 0, 0, 0}));
+TEST_CASE("top-k fit: terms the data do not support are dropped, and the note says so", "[calibration]") {
+  // A negative merge time (not physical): the five-term solve is refused, the four-term one holds.
+  Truth no_cluster = kTruth;
+  no_cluster.cluster = -0.5e-6;
+  TopkFit f = fit_topk(samples(no_cluster, {0}));
   REQUIRE(f.ok);
-  CHECK(f.cta_s == 0.0);
-  CHECK(f.note.find("did not solve positive") != std::string::npos);
-  CHECK(f.key_passes_per_s > 0);
+  CHECK(f.cluster_s == 0.0);
+  CHECK(f.cta_s > 0);
+  CHECK(f.note.find("cluster term did not solve positive") != std::string::npos);
+  // No sample with a cluster: the column is empty, the same fallback.
+  std::vector<TopkSample> flat = samples(kTruth, {0});
+  for (auto& s : flat) s.cluster_waves = 0;
+  f = fit_topk(flat);
+  REQUIRE(f.ok);
+  CHECK(f.cluster_s == 0.0);
 }
 
 TEST_CASE("top-k fit: too few samples is not a fit", "[calibration]") {
-  std::vector<TopkSample> two = samples(8e-6, 3e-6, 17e9, 1.3e9, {0, 0, 0, 0, 0});
+  std::vector<TopkSample> two = samples(kTruth, {0});
   two.resize(2);
   CHECK_FALSE(fit_topk(two).ok);
 }

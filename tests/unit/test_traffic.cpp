@@ -353,6 +353,54 @@ TEST_CASE("top-k CTAs per row: a 2-CTA cluster past 32,768 keys, 16,384-key slic
   CHECK(topk_work(f, sh).ctas == 80);
 }
 
+TEST_CASE("top-k waves: co-resident CTAs share a wave; the busiest SM carries their keys and IDs", "[roofline]") {
+  ForwardCost f;
+  f.topk_rows = 8192;
+  f.eligible_chunks_sum = 8192 * 8080.0;
+  f.topk.dram_write_bytes = 8192 * 4.0 * 4226;
+  f.topk.launches = 1;
+  KernelShape sh;  // 132 SMs
+  sh.topk_radix_passes = 2;
+  TopkWork w = topk_work(f, sh);
+  CHECK(w.waves == 63);  // one CTA per SM: ceil(8192 / 132)
+  CHECK(w.per_sm == 1);
+  sh.topk_ctas_per_sm = 2;
+  w = topk_work(f, sh);
+  CHECK(w.waves == 32);  // ceil(8192 / 264)
+  CHECK(w.per_sm == 2);  // ceil(8192 / (132 x 32)) = 2
+  const TopkTerms t = topk_terms(w, sh);
+  CHECK(t.key_passes == Approx(32 * 2 * 8080.0 * 2));
+  CHECK(t.ids == Approx(32 * 2 * 4226.0));
+  CHECK(t.cluster_waves == 0);
+  // One wave of 128 rows: one CTA per SM although two could share one.
+  f.topk_rows = 128;
+  f.eligible_chunks_sum = 128 * 8080.0;
+  f.topk.dram_write_bytes = 128 * 4.0 * 4226;
+  w = topk_work(f, sh);
+  CHECK(w.waves == 1);
+  CHECK(w.per_sm == 1);
+  // The time: floor + the terms at the rates (the memory bound far below here).
+  Rates r;
+  r.sms = 132;
+  r.read_bw_Bps = 4e12;
+  r.bw_saturation_sm_fraction = 0.5;
+  r.topk_keys_per_s_per_sm = 8e9;
+  r.topk_l2_keys_per_s_per_sm = 8e9;
+  r.topk_ids_per_s_per_sm = 1e9;
+  r.topk_cta_s = 4e-6;
+  r.topk_cluster_s = 1e-6;
+  r.topk_floor_s = 6e-6;
+  f.topk.dram_bytes = 1e6;
+  f.topk_rows = 32;  // 4-CTA clusters: three other CTAs to merge with
+  f.eligible_chunks_sum = 32 * 65408.0;
+  f.topk.dram_write_bytes = 32 * 4.0 * 4226;
+  sh.topk_few_rows_slice = 16384;
+  sh.topk_cluster_above = 32768;
+  w = topk_work(f, sh);
+  REQUIRE(w.cluster == 4);
+  CHECK(topk_time(f, sh, r) == Approx(6e-6 + 4e-6 + 3 * 1e-6 + 65408.0 / 4 * 2 / 8e9 + 4226.0 / 4 / 1e9));
+}
+
 TEST_CASE("a sequence's selections read at least the union of their picks once per wave of CTAs", "[traffic]") {
   const Geometry g = inkling_geo();
   const CisaConfig c = budget_cfg(4096);
