@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 14 session 6 (top-k helper): one device call = build, GPU tests (default plan and with the
 # listed env variants), the top-k benchmark cases under each variant (A/B, same binary), then
-# compute-sanitizer restricted to the top-k kernels. Usage (repo root or a copy of kernels/ beside
-# tests/): TOPK_VARIANTS="label:ENV=1,ENV2=0 ..." SAN="memcheck racecheck synccheck" TEST_ENVS="A=1 B=2"
-#   kernels/bench/topk_device_run.sh
+# compute-sanitizer restricted to the top-k kernels (SAN_KERNEL: another kernel-name substring).
+# Usage (repo root or a copy of kernels/ beside tests/): TOPK_VARIANTS="label:ENV=1,ENV2=0 ..."
+#   SAN="memcheck racecheck synccheck" TEST_ENVS="A=1 B=2" BENCH_CASES=... NCU_CASES="case:kernel_regex ..."
+#   kernels/bench/topk_device_run.sh  (session 7: scoring cases and ncu sections too)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -31,17 +32,24 @@ for v in ${TOPK_VARIANTS:-default:}; do
   label=${v%%:*}; envs=${v#*:}
   env ${envs//,/ } ${BK}/cisa_kernel_bench --csv "/tmp/ab_$label.csv" --cases "$C" > /tmp/ab.log 2>&1
   log "bench $label ($envs) rc=$? ($(( $(date +%s) - t0 )) s)"
-  grep -E "^topk" /tmp/ab.log | sed -E 's/ +/ /g' | cut -c1-170 >> "$S"
+  grep -E "^(topk|score)" /tmp/ab.log | sed -E 's/ +/ /g' | cut -c1-170 >> "$S"
   { echo "### $label ($envs)"; cat /tmp/ab.log; } >> "$OUT/bench_all.log"
   cat "/tmp/ab_$label.csv" >> "$OUT/bench_all.csv"
 done
 san() {  # tool, env list (comma-separated, may be empty)
   local tool=$1 envs=${2:-}
-  env ${envs//,/ } timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --kernel-name kns=topk_kernel --error-exitcode 9 \
+  env ${envs//,/ } timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --kernel-name kns=${SAN_KERNEL:-topk_kernel} --error-exitcode 9 \
     ${BK}/kernels_gpu_test 1 > /tmp/san_$tool.log 2>&1
-  log "compute-sanitizer $tool (topk kernels; ${envs:-defaults}) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/san_$tool.log | tr '\n' ' ') ($(( $(date +%s) - t0 )) s)"
+  log "compute-sanitizer $tool (${SAN_KERNEL:-topk_kernel}; ${envs:-defaults}) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/san_$tool.log | tr '\n' ' ') ($(( $(date +%s) - t0 )) s)"
   grep -m5 -B2 -A12 -E "^========= (Invalid|Race|Barrier|Error)|Hazard" /tmp/san_$tool.log >> "$OUT/sanitize_findings.txt"
 }
+for nc in ${NCU_CASES:-}; do  # one launch of the kernel under ncu: speed of light, memory, occupancy, warp states
+  env ${NCU_ENV:-} timeout 120 ncu --clock-control none -k regex:${nc#*:} -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section LaunchStats --section Occupancy --section WarpStateStats --section SchedulerStats \
+    --metrics sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_active.min,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_requests_srcunit_tex_op_write.sum \
+    ${BK}/cisa_kernel_bench --csv /tmp/ncu.csv --cases ${nc%%:*} > "$OUT/ncu_${nc%%:*}.txt" 2>&1
+  log "ncu ${nc} rc=$? ($(( $(date +%s) - t0 )) s)"
+done
 for tool in ${SAN:-}; do san $tool; done
 for ts in ${SAN_ALT:-}; do san ${ts%%:*} ${ts#*:}; done
 cat "$S"

@@ -25,6 +25,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -96,14 +97,16 @@ constexpr int min_blocks() {
   return sizeof(typename KeyIn<T>::Smem) == 2 && NT == 512 ? 2 : 1;
 }
 
+constexpr int kSubH = 4;  // S7 A/B: copies of the first histogram (lane & 3), interleaved by bin
+
 template <class T, int SL>
 constexpr int smem_bytes() {
   return SL * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
-         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4;
+         (hist_a_bins<KeyIn<T>::kBits, kB0>() * (1 + kSubH) + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4;
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
-template <int NT, class V = uint32_t>
+template <int NT, class V = uint32_t, bool kTrailingSync = true>
 __device__ __forceinline__ V block_exclusive_scan(V v, V* warp_sums, V* total) {
   constexpr int kWarps = NT / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -127,7 +130,7 @@ __device__ __forceinline__ V block_exclusive_scan(V v, V* warp_sums, V* total) {
   __syncthreads();
   const V before = warp == 0 ? V(0) : warp_sums[warp - 1];
   *total = warp_sums[kWarps - 1];
-  __syncthreads();
+  if constexpr (kTrailingSync) __syncthreads();
   return before + x - v;
 }
 
@@ -226,6 +229,113 @@ __device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, 
   return res;
 }
 
+// S7 merge: the counts above the bin in the CTAs before this one come out of the same block scan
+// as the bin search (tot in the low, bef in the high half of one 64-bit scan): no atomics, one
+// barrier after the scan, none trailing (s[] and warp_sums are next written after a cluster
+// barrier). Digits of at most 32 bins: every warp merges on its own (lane l = bin BINS-1-l; warp
+// scans, a ballot): no block barrier at all.
+template <int NT, int BINS, int CMAX>
+__device__ __forceinline__ PassResult merge_select_fast(const cg::cluster_group& cl, uint32_t* hist,
+                                                        uint32_t kk, uint32_t* warp_sums,
+                                                        uint32_t* s) {
+  const int t = threadIdx.x, lane = t & 31;
+  const unsigned rank = cl.block_rank(), C = cl.num_blocks();
+  PassResult res;
+  if constexpr (BINS <= 32) {
+    const int b = BINS - 1 - lane;
+    uint32_t tot = 0, bef = 0;
+#pragma unroll
+    for (unsigned r = 0; r < CMAX; ++r) {
+      if (r >= C) break;
+      const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
+      const uint32_t c = b >= 0 ? h[b] : 0u;
+      tot += c;
+      if (r < rank) bef += c;
+    }
+    uint32_t inc = tot, binc = bef;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const uint32_t y = __shfl_up_sync(0xffffffffu, inc, o);
+      const uint32_t z = __shfl_up_sync(0xffffffffu, binc, o);
+      if (lane >= o) {
+        inc += y;
+        binc += z;
+      }
+    }
+    const int L = __ffs(__ballot_sync(0xffffffffu, inc >= kk)) - 1;
+    const uint32_t incL = __shfl_sync(0xffffffffu, inc, L), totL = __shfl_sync(0xffffffffu, tot, L);
+    const uint32_t bincL = __shfl_sync(0xffffffffu, binc, L), befL = __shfl_sync(0xffffffffu, bef, L);
+    res.digit = static_cast<uint32_t>(BINS - 1 - L);
+    res.kk = kk - (incL - totL);
+    res.bin_count = totL;
+    res.gt_before = bincL - befL;
+    res.eq_before = befL;
+    return res;
+  } else {
+    constexpr int PER = BINS >= NT ? BINS / NT : 1;
+    uint32_t tot[PER], bef[PER];
+#pragma unroll
+    for (int i = 0; i < PER; ++i) tot[i] = bef[i] = 0;
+#pragma unroll
+    for (unsigned r = 0; r < CMAX; ++r) {
+      if (r >= C) break;
+      const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
+      uint32_t c[PER];
+      if constexpr (PER % 4 == 0) {
+#pragma unroll
+        for (int q = 0; q < PER / 4; ++q) {
+          const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 * (q + 1) - PER * t));
+          c[4 * q] = v.w;
+          c[4 * q + 1] = v.z;
+          c[4 * q + 2] = v.y;
+          c[4 * q + 3] = v.x;
+        }
+      } else if constexpr (PER == 2) {
+        const uint2 v = *reinterpret_cast<const uint2*>(h + (BINS - 2 - 2 * t));
+        c[0] = v.y;
+        c[1] = v.x;
+      } else {
+        const int b = BINS - 1 - t;
+        c[0] = b >= 0 ? h[b] : 0u;
+      }
+#pragma unroll
+      for (int i = 0; i < PER; ++i) {
+        tot[i] += c[i];
+        if (r < rank) bef[i] += c[i];
+      }
+    }
+    uint64_t cnt = 0;
+#pragma unroll
+    for (int i = 0; i < PER; ++i) cnt += tot[i] | (static_cast<uint64_t>(bef[i]) << 32);
+    uint64_t total;
+    const uint64_t ab = block_exclusive_scan<NT, unsigned long long, false>(
+        cnt, reinterpret_cast<unsigned long long*>(warp_sums), reinterpret_cast<unsigned long long*>(&total));
+    uint32_t above = static_cast<uint32_t>(ab), abef = static_cast<uint32_t>(ab >> 32);
+    if (above < kk && kk <= above + static_cast<uint32_t>(cnt)) {
+#pragma unroll
+      for (int i = 0; i < PER; ++i) {
+        if (above + tot[i] >= kk) {
+          s[0] = static_cast<uint32_t>(BINS - 1 - (t * PER + i));
+          s[1] = kk - above;
+          s[2] = abef;
+          s[3] = bef[i];
+          s[4] = tot[i];
+          break;
+        }
+        above += tot[i];
+        abef += bef[i];
+      }
+    }
+    __syncthreads();
+    res.digit = s[0];
+    res.kk = s[1];
+    res.gt_before = s[2];
+    res.eq_before = s[3];
+    res.bin_count = s[4];
+    return res;
+  }
+}
+
 struct SelectState {
   uint32_t kk, prefix = 0, mask = 0, gt_before = 0, eq_before = 0;
 };
@@ -234,10 +344,12 @@ struct SelectState {
 // the selection is decided (the digit's bin is taken whole, or no bits are left).
 template <int NT, int KB, int CMAX, int P>
 __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist,
-                                           SelectState& st, uint32_t* warp_sums, uint32_t* s_sel) {
+                                           SelectState& st, uint32_t* warp_sums, uint32_t* s_sel,
+                                           bool fast) {
   using D = Digit<KB, kB0, P>;
   cl.sync();
-  const PassResult r = merge_select<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel);
+  const PassResult r = fast ? merge_select_fast<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel)
+                            : merge_select<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel);
   st.prefix |= r.digit << D::shift;
   st.mask |= static_cast<uint32_t>(D::bins - 1) << D::shift;
   st.kk = r.kk;
@@ -254,7 +366,7 @@ template <class T, int SL, int NT>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave) {
+                int out_stride, int K, int next_wave, int v7) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -269,7 +381,10 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
   uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
-  __shared__ uint32_t warp_sums[32];
+  uint32_t* hist_sub = hist_b + kHB;  // S7 A/B: [kHA][kSubH] copies of the first histogram
+  __shared__ unsigned long long warp_sums64[32];
+  uint32_t* warp_sums = reinterpret_cast<uint32_t*>(warp_sums64);
+  const bool v_staged = v7 & 1, v_fast = v7 & 2, v_sub = v7 & 4;
   __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
   const unsigned rank = cl.block_rank(), C = cl.num_blocks();
@@ -287,7 +402,12 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
 
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
+  if (v_sub)
+    for (int i = tid; i < kHA * kSubH / 4; i += NT)
+      reinterpret_cast<uint4*>(hist_sub)[i] = make_uint4(0u, 0u, 0u, 0u);
   __syncthreads();
+  uint32_t* h0 = v_sub ? hist_sub + (tid & (kSubH - 1)) : hist_a;
+  const int hs = v_sub ? 2 : 0;
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
   // histogram of the first digit
   constexpr int sh0 = Digit<KB, B0, 0>::shift;
@@ -319,13 +439,20 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       *reinterpret_cast<uint4*>(keys + j) = kv;
 #pragma unroll
       for (int e = 0; e < In::kVec; ++e)
-        if (j + e < m) atomicAdd(&hist_a[In::widen(k[e]) >> sh0], 1u);
+        if (j + e < m) atomicAdd(&h0[(In::widen(k[e]) >> sh0) << hs], 1u);
     }
   } else {  // a row that does not start on 16 bytes (score_stride not a multiple of the vector)
     for (int j = tid; j < m; j += NT) {
       const KS k = In::stored(s[j]);
       keys[j] = k;
-      atomicAdd(&hist_a[In::widen(k) >> sh0], 1u);
+      atomicAdd(&h0[(In::widen(k) >> sh0) << hs], 1u);
+    }
+  }
+  if (v_sub) {  // fold the copies into hist_a (the cluster barrier then publishes it)
+    __syncthreads();
+    for (int i = tid; i < kHA; i += NT) {
+      const uint4 c = reinterpret_cast<const uint4*>(hist_sub)[i];
+      hist_a[i] = c.x + c.y + c.z + c.w;
     }
   }
 
@@ -352,7 +479,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   SelectState st;
   st.kk = static_cast<uint32_t>(K);
   TOPK_MARK(1);
-  const bool done0 = radix_pass<NT, KB, CMAX, 0>(cl, hist_a, st, warp_sums, s_sel);
+  const bool done0 = radix_pass<NT, KB, CMAX, 0>(cl, hist_a, st, warp_sums, s_sel, v_fast);
   TOPK_MARK(2);
   // Per-thread flags of the keys it owns (bit b = key base + b): above the threshold (gtm), equal
   // to it (eqm).
@@ -416,7 +543,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   }
   TOPK_MARK(3);
   if (!done0) {
-    [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel);
+    [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel, v_fast);
     if constexpr (KB == 32) {
       using D2 = Digit<KB, B0, 2>;
       if (!done1) {
@@ -424,7 +551,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
         for (int i = tid; i < D2::bins; i += NT) hist_a[i] = 0;
         __syncthreads();
         refine(hist_a, D2::shift, D2::bins - 1);
-        radix_pass<NT, KB, CMAX, 2>(cl, hist_a, st, warp_sums, s_sel);
+        radix_pass<NT, KB, CMAX, 2>(cl, hist_a, st, warp_sums, s_sel, v_fast);
       }
     }
     refine(nullptr, 0, 0u);
@@ -448,10 +575,48 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   TOPK_MARK(5);
   const uint32_t g_run = st.gt_before + static_cast<uint32_t>(before & kLow),
                  e_run = st.eq_before + static_cast<uint32_t>(before >> kHalf);
+  if (v_staged) {
+    // S7: the CTA's selected pages are contiguous positions [start, start + count) of the row; each
+    // thread stages its local indices at their positions in a list that aliases the keys (every
+    // key read ended before the scan's barriers), then the list is translated in position order:
+    // 4 table loads per thread in flight, coalesced stores
+    const uint32_t cta_gt = static_cast<uint32_t>(total & kLow),
+                   cta_eq = static_cast<uint32_t>(total >> kHalf);
+    const uint32_t start = st.gt_before + min(st.eq_before, kk);
+    const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
+    uint16_t* list = reinterpret_cast<uint16_t*>(tk_smem);  // [SL] local indices
+    for (uint64_t rem = gtm | eqm; rem != 0; rem &= rem - 1) {
+      const int b = __ffsll(static_cast<long long>(rem)) - 1;
+      const uint64_t low = (uint64_t{1} << b) - 1;
+      const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
+      const bool gt = (gtm >> b) & 1u;
+      if (!gt && e >= kk) {  // this and every later equal key of the thread are past the kk-th
+        rem &= gtm | (uint64_t{1} << b);
+        continue;
+      }
+      list[(gt ? g + min(e, kk) : g + e) - start] = static_cast<uint16_t>(base + b);
+    }
+    __syncthreads();
+    TOPK_MARK(6);
+    const int* tlo = trow + lo;
+    int* ostart = orow + start;
+    for (uint32_t q0 = tid; q0 < count; q0 += 4 * NT) {
+      int pid[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t q = q0 + i * NT;
+        pid[i] = q < count ? __ldg(tlo + list[q]) : 0;
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t q = q0 + i * NT;
+        if (q < count) ostart[q] = pid[i];
+      }
+    }
+  } else {
   // each thread translates its own selected pages at their positions: up to 4 block-table loads in
   // flight, then their stores (no staging in shared memory, no barrier; issue 14 session 6)
   TOPK_MARK(6);
-  {
     uint64_t rem = gtm | eqm;
     while (rem != 0) {
       int lb[4];
@@ -518,6 +683,14 @@ void set_smem_attr() {
   }
 }
 
+int topk_v7() {  // TEMPORARY A/B switch (session 7): bit 0 staged output, 1 fast merges, 2 sub-histograms
+  static const int v = [] {
+    const char* e = std::getenv("CISA_TOPK_S7");
+    return e != nullptr && *e != '\0' ? std::atoi(e) : 0;
+  }();
+  return v;
+}
+
 template <class T, int SL, int NT>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
@@ -528,7 +701,7 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int res
   const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k, next_wave));
+                               a.out_stride, a.k, next_wave, topk_v7()));
   CISA_LAUNCH_CHECK();
 }
 
