@@ -12,7 +12,6 @@
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "common.cuh"
 #include "wgmma.cuh"
@@ -202,13 +201,12 @@ __global__ void __launch_bounds__(W * 32)
 // tiles of 64 pages, the representatives streamed through a ring of STAGES tiles with 16-byte
 // cp.async (STAGES - 1 tiles in flight while one is multiplied); per tile one chain of 8 wgmma
 // m64n64k16 per warpgroup (B = the tile, K-major, 128-byte swizzle).
-template <int STAGES, bool QG = false>
+template <int STAGES>
 constexpr int score_smem(int q_rows) {
-  return 1024 + STAGES * kTileBytes + (QG ? 0 : (q_rows + 15) / 16 * 16 * 256);
+  return 1024 + STAGES * kTileBytes + (q_rows + 15) / 16 * 16 * 256;
 }
 
-// QG (S7 A/B): A fragments read from global memory (L2) instead of shared memory
-template <int NWG, int STAGES, int TILES, int MINB, bool QG = false>
+template <int NWG, int STAGES, int TILES, int MINB>
 __global__ void __launch_bounds__(NWG * 128, MINB)
     score_kernel(const __nv_bfloat16* __restrict__ qsum, const __nv_bfloat16* __restrict__ reps,
                  int kv_heads, const int* __restrict__ table, int table_stride,
@@ -226,7 +224,7 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
   const int page_base = blockIdx.x * TILES * kTilePages;
   const int n_tiles = min(TILES, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
-  for (int c = tid; c < (QG ? 0 : mq * 16); c += NT) {
+  for (int c = tid; c < mq * 16; c += NT) {
     const int rr = c >> 4, ch = c & 15;
     const bool ok = rr < g.n_rows;
     detail::cp_async16(uQ + tswz(rr, ch, mq),
@@ -266,20 +264,6 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
     ne_row[half] = rr < g.n_rows ? rows[g.row0 + rr].n_e : 0;
   }
   uint32_t qf[8][4];
-  if constexpr (QG) {
-    const int r0 = row_a, r1 = row_a + 8;
-    const uint32_t* q0 = reinterpret_cast<const uint32_t*>(
-        qsum + static_cast<std::int64_t>(g.row0 + (r0 < g.n_rows ? r0 : 0)) * kHeadDim + tig * 2);
-    const uint32_t* q1 = reinterpret_cast<const uint32_t*>(
-        qsum + static_cast<std::int64_t>(g.row0 + (r1 < g.n_rows ? r1 : 0)) * kHeadDim + tig * 2);
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      qf[ks][0] = r0 < g.n_rows ? __ldg(q0 + ks * 8) : 0u;
-      qf[ks][1] = r1 < g.n_rows ? __ldg(q1 + ks * 8) : 0u;
-      qf[ks][2] = r0 < g.n_rows ? __ldg(q0 + ks * 8 + 4) : 0u;
-      qf[ks][3] = r1 < g.n_rows ? __ldg(q1 + ks * 8 + 4) : 0u;
-    }
-  }
   for (int t = 0; t < n_tiles; ++t) {
     detail::cp_async_wait<STAGES - 2>();  // tile t (and the queries) landed
     detail::fence_proxy_async();
@@ -287,7 +271,7 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
     if (t + STAGES - 1 < n_tiles) load_tile(t + STAGES - 1, (t + STAGES - 1) % STAGES);
     detail::cp_async_commit();
     if (!live) continue;
-    if (!QG && t == 0) {
+    if (t == 0) {
 #pragma unroll
       for (int ks = 0; ks < 8; ++ks) {
         if (warp * 16 < mq) {
@@ -341,20 +325,20 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   detail::cp_async_wait<0>();
 }
 
-template <int NWG, int STAGES, int TILES, int MINB, bool QG = false>
+template <int NWG, int STAGES, int TILES, int MINB>
 void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   constexpr int kPagesPerCta = kTilePages * TILES;
   const dim3 grid(static_cast<unsigned>((max_ne + kPagesPerCta - 1) / kPagesPerCta),
                   static_cast<unsigned>(a.groups_host->size()));
   static bool attr_set = false;
   if (!attr_set) {
-    CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB, QG>,
+    CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   score_smem<STAGES, QG>(NWG * 64)));
+                                   score_smem<STAGES>(NWG * 64)));
     attr_set = true;
   }
-  score_kernel<NWG, STAGES, TILES, MINB, QG>
-      <<<grid, NWG * 128, static_cast<size_t>(score_smem<STAGES, QG>(q_rows)), s>>>(
+  score_kernel<NWG, STAGES, TILES, MINB>
+      <<<grid, NWG * 128, static_cast<size_t>(score_smem<STAGES>(q_rows)), s>>>(
           reinterpret_cast<const __nv_bfloat16*>(a.qsum),
           reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
           a.rows, a.groups, a.score_keys, a.score_stride);
@@ -436,20 +420,9 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   // groups of 65-128 rows: two warpgroups sharing each representatives tile, 3 tiles in flight,
   // 2 CTAs per SM; groups of up to 64 rows: one warpgroup, 1 tile in flight, 5 CTAs per SM (more
   // CTAs per SM beat a deeper ring for these: NOTES.md, issue 14 session 5)
-  static const int v7 = [] {  // TEMPORARY A/B switch (session 7)
-    const char* e = std::getenv("CISA_SCORE_S7");
-    return e != nullptr && *e != '\0' ? std::atoi(e) : 0;
-  }();
-  if (max_rows > 64) {
-    if (v7 == 1)
-      launch_score<2, 4, 8, 2, true>(a, max_ne, max_rows, s);
-    else if (v7 == 2)
-      launch_score<2, 4, 8, 3, true>(a, max_ne, max_rows, s);
-    else if (v7 == 3)
-      launch_score<2, 3, 8, 3, true>(a, max_ne, max_rows, s);
-    else
-      launch_score<2, 4, 8, 2>(a, max_ne, max_rows, s);
-  } else
+  if (max_rows > 64)
+    launch_score<2, 4, 8, 2>(a, max_ne, max_rows, s);
+  else
     launch_score<1, 2, 8, 5>(a, max_ne, max_rows, s);
 }
 

@@ -97,12 +97,10 @@ constexpr int min_blocks() {
   return sizeof(typename KeyIn<T>::Smem) == 2 && NT == 512 ? 2 : 1;
 }
 
-constexpr int kSubH = 4;  // S7 A/B: copies of the first histogram (lane & 3), interleaved by bin
-
 template <class T, int SL>
 constexpr int smem_bytes() {
   return SL * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
-         (hist_a_bins<KeyIn<T>::kBits, kB0>() * (1 + kSubH) + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4;
+         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4;
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
@@ -381,10 +379,9 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
   uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
-  uint32_t* hist_sub = hist_b + kHB;  // S7 A/B: [kHA][kSubH] copies of the first histogram
   __shared__ unsigned long long warp_sums64[32];
   uint32_t* warp_sums = reinterpret_cast<uint32_t*>(warp_sums64);
-  const bool v_staged = v7 & 1, v_fast = v7 & 2, v_sub = v7 & 4;
+  const bool v_staged = v7 & 1, v_fast = v7 & 2, v_tpf = v7 & 8;
   __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
   const unsigned rank = cl.block_rank(), C = cl.num_blocks();
@@ -402,12 +399,8 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
 
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
-  if (v_sub)
-    for (int i = tid; i < kHA * kSubH / 4; i += NT)
-      reinterpret_cast<uint4*>(hist_sub)[i] = make_uint4(0u, 0u, 0u, 0u);
   __syncthreads();
-  uint32_t* h0 = v_sub ? hist_sub + (tid & (kSubH - 1)) : hist_a;
-  const int hs = v_sub ? 2 : 0;
+
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
   // histogram of the first digit
   constexpr int sh0 = Digit<KB, B0, 0>::shift;
@@ -439,20 +432,13 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       *reinterpret_cast<uint4*>(keys + j) = kv;
 #pragma unroll
       for (int e = 0; e < In::kVec; ++e)
-        if (j + e < m) atomicAdd(&h0[(In::widen(k[e]) >> sh0) << hs], 1u);
+        if (j + e < m) atomicAdd(&hist_a[In::widen(k[e]) >> sh0], 1u);
     }
   } else {  // a row that does not start on 16 bytes (score_stride not a multiple of the vector)
     for (int j = tid; j < m; j += NT) {
       const KS k = In::stored(s[j]);
       keys[j] = k;
-      atomicAdd(&h0[(In::widen(k) >> sh0) << hs], 1u);
-    }
-  }
-  if (v_sub) {  // fold the copies into hist_a (the cluster barrier then publishes it)
-    __syncthreads();
-    for (int i = tid; i < kHA; i += NT) {
-      const uint4 c = reinterpret_cast<const uint4*>(hist_sub)[i];
-      hist_a[i] = c.x + c.y + c.z + c.w;
+      atomicAdd(&hist_a[In::widen(k) >> sh0], 1u);
     }
   }
 
@@ -473,6 +459,14 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       if ((reinterpret_cast<uintptr_t>(p2) & 15u) == 0 && off < bytes)
         bulk_prefetch_l2(p2 + off, static_cast<uint32_t>(min(16384, bytes - off)));
     }
+  }
+  // S7: this slice's block-table entries prefetched into L2 (threads 8-15, up to 8 x 16 KB) while
+  // the merges run, so that the output's table reads do not wait on DRAM
+  if (v_tpf && tid >= 8 && tid < 16) {
+    const char* pt = reinterpret_cast<const char*>(trow + lo);
+    const int bytes = (m * 4) & ~15, off = (tid - 8) * 16384;
+    if ((reinterpret_cast<uintptr_t>(pt) & 15u) == 0 && off < bytes)
+      bulk_prefetch_l2(pt + off, static_cast<uint32_t>(min(16384, bytes - off)));
   }
   // radix passes: cluster barrier (the C histograms complete), merge, select the digit, next
   // histogram
@@ -585,17 +579,18 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     const uint32_t start = st.gt_before + min(st.eq_before, kk);
     const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
     uint16_t* list = reinterpret_cast<uint16_t*>(tk_smem);  // [SL] local indices
-    for (uint64_t rem = gtm | eqm; rem != 0; rem &= rem - 1) {
-      const int b = __ffsll(static_cast<long long>(rem)) - 1;
-      const uint64_t low = (uint64_t{1} << b) - 1;
-      const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
-      const bool gt = (gtm >> b) & 1u;
-      if (!gt && e >= kk) {  // this and every later equal key of the thread are past the kk-th
-        rem &= gtm | (uint64_t{1} << b);
-        continue;
-      }
-      list[(gt ? g + min(e, kk) : g + e) - start] = static_cast<uint16_t>(base + b);
+    // the thread's selected keys (all above the threshold, the first max(0, kk - e_run) equal to
+    // it) take consecutive positions from g_run + min(e_run, kk)
+    uint64_t sel = gtm | eqm;
+    const uint32_t n_eq = __popcll(eqm), keep = kk > e_run ? min(n_eq, kk - e_run) : 0u;
+    if (keep < n_eq) {  // drop the equal keys past the kk-th (one thread of the row at most)
+      uint64_t drop = eqm;
+      for (uint32_t i = 0; i < keep; ++i) drop &= drop - 1;
+      sel &= ~drop;
     }
+    uint32_t p = g_run + min(e_run, kk) - start;
+    for (uint64_t r = sel; r != 0; r &= r - 1)
+      list[p++] = static_cast<uint16_t>(base + __ffsll(static_cast<long long>(r)) - 1);
     __syncthreads();
     TOPK_MARK(6);
     const int* tlo = trow + lo;
@@ -683,7 +678,7 @@ void set_smem_attr() {
   }
 }
 
-int topk_v7() {  // TEMPORARY A/B switch (session 7): bit 0 staged output, 1 fast merges, 2 sub-histograms
+int topk_v7() {  // TEMPORARY A/B switch (session 7): bit 0 staged output, 1 fast merges, 3 table prefetch
   static const int v = [] {
     const char* e = std::getenv("CISA_TOPK_S7");
     return e != nullptr && *e != '\0' ? std::atoi(e) : 0;
