@@ -139,6 +139,17 @@ constexpr int kPhaseCtas = 128, kPhases = 8;
 __device__ long long g_topk_clk[kPhaseCtas][kPhases];
 #define TOPK_MARK(i) \
   if (threadIdx.x == 0 && blockIdx.x < kPhaseCtas) g_topk_clk[blockIdx.x][i] = clock64()
+// Start and end (%globaltimer, ns) of every one of the first kTimeCtas CTAs of the last launch: when
+// each wave's CTAs start and finish (topk_cta_times_us)
+constexpr int kTimeCtas = 1024;
+__device__ unsigned long long g_topk_gt[kTimeCtas][2];
+__device__ __forceinline__ void topk_time_mark(int i) {
+  if (threadIdx.x == 0 && blockIdx.x < kTimeCtas) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    g_topk_gt[blockIdx.x][i] = t;
+  }
+}
 
 struct PassResult {
   uint32_t digit, kk, bin_count, gt_before, eq_before;
@@ -397,6 +408,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   const T* s = srow + lo;
   const int tid = threadIdx.x;
 
+  topk_time_mark(0);
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
   __syncthreads();
@@ -648,6 +660,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     orow[K + (j - row.n_e)] = trow[j];
   TOPK_MARK(7);
   cl.barrier_wait();
+  topk_time_mark(1);
 }
 
 template <class T, int SL, int NT>
@@ -740,6 +753,19 @@ int resident_clusters(bool keys16, int slice, int threads, int cluster) {
 }
 
 }  // namespace
+
+std::vector<double> topk_cta_times_us(int n_ctas) {
+  static unsigned long long h[kTimeCtas][2];
+  CISA_CUDA(cudaDeviceSynchronize());
+  CISA_CUDA(cudaMemcpyFromSymbol(h, g_topk_gt, sizeof h));
+  const int n = std::min(n_ctas, kTimeCtas);
+  unsigned long long t0 = ~0ull;
+  for (int b = 0; b < n; ++b) t0 = std::min(t0, h[b][0]);
+  std::vector<double> d(2 * static_cast<size_t>(n));
+  for (int b = 0; b < n; ++b)
+    for (int i = 0; i < 2; ++i) d[2 * static_cast<size_t>(b) + i] = double(h[b][i] - t0) * 1e-3;
+  return d;
+}
 
 std::vector<double> topk_phase_cycles(int n_ctas) {
   static long long h[kPhaseCtas][kPhases];
