@@ -16,16 +16,16 @@
 // in it (the candidates, a few per thread) with two compares per key, then counts the candidates'
 // next digit; later passes and the final flags look at the candidates only (issue 14 sessions 4, 6).
 // From the same histograms each CTA also gets how many keys above the threshold and equal to it lie
-// in the CTAs before it, so every selected page's position in the row is known: each thread
-// translates its own selected pages through the block table (physical IDs, ascending logical order,
-// up to 4 loads in flight), and the window and tail pages are appended. When the grid is larger than
+// in the CTAs before it, so every selected page's position in the row is known: each thread stages
+// its selected pages' local indices at their positions in shared memory (over the keys), and the
+// CTA translates the list through the block table in position order (physical IDs, ascending
+// logical order; session 7); the window and tail pages are appended. When the grid is larger than
 // what is resident, each CTA prefetches (into L2) the slice of the CTA that will follow it once its
 // own slice has landed. Deterministic: no floating-point reductions, ties resolved by index (lower
 // first; -0.0 ties with +0.0).
 #include <cooperative_groups.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -139,8 +139,8 @@ constexpr int kPhaseCtas = 128, kPhases = 8;
 __device__ long long g_topk_clk[kPhaseCtas][kPhases];
 #define TOPK_MARK(i) \
   if (threadIdx.x == 0 && blockIdx.x < kPhaseCtas) g_topk_clk[blockIdx.x][i] = clock64()
-// Start and end (%globaltimer, ns) of every one of the first kTimeCtas CTAs of the last launch: when
-// each wave's CTAs start and finish (topk_cta_times_us)
+// Start and end (%globaltimer, ns) of each of the first kTimeCtas CTAs of the last launch: when each
+// wave's CTAs start and finish (topk_cta_times_us)
 constexpr int kTimeCtas = 1024;
 __device__ unsigned long long g_topk_gt[kTimeCtas][2];
 __device__ __forceinline__ void topk_time_mark(int i) {
@@ -158,95 +158,15 @@ struct PassResult {
 // One radix pass after the cluster barrier: sums the C CTAs' histograms of BINS bins (highest bin =
 // largest keys), finds the bin holding the kk-th largest key and the rank inside it, and, for this
 // CTA, how many keys of the CTAs before it lie above that bin (gt_before) and in it (eq_before).
+// Digits of more than 32 bins: one block scan of (count in the row | count in the CTAs before) as
+// 64-bit pairs gives both at once; the thread whose bins hold the kk-th key publishes the result;
+// one barrier after the scan and none trailing (s[] and warp_sums are next written after a cluster
+// barrier). Digits of at most 32 bins (the 16-bit keys' second digit): every warp merges on its own
+// (lane l = bin BINS - 1 - l; warp scans and a ballot), no block barrier (issue 14 session 7).
 template <int NT, int BINS, int CMAX>
 __device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, uint32_t* hist,
-                                                   uint32_t kk, uint32_t* warp_sums, uint32_t* s) {
-  constexpr int PER = BINS >= NT ? BINS / NT : 1;
-  const int t = threadIdx.x;
-  const unsigned rank = cl.block_rank(), C = cl.num_blocks();
-  uint32_t tot[PER], bef[PER];
-#pragma unroll
-  for (int i = 0; i < PER; ++i) tot[i] = bef[i] = 0;
-#pragma unroll
-  for (unsigned r = 0; r < CMAX; ++r) {
-    if (r >= C) break;
-    const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
-    uint32_t c[PER];
-    if constexpr (PER % 4 == 0) {  // bins BINS-1-PER*t-i: 16-byte loads
-#pragma unroll
-      for (int q = 0; q < PER / 4; ++q) {
-        const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 * (q + 1) - PER * t));
-        c[4 * q] = v.w;
-        c[4 * q + 1] = v.z;
-        c[4 * q + 2] = v.y;
-        c[4 * q + 3] = v.x;
-      }
-    } else if constexpr (PER == 2) {
-      const uint2 v = *reinterpret_cast<const uint2*>(h + (BINS - 2 - 2 * t));
-      c[0] = v.y;
-      c[1] = v.x;
-    } else {
-      const int b = BINS - 1 - t;
-      c[0] = b >= 0 ? h[b] : 0u;
-    }
-#pragma unroll
-    for (int i = 0; i < PER; ++i) {
-      tot[i] += c[i];
-      if (r < rank) bef[i] += c[i];
-    }
-  }
-  uint32_t cnt = 0;
-#pragma unroll
-  for (int i = 0; i < PER; ++i) cnt += tot[i];
-  if (t == 0) s[2] = s[3] = 0;
-  uint32_t total;
-  uint32_t above = block_exclusive_scan<NT>(cnt, warp_sums, &total);
-  if (above < kk && kk <= above + cnt) {
-#pragma unroll
-    for (int i = 0; i < PER; ++i) {
-      if (above + tot[i] >= kk) {
-        s[0] = static_cast<uint32_t>(BINS - 1 - (t * PER + i));
-        s[1] = kk - above;
-        s[4] = tot[i];
-        break;
-      }
-      above += tot[i];
-    }
-  }
-  __syncthreads();
-  PassResult res;
-  res.digit = s[0];
-  res.kk = s[1];
-  res.bin_count = s[4];
-  uint32_t g = 0, e = 0;
-#pragma unroll
-  for (int i = 0; i < PER; ++i) {
-    const int b = BINS - 1 - (t * PER + i);
-    if (b > static_cast<int>(res.digit)) g += bef[i];
-    if (b == static_cast<int>(res.digit)) e += bef[i];
-  }
-  g = __reduce_add_sync(0xffffffffu, g);
-  e = __reduce_add_sync(0xffffffffu, e);
-  if ((t & 31) == 0 && (g | e)) {
-    atomicAdd(&s[2], g);
-    atomicAdd(&s[3], e);
-  }
-  __syncthreads();
-  res.gt_before = s[2];
-  res.eq_before = s[3];
-  __syncthreads();  // s[] is reused by the next pass
-  return res;
-}
-
-// S7 merge: the counts above the bin in the CTAs before this one come out of the same block scan
-// as the bin search (tot in the low, bef in the high half of one 64-bit scan): no atomics, one
-// barrier after the scan, none trailing (s[] and warp_sums are next written after a cluster
-// barrier). Digits of at most 32 bins: every warp merges on its own (lane l = bin BINS-1-l; warp
-// scans, a ballot): no block barrier at all.
-template <int NT, int BINS, int CMAX>
-__device__ __forceinline__ PassResult merge_select_fast(const cg::cluster_group& cl, uint32_t* hist,
-                                                        uint32_t kk, uint32_t* warp_sums,
-                                                        uint32_t* s) {
+                                                   uint32_t kk, unsigned long long* warp_sums,
+                                                   uint32_t* s) {
   const int t = threadIdx.x, lane = t & 31;
   const unsigned rank = cl.block_rank(), C = cl.num_blocks();
   PassResult res;
@@ -273,7 +193,8 @@ __device__ __forceinline__ PassResult merge_select_fast(const cg::cluster_group&
     }
     const int L = __ffs(__ballot_sync(0xffffffffu, inc >= kk)) - 1;
     const uint32_t incL = __shfl_sync(0xffffffffu, inc, L), totL = __shfl_sync(0xffffffffu, tot, L);
-    const uint32_t bincL = __shfl_sync(0xffffffffu, binc, L), befL = __shfl_sync(0xffffffffu, bef, L);
+    const uint32_t bincL = __shfl_sync(0xffffffffu, binc, L);
+    const uint32_t befL = __shfl_sync(0xffffffffu, bef, L);
     res.digit = static_cast<uint32_t>(BINS - 1 - L);
     res.kk = kk - (incL - totL);
     res.bin_count = totL;
@@ -316,9 +237,8 @@ __device__ __forceinline__ PassResult merge_select_fast(const cg::cluster_group&
     uint64_t cnt = 0;
 #pragma unroll
     for (int i = 0; i < PER; ++i) cnt += tot[i] | (static_cast<uint64_t>(bef[i]) << 32);
-    uint64_t total;
-    const uint64_t ab = block_exclusive_scan<NT, unsigned long long, false>(
-        cnt, reinterpret_cast<unsigned long long*>(warp_sums), reinterpret_cast<unsigned long long*>(&total));
+    unsigned long long total;
+    const uint64_t ab = block_exclusive_scan<NT, unsigned long long, false>(cnt, warp_sums, &total);
     uint32_t above = static_cast<uint32_t>(ab), abef = static_cast<uint32_t>(ab >> 32);
     if (above < kk && kk <= above + static_cast<uint32_t>(cnt)) {
 #pragma unroll
@@ -353,12 +273,11 @@ struct SelectState {
 // the selection is decided (the digit's bin is taken whole, or no bits are left).
 template <int NT, int KB, int CMAX, int P>
 __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist,
-                                           SelectState& st, uint32_t* warp_sums, uint32_t* s_sel,
-                                           bool fast) {
+                                           SelectState& st, unsigned long long* warp_sums,
+                                           uint32_t* s_sel) {
   using D = Digit<KB, kB0, P>;
   cl.sync();
-  const PassResult r = fast ? merge_select_fast<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel)
-                            : merge_select<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel);
+  const PassResult r = merge_select<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel);
   st.prefix |= r.digit << D::shift;
   st.mask |= static_cast<uint32_t>(D::bins - 1) << D::shift;
   st.kk = r.kk;
@@ -375,7 +294,7 @@ template <class T, int SL, int NT>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave, int v7) {
+                int out_stride, int K, int next_wave) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -390,9 +309,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
   uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
-  __shared__ unsigned long long warp_sums64[32];
-  uint32_t* warp_sums = reinterpret_cast<uint32_t*>(warp_sums64);
-  const bool v_staged = v7 & 1, v_fast = v7 & 2, v_tpf = v7 & 8;
+  __shared__ unsigned long long warp_sums[32];  // the merges' 64-bit block scans
   __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
   const unsigned rank = cl.block_rank(), C = cl.num_blocks();
@@ -412,7 +329,6 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
   __syncthreads();
-
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
   // histogram of the first digit
   constexpr int sh0 = Digit<KB, B0, 0>::shift;
@@ -472,20 +388,12 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
         bulk_prefetch_l2(p2 + off, static_cast<uint32_t>(min(16384, bytes - off)));
     }
   }
-  // S7: this slice's block-table entries prefetched into L2 (threads 8-15, up to 8 x 16 KB) while
-  // the merges run, so that the output's table reads do not wait on DRAM
-  if (v_tpf && tid >= 8 && tid < 16) {
-    const char* pt = reinterpret_cast<const char*>(trow + lo);
-    const int bytes = (m * 4) & ~15, off = (tid - 8) * 16384;
-    if ((reinterpret_cast<uintptr_t>(pt) & 15u) == 0 && off < bytes)
-      bulk_prefetch_l2(pt + off, static_cast<uint32_t>(min(16384, bytes - off)));
-  }
   // radix passes: cluster barrier (the C histograms complete), merge, select the digit, next
   // histogram
   SelectState st;
   st.kk = static_cast<uint32_t>(K);
   TOPK_MARK(1);
-  const bool done0 = radix_pass<NT, KB, CMAX, 0>(cl, hist_a, st, warp_sums, s_sel, v_fast);
+  const bool done0 = radix_pass<NT, KB, CMAX, 0>(cl, hist_a, st, warp_sums, s_sel);
   TOPK_MARK(2);
   // Per-thread flags of the keys it owns (bit b = key base + b): above the threshold (gtm), equal
   // to it (eqm).
@@ -549,7 +457,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   }
   TOPK_MARK(3);
   if (!done0) {
-    [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel, v_fast);
+    [[maybe_unused]] const bool done1 = radix_pass<NT, KB, CMAX, 1>(cl, hist_b, st, warp_sums, s_sel);
     if constexpr (KB == 32) {
       using D2 = Digit<KB, B0, 2>;
       if (!done1) {
@@ -557,7 +465,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
         for (int i = tid; i < D2::bins; i += NT) hist_a[i] = 0;
         __syncthreads();
         refine(hist_a, D2::shift, D2::bins - 1);
-        radix_pass<NT, KB, CMAX, 2>(cl, hist_a, st, warp_sums, s_sel, v_fast);
+        radix_pass<NT, KB, CMAX, 2>(cl, hist_a, st, warp_sums, s_sel);
       }
     }
     refine(nullptr, 0, 0u);
@@ -581,18 +489,20 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   TOPK_MARK(5);
   const uint32_t g_run = st.gt_before + static_cast<uint32_t>(before & kLow),
                  e_run = st.eq_before + static_cast<uint32_t>(before >> kHalf);
-  if (v_staged) {
-    // S7: the CTA's selected pages are contiguous positions [start, start + count) of the row; each
-    // thread stages its local indices at their positions in a list that aliases the keys (every
-    // key read ended before the scan's barriers), then the list is translated in position order:
-    // 4 table loads per thread in flight, coalesced stores
-    const uint32_t cta_gt = static_cast<uint32_t>(total & kLow),
-                   cta_eq = static_cast<uint32_t>(total >> kHalf);
-    const uint32_t start = st.gt_before + min(st.eq_before, kk);
-    const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
-    uint16_t* list = reinterpret_cast<uint16_t*>(tk_smem);  // [SL] local indices
-    // the thread's selected keys (all above the threshold, the first max(0, kk - e_run) equal to
-    // it) take consecutive positions from g_run + min(e_run, kk)
+  // The CTA's selected pages take the contiguous positions [start, start + count) of the row, and a
+  // thread's own selected keys consecutive positions from g_run + min(e_run, kk): every key above
+  // the threshold and its first max(0, kk - e_run) keys equal to it. Each thread stages their local
+  // indices at those positions in a list that aliases the keys (every key read ended before the
+  // scan's barriers); after a barrier the list is translated through the block table in position
+  // order: up to 4 table loads per thread in flight, then coalesced stores (issue 14 session 7;
+  // the per-thread translation of session 6 read 32 table lines per warp load).
+  const uint32_t cta_gt = static_cast<uint32_t>(total & kLow),
+                 cta_eq = static_cast<uint32_t>(total >> kHalf);
+  const uint32_t start = st.gt_before + min(st.eq_before, kk);
+  const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
+  static_assert(SL <= 65536 && sizeof(KS) >= sizeof(uint16_t), "the list fits over the keys");
+  uint16_t* list = reinterpret_cast<uint16_t*>(tk_smem);  // [SL] local indices
+  {
     uint64_t sel = gtm | eqm;
     const uint32_t n_eq = __popcll(eqm), keep = kk > e_run ? min(n_eq, kk - e_run) : 0u;
     if (keep < n_eq) {  // drop the equal keys past the kk-th (one thread of the row at most)
@@ -603,8 +513,10 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     uint32_t p = g_run + min(e_run, kk) - start;
     for (uint64_t r = sel; r != 0; r &= r - 1)
       list[p++] = static_cast<uint16_t>(base + __ffsll(static_cast<long long>(r)) - 1);
-    __syncthreads();
-    TOPK_MARK(6);
+  }
+  __syncthreads();
+  TOPK_MARK(6);
+  {
     const int* tlo = trow + lo;
     int* ostart = orow + start;
     for (uint32_t q0 = tid; q0 < count; q0 += 4 * NT) {
@@ -619,40 +531,6 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
         const uint32_t q = q0 + i * NT;
         if (q < count) ostart[q] = pid[i];
       }
-    }
-  } else {
-  // each thread translates its own selected pages at their positions: up to 4 block-table loads in
-  // flight, then their stores (no staging in shared memory, no barrier; issue 14 session 6)
-  TOPK_MARK(6);
-    uint64_t rem = gtm | eqm;
-    while (rem != 0) {
-      int lb[4];
-      uint32_t lp[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        lb[i] = -1;
-        lp[i] = 0;
-        while (rem != 0) {
-          const int b = __ffsll(static_cast<long long>(rem)) - 1;
-          rem &= rem - 1;
-          const uint64_t low = (uint64_t{1} << b) - 1;
-          const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
-          const bool gt = (gtm >> b) & 1u;
-          if (!gt && e >= kk) {  // this and every later equal key of the thread are past the kk-th
-            rem &= gtm;
-            continue;
-          }
-          lb[i] = b;
-          lp[i] = gt ? g + min(e, kk) : g + e;
-          break;
-        }
-      }
-      int pid[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) pid[i] = lb[i] >= 0 ? __ldg(trow + lo + base + lb[i]) : 0;
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (lb[i] >= 0) orow[lp[i]] = pid[i];
     }
   }
   for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end;
@@ -691,14 +569,6 @@ void set_smem_attr() {
   }
 }
 
-int topk_v7() {  // TEMPORARY A/B switch (session 7): bit 0 staged output, 1 fast merges, 3 table prefetch
-  static const int v = [] {
-    const char* e = std::getenv("CISA_TOPK_S7");
-    return e != nullptr && *e != '\0' ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-
 template <class T, int SL, int NT>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
@@ -709,7 +579,7 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int res
   const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k, next_wave, topk_v7()));
+                               a.out_stride, a.k, next_wave));
   CISA_LAUNCH_CHECK();
 }
 
