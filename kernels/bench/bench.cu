@@ -411,6 +411,21 @@ void bench_topk(World& w, int rows, bool keys16) {
     const auto ph = topk_phase_cycles(plan.cluster * rows);
     std::printf("%s phases (SM cycles, thread 0): load+hist0 %.0f  merge0 %.0f  hist1 %.0f  merge1+ %.0f  flags %.0f  stage %.0f  out %.0f\n",
                 name.c_str(), ph[0], ph[1], ph[2], ph[3], ph[4], ph[5], ph[6]);
+    // each wave's CTAs (resident CTAs at once): earliest / latest start and end, us after the first start
+    const int n_cta = plan.cluster * rows, res = std::max(1, plan.resident_clusters * plan.cluster);
+    const auto tm = topk_cta_times_us(n_cta);
+    const int nt = static_cast<int>(tm.size()) / 2;
+    for (int w0 = 0, wave = 1; w0 < nt; w0 += res, ++wave) {
+      double s0 = 1e30, s1 = 0, e0 = 1e30, e1 = 0;
+      for (int b = w0; b < std::min(nt, w0 + res); ++b) {
+        s0 = std::min(s0, tm[2 * size_t(b)]);
+        s1 = std::max(s1, tm[2 * size_t(b)]);
+        e0 = std::min(e0, tm[2 * size_t(b) + 1]);
+        e1 = std::max(e1, tm[2 * size_t(b) + 1]);
+      }
+      std::printf("%s wave %d (CTAs %d-%d): start %.2f-%.2f us, end %.2f-%.2f us\n", name.c_str(), wave, w0,
+                  std::min(nt, w0 + res) - 1, s0, s1, e0, e1);
+    }
   }
   add(name, "topk_radix_select", ms, s.bytes, 0,
       "cluster of " + std::to_string(plan.cluster) + " CTAs of " + std::to_string(plan.slice) + " keys per row (" +

@@ -16,9 +16,10 @@
 // in it (the candidates, a few per thread) with two compares per key, then counts the candidates'
 // next digit; later passes and the final flags look at the candidates only (issue 14 sessions 4, 6).
 // From the same histograms each CTA also gets how many keys above the threshold and equal to it lie
-// in the CTAs before it, so every selected page's position in the row is known: each thread
-// translates its own selected pages through the block table (physical IDs, ascending logical order,
-// up to 4 loads in flight), and the window and tail pages are appended. When the grid is larger than
+// in the CTAs before it, so every selected page's position in the row is known: each thread stages
+// its selected pages' local indices at their positions in shared memory (over the keys), and the
+// CTA translates the list through the block table in position order (physical IDs, ascending
+// logical order; session 7); the window and tail pages are appended. When the grid is larger than
 // what is resident, each CTA prefetches (into L2) the slice of the CTA that will follow it once its
 // own slice has landed. Deterministic: no floating-point reductions, ties resolved by index (lower
 // first; -0.0 ties with +0.0).
@@ -103,7 +104,7 @@ constexpr int smem_bytes() {
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
-template <int NT, class V = uint32_t>
+template <int NT, class V = uint32_t, bool kTrailingSync = true>
 __device__ __forceinline__ V block_exclusive_scan(V v, V* warp_sums, V* total) {
   constexpr int kWarps = NT / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -127,7 +128,7 @@ __device__ __forceinline__ V block_exclusive_scan(V v, V* warp_sums, V* total) {
   __syncthreads();
   const V before = warp == 0 ? V(0) : warp_sums[warp - 1];
   *total = warp_sums[kWarps - 1];
-  __syncthreads();
+  if constexpr (kTrailingSync) __syncthreads();
   return before + x - v;
 }
 
@@ -138,6 +139,17 @@ constexpr int kPhaseCtas = 128, kPhases = 8;
 __device__ long long g_topk_clk[kPhaseCtas][kPhases];
 #define TOPK_MARK(i) \
   if (threadIdx.x == 0 && blockIdx.x < kPhaseCtas) g_topk_clk[blockIdx.x][i] = clock64()
+// Start and end (%globaltimer, ns) of each of the first kTimeCtas CTAs of the last launch: when each
+// wave's CTAs start and finish (topk_cta_times_us)
+constexpr int kTimeCtas = 1024;
+__device__ unsigned long long g_topk_gt[kTimeCtas][2];
+__device__ __forceinline__ void topk_time_mark(int i) {
+  if (threadIdx.x == 0 && blockIdx.x < kTimeCtas) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    g_topk_gt[blockIdx.x][i] = t;
+  }
+}
 
 struct PassResult {
   uint32_t digit, kk, bin_count, gt_before, eq_before;
@@ -146,84 +158,111 @@ struct PassResult {
 // One radix pass after the cluster barrier: sums the C CTAs' histograms of BINS bins (highest bin =
 // largest keys), finds the bin holding the kk-th largest key and the rank inside it, and, for this
 // CTA, how many keys of the CTAs before it lie above that bin (gt_before) and in it (eq_before).
+// Digits of more than 32 bins: one block scan of (count in the row | count in the CTAs before) as
+// 64-bit pairs gives both at once; the thread whose bins hold the kk-th key publishes the result;
+// one barrier after the scan and none trailing (s[] and warp_sums are next written after a cluster
+// barrier). Digits of at most 32 bins (the 16-bit keys' second digit): every warp merges on its own
+// (lane l = bin BINS - 1 - l; warp scans and a ballot), no block barrier (issue 14 session 7).
 template <int NT, int BINS, int CMAX>
 __device__ __forceinline__ PassResult merge_select(const cg::cluster_group& cl, uint32_t* hist,
-                                                   uint32_t kk, uint32_t* warp_sums, uint32_t* s) {
-  constexpr int PER = BINS >= NT ? BINS / NT : 1;
-  const int t = threadIdx.x;
+                                                   uint32_t kk, unsigned long long* warp_sums,
+                                                   uint32_t* s) {
+  const int t = threadIdx.x, lane = t & 31;
   const unsigned rank = cl.block_rank(), C = cl.num_blocks();
-  uint32_t tot[PER], bef[PER];
-#pragma unroll
-  for (int i = 0; i < PER; ++i) tot[i] = bef[i] = 0;
-#pragma unroll
-  for (unsigned r = 0; r < CMAX; ++r) {
-    if (r >= C) break;
-    const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
-    uint32_t c[PER];
-    if constexpr (PER % 4 == 0) {  // bins BINS-1-PER*t-i: 16-byte loads
-#pragma unroll
-      for (int q = 0; q < PER / 4; ++q) {
-        const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 * (q + 1) - PER * t));
-        c[4 * q] = v.w;
-        c[4 * q + 1] = v.z;
-        c[4 * q + 2] = v.y;
-        c[4 * q + 3] = v.x;
-      }
-    } else if constexpr (PER == 2) {
-      const uint2 v = *reinterpret_cast<const uint2*>(h + (BINS - 2 - 2 * t));
-      c[0] = v.y;
-      c[1] = v.x;
-    } else {
-      const int b = BINS - 1 - t;
-      c[0] = b >= 0 ? h[b] : 0u;
-    }
-#pragma unroll
-    for (int i = 0; i < PER; ++i) {
-      tot[i] += c[i];
-      if (r < rank) bef[i] += c[i];
-    }
-  }
-  uint32_t cnt = 0;
-#pragma unroll
-  for (int i = 0; i < PER; ++i) cnt += tot[i];
-  if (t == 0) s[2] = s[3] = 0;
-  uint32_t total;
-  uint32_t above = block_exclusive_scan<NT>(cnt, warp_sums, &total);
-  if (above < kk && kk <= above + cnt) {
-#pragma unroll
-    for (int i = 0; i < PER; ++i) {
-      if (above + tot[i] >= kk) {
-        s[0] = static_cast<uint32_t>(BINS - 1 - (t * PER + i));
-        s[1] = kk - above;
-        s[4] = tot[i];
-        break;
-      }
-      above += tot[i];
-    }
-  }
-  __syncthreads();
   PassResult res;
-  res.digit = s[0];
-  res.kk = s[1];
-  res.bin_count = s[4];
-  uint32_t g = 0, e = 0;
+  if constexpr (BINS <= 32) {
+    const int b = BINS - 1 - lane;
+    uint32_t tot = 0, bef = 0;
 #pragma unroll
-  for (int i = 0; i < PER; ++i) {
-    const int b = BINS - 1 - (t * PER + i);
-    if (b > static_cast<int>(res.digit)) g += bef[i];
-    if (b == static_cast<int>(res.digit)) e += bef[i];
+    for (unsigned r = 0; r < CMAX; ++r) {
+      if (r >= C) break;
+      const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
+      const uint32_t c = b >= 0 ? h[b] : 0u;
+      tot += c;
+      if (r < rank) bef += c;
+    }
+    uint32_t inc = tot, binc = bef;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const uint32_t y = __shfl_up_sync(0xffffffffu, inc, o);
+      const uint32_t z = __shfl_up_sync(0xffffffffu, binc, o);
+      if (lane >= o) {
+        inc += y;
+        binc += z;
+      }
+    }
+    const int L = __ffs(__ballot_sync(0xffffffffu, inc >= kk)) - 1;
+    const uint32_t incL = __shfl_sync(0xffffffffu, inc, L), totL = __shfl_sync(0xffffffffu, tot, L);
+    const uint32_t bincL = __shfl_sync(0xffffffffu, binc, L);
+    const uint32_t befL = __shfl_sync(0xffffffffu, bef, L);
+    res.digit = static_cast<uint32_t>(BINS - 1 - L);
+    res.kk = kk - (incL - totL);
+    res.bin_count = totL;
+    res.gt_before = bincL - befL;
+    res.eq_before = befL;
+    return res;
+  } else {
+    constexpr int PER = BINS >= NT ? BINS / NT : 1;
+    uint32_t tot[PER], bef[PER];
+#pragma unroll
+    for (int i = 0; i < PER; ++i) tot[i] = bef[i] = 0;
+#pragma unroll
+    for (unsigned r = 0; r < CMAX; ++r) {
+      if (r >= C) break;
+      const uint32_t* h = cl.map_shared_rank(hist, static_cast<int>(r));
+      uint32_t c[PER];
+      if constexpr (PER % 4 == 0) {
+#pragma unroll
+        for (int q = 0; q < PER / 4; ++q) {
+          const uint4 v = *reinterpret_cast<const uint4*>(h + (BINS - 4 * (q + 1) - PER * t));
+          c[4 * q] = v.w;
+          c[4 * q + 1] = v.z;
+          c[4 * q + 2] = v.y;
+          c[4 * q + 3] = v.x;
+        }
+      } else if constexpr (PER == 2) {
+        const uint2 v = *reinterpret_cast<const uint2*>(h + (BINS - 2 - 2 * t));
+        c[0] = v.y;
+        c[1] = v.x;
+      } else {
+        const int b = BINS - 1 - t;
+        c[0] = b >= 0 ? h[b] : 0u;
+      }
+#pragma unroll
+      for (int i = 0; i < PER; ++i) {
+        tot[i] += c[i];
+        if (r < rank) bef[i] += c[i];
+      }
+    }
+    uint64_t cnt = 0;
+#pragma unroll
+    for (int i = 0; i < PER; ++i) cnt += tot[i] | (static_cast<uint64_t>(bef[i]) << 32);
+    unsigned long long total;
+    const uint64_t ab = block_exclusive_scan<NT, unsigned long long, false>(cnt, warp_sums, &total);
+    uint32_t above = static_cast<uint32_t>(ab), abef = static_cast<uint32_t>(ab >> 32);
+    if (above < kk && kk <= above + static_cast<uint32_t>(cnt)) {
+#pragma unroll
+      for (int i = 0; i < PER; ++i) {
+        if (above + tot[i] >= kk) {
+          s[0] = static_cast<uint32_t>(BINS - 1 - (t * PER + i));
+          s[1] = kk - above;
+          s[2] = abef;
+          s[3] = bef[i];
+          s[4] = tot[i];
+          break;
+        }
+        above += tot[i];
+        abef += bef[i];
+      }
+    }
+    __syncthreads();
+    res.digit = s[0];
+    res.kk = s[1];
+    res.gt_before = s[2];
+    res.eq_before = s[3];
+    res.bin_count = s[4];
+    return res;
   }
-  g = __reduce_add_sync(0xffffffffu, g);
-  e = __reduce_add_sync(0xffffffffu, e);
-  if ((t & 31) == 0 && (g | e)) {
-    atomicAdd(&s[2], g);
-    atomicAdd(&s[3], e);
-  }
-  __syncthreads();
-  res.gt_before = s[2];
-  res.eq_before = s[3];
-  __syncthreads();  // s[] is reused by the next pass
-  return res;
 }
 
 struct SelectState {
@@ -234,7 +273,8 @@ struct SelectState {
 // the selection is decided (the digit's bin is taken whole, or no bits are left).
 template <int NT, int KB, int CMAX, int P>
 __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t* hist,
-                                           SelectState& st, uint32_t* warp_sums, uint32_t* s_sel) {
+                                           SelectState& st, unsigned long long* warp_sums,
+                                           uint32_t* s_sel) {
   using D = Digit<KB, kB0, P>;
   cl.sync();
   const PassResult r = merge_select<NT, D::bins, CMAX>(cl, hist, st.kk, warp_sums, s_sel);
@@ -269,7 +309,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
   uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
-  __shared__ uint32_t warp_sums[32];
+  __shared__ unsigned long long warp_sums[32];  // the merges' 64-bit block scans
   __shared__ uint32_t s_sel[5];
   const cg::cluster_group cl = cg::this_cluster();
   const unsigned rank = cl.block_rank(), C = cl.num_blocks();
@@ -285,6 +325,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   const T* s = srow + lo;
   const int tid = threadIdx.x;
 
+  topk_time_mark(0);
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
   __syncthreads();
@@ -448,39 +489,48 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   TOPK_MARK(5);
   const uint32_t g_run = st.gt_before + static_cast<uint32_t>(before & kLow),
                  e_run = st.eq_before + static_cast<uint32_t>(before >> kHalf);
-  // each thread translates its own selected pages at their positions: up to 4 block-table loads in
-  // flight, then their stores (no staging in shared memory, no barrier; issue 14 session 6)
+  // The CTA's selected pages take the contiguous positions [start, start + count) of the row, and a
+  // thread's own selected keys consecutive positions from g_run + min(e_run, kk): every key above
+  // the threshold and its first max(0, kk - e_run) keys equal to it. Each thread stages their local
+  // indices at those positions in a list that aliases the keys (every key read ended before the
+  // scan's barriers); after a barrier the list is translated through the block table in position
+  // order: up to 4 table loads per thread in flight, then coalesced stores (issue 14 session 7;
+  // the per-thread translation of session 6 read 32 table lines per warp load).
+  const uint32_t cta_gt = static_cast<uint32_t>(total & kLow),
+                 cta_eq = static_cast<uint32_t>(total >> kHalf);
+  const uint32_t start = st.gt_before + min(st.eq_before, kk);
+  const uint32_t count = cta_gt + min(st.eq_before + cta_eq, kk) - min(st.eq_before, kk);
+  static_assert(SL <= 65536 && sizeof(KS) >= sizeof(uint16_t), "the list fits over the keys");
+  uint16_t* list = reinterpret_cast<uint16_t*>(tk_smem);  // [SL] local indices
+  {
+    uint64_t sel = gtm | eqm;
+    const uint32_t n_eq = __popcll(eqm), keep = kk > e_run ? min(n_eq, kk - e_run) : 0u;
+    if (keep < n_eq) {  // drop the equal keys past the kk-th (one thread of the row at most)
+      uint64_t drop = eqm;
+      for (uint32_t i = 0; i < keep; ++i) drop &= drop - 1;
+      sel &= ~drop;
+    }
+    uint32_t p = g_run + min(e_run, kk) - start;
+    for (uint64_t r = sel; r != 0; r &= r - 1)
+      list[p++] = static_cast<uint16_t>(base + __ffsll(static_cast<long long>(r)) - 1);
+  }
+  __syncthreads();
   TOPK_MARK(6);
   {
-    uint64_t rem = gtm | eqm;
-    while (rem != 0) {
-      int lb[4];
-      uint32_t lp[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        lb[i] = -1;
-        lp[i] = 0;
-        while (rem != 0) {
-          const int b = __ffsll(static_cast<long long>(rem)) - 1;
-          rem &= rem - 1;
-          const uint64_t low = (uint64_t{1} << b) - 1;
-          const uint32_t g = g_run + __popcll(gtm & low), e = e_run + __popcll(eqm & low);
-          const bool gt = (gtm >> b) & 1u;
-          if (!gt && e >= kk) {  // this and every later equal key of the thread are past the kk-th
-            rem &= gtm;
-            continue;
-          }
-          lb[i] = b;
-          lp[i] = gt ? g + min(e, kk) : g + e;
-          break;
-        }
-      }
+    const int* tlo = trow + lo;
+    int* ostart = orow + start;
+    for (uint32_t q0 = tid; q0 < count; q0 += 4 * NT) {
       int pid[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) pid[i] = lb[i] >= 0 ? __ldg(trow + lo + base + lb[i]) : 0;
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t q = q0 + i * NT;
+        pid[i] = q < count ? __ldg(tlo + list[q]) : 0;
+      }
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (lb[i] >= 0) orow[lp[i]] = pid[i];
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t q = q0 + i * NT;
+        if (q < count) ostart[q] = pid[i];
+      }
     }
   }
   for (int j = row.n_e + static_cast<int>(rank) * NT + tid; j < row.list_end;
@@ -488,6 +538,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     orow[K + (j - row.n_e)] = trow[j];
   TOPK_MARK(7);
   cl.barrier_wait();
+  topk_time_mark(1);
 }
 
 template <class T, int SL, int NT>
@@ -572,6 +623,19 @@ int resident_clusters(bool keys16, int slice, int threads, int cluster) {
 }
 
 }  // namespace
+
+std::vector<double> topk_cta_times_us(int n_ctas) {
+  static unsigned long long h[kTimeCtas][2];
+  CISA_CUDA(cudaDeviceSynchronize());
+  CISA_CUDA(cudaMemcpyFromSymbol(h, g_topk_gt, sizeof h));
+  const int n = std::min(n_ctas, kTimeCtas);
+  unsigned long long t0 = ~0ull;
+  for (int b = 0; b < n; ++b) t0 = std::min(t0, h[b][0]);
+  std::vector<double> d(2 * static_cast<size_t>(n));
+  for (int b = 0; b < n; ++b)
+    for (int i = 0; i < 2; ++i) d[2 * static_cast<size_t>(b) + i] = double(h[b][i] - t0) * 1e-3;
+  return d;
+}
 
 std::vector<double> topk_phase_cycles(int n_ctas) {
   static long long h[kPhaseCtas][kPhases];

@@ -217,6 +217,22 @@ void test_topk() {
       for (int i = 0; i < 20; ++i) rs.push_back(row(50000, 1));
       check_topk("20 rows n=50000", rs, 50000, 4096, k16, ids, dtab);
     }
+    {  // the K-th key in the lowest bin of the 16-bit keys' second digit (the last lane of the warp
+       // merge, session 7): 60,000 keys of 1.0 below 5,536 spread over (1, 1.25), i.e. over the
+       // other 31 bins of that digit; K 10,000 takes 4,464 of the tied 1.0s (lower indices first);
+       // a few rows (4 CTAs of 16,384 per row) and 70 rows (2 of 32,768)
+      for (int nr : {3, 70}) {
+        std::vector<std::vector<float>> rs;
+        for (int i = 0; i < nr; ++i) {
+          std::vector<float> v(65536, 1.0f);
+          for (int j = 0; j < 5536; ++j)
+            v[static_cast<size_t>((j * 11 + i) % 65536)] = 1.0f + 0.25f * static_cast<float>(1 + (j + i) % 31) / 32.0f;
+          rs.push_back(std::move(v));
+        }
+        check_topk(std::to_string(nr) + " rows, K-th key in the lowest second-digit bin", rs, 65536, 10000, k16, ids,
+                   dtab);
+      }
+    }
     // rows that do not start on 16 bytes
     check_topk("stride 5001", {row(5001, 0), row(4999, 1), row(5001, 0)}, 5001, 700, k16, ids, dtab);
     check_topk("stride 40001", {row(40001, 0), row(39999, 1)}, 40001, 4096, k16, ids, dtab);

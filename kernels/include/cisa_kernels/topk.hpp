@@ -50,5 +50,8 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins = nullptr);
 // (at most 128) in each phase: load + first histogram, first merge, second histogram, remaining
 // merges, flags + scan, staging, output. (Pass 1 skipped: its phases read 0.)
 std::vector<double> topk_phase_cycles(int n_ctas);
+// Start and end of each of the last launch's first n_ctas CTAs (at most 1,024), in us after the
+// earliest start (%globaltimer): [2 b] start, [2 b + 1] end of CTA b.
+std::vector<double> topk_cta_times_us(int n_ctas);
 
 }  // namespace cisa::kernels
