@@ -273,15 +273,34 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     out.attention_gather_method =
         "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096, W=128, random selections: the model's CISA "
         "attention DRAM bytes / (median of 15 - floors), L2 flushed";
-    const TopkTerms k = topk_terms(topk_work(dec.model, shape_on(shape, sms)), shape);
-    const double out_s = out.topk_out_ids_per_ns_per_sm > 0 ? k.ids / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0;
-    out.topk_l2_elem_passes_per_ns_per_sm =
-        k.key_passes / ((dec.topk_ms * 1e-3 - topk_floor_s - k.waves * out.topk_cta_us * 1e-6 -
-                         k.cluster_waves * out.topk_cluster_us * 1e-6 - out_s) *
-                        1e9);
+    // The L2 key rate: relative least squares over three decode shapes (one wave each; 64 x 1M in
+    // 2-CTA clusters, 16 x 256K and 128 x 512K one CTA per row), every other term at its fit.
+    const struct { int B, K; std::int64_t hist; } more[] = {{16, 2048, 262144}, {128, 1024, 524288}};
+    std::vector<std::pair<const PipelineTimes*, PipelineTimes>> decs;
+    decs.push_back({&dec, {}});
+    for (const auto& d : more) {
+      World wd(d.B, d.hist + 1, 1, 89 + static_cast<unsigned>(d.B));
+      decs.push_back({nullptr, time_pipeline({d.B, 1, 1, d.K, 128, d.hist}, wd, timer, sms, shape, 15)});
+    }
+    double num = 0, den = 0;
+    std::string shapes;
+    for (const auto& [ptr, own] : decs) {
+      const PipelineTimes& t = ptr ? *ptr : own;
+      const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
+      const double ms = t.topk_ms * 1e-3;
+      const double rest = topk_floor_s + k.waves * out.topk_cta_us * 1e-6 + k.cluster_waves * out.topk_cluster_us * 1e-6 +
+                          (out.topk_out_ids_per_ns_per_sm > 0 ? k.ids / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0);
+      num += (k.key_passes / ms) * (1.0 - rest / ms);  // minimises sum ((rest + key_passes x u) / ms - 1)^2
+      den += (k.key_passes / ms) * (k.key_passes / ms);
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%.1f us", shapes.empty() ? "" : ", ", ms * 1e6);
+      shapes += buf;
+    }
+    if (num > 0 && den > 0) out.topk_l2_elem_passes_per_ns_per_sm = den / num / 1e9;
     out.topk_l2_method =
-        "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096: top-k after scoring (scores in L2), key passes "
-        "on the busiest SM / (median time of 15 - floor - wave and cluster terms - output pass)";
+        "cisa_kernels steps, decode, 64 x 1M (K=4,096), 16 x 256K (K=2,048), 128 x 512K (K=1,024): top-k after scoring "
+        "(scores in L2; " + shapes + ", median of 15 each); the key rate by relative least squares, the floor, wave, "
+        "cluster and output terms at the prefill fit";
   }
   // Setup = latency + descriptor bytes / the card's host-to-device bandwidth (card.setup_Bps: the
   // 256 MiB probe; a solve from two step copies swung from 48 to 32 GB/s between sessions while the
