@@ -8,7 +8,9 @@
 #   STEPS="test bench sanitize calibrate heldout cli memcheck remeasure" (default: test bench calibrate
 #   heldout cli memcheck; sanitize = memcheck, racecheck and synccheck through device_run.sh)
 # The GPU image lacks the compiled Boost.Program_options, so only cisa-measure builds there: the CLI
-# benchmark step runs only where cisa-sim built.
+# benchmark step runs only where cisa-sim built. PREBUILT=DIR: a cisa-sim built on the CPU machine at
+# this commit, with its shared libraries in DIR/lib (carried in), measures and calibrates instead,
+# and no project build runs here.
 set -uo pipefail
 START=$(date +%s)
 OUT=${OUT:-/tmp/out}
@@ -23,9 +25,16 @@ log() { echo "== $(date -u +%T) +$(($(date +%s) - START))s $*" | tee -a "$W/fina
 pack() { tar -C /tmp -czf "$OUT/final.tar.gz.part" final && mv "$OUT/final.tar.gz.part" "$OUT/final.tar.gz"; }
 log "commit ${CISA_GIT_HASH:-unknown}, steps: $STEPS"
 # The project (cisa-measure for the GPU runs, cisa-sim for the CLI benchmark), in the background.
+PREBUILT=${PREBUILT:+$(readlink -f "$PREBUILT")}
+if [ -n "$PREBUILT" ]; then
+  export LD_LIBRARY_PATH="$PREBUILT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  log "prebuilt: $("$PREBUILT/cisa-sim" --version 2>&1 | head -1)"
+  ( true ) &
+else
 ( nice -n 19 cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_TEST_DIRS=unit >"$W/configure.log" 2>&1 &&
   nice -n 19 cmake --build /tmp/b -j12 --target cisa-measure >"$W/build.log" 2>&1; echo "project build rc=$?" >>"$W/final.log"
   nice -n 19 cmake --build /tmp/b -j12 --target cisa-sim >>"$W/build.log" 2>&1 ) &
+fi
 BUILD=$!
 # Kernels standalone: GPU tests, then the benchmark and its torch peers (device_run.sh).
 if want test || want bench || want sanitize; then
@@ -37,6 +46,7 @@ fi
 wait $BUILD
 log "$(tail -1 "$W/final.log")"
 BIN=/tmp/b/cisa-measure
+[ -n "$PREBUILT" ] && BIN="$PREBUILT/cisa-sim"
 if want calibrate || want heldout; then
   st=""; want calibrate && st="calibrate_first"; want heldout && st="$st heldout impls_heldout"
   OUT="$W/impls" BIN=$BIN STEPS="$st" HELDOUT="$HELDOUT" DEADLINE=$(( $(left) - 60 )) \
@@ -44,8 +54,9 @@ if want calibrate || want heldout; then
   log "impls ($st) rc=$?"; tail -5 "$W/impls.log" >>"$W/final.log"
   pack
 fi
-if want cli && [ -x /tmp/b/cisa-sim ] && [ "$(left)" -gt 60 ]; then
-  timeout $(( $(left) - 30 )) bash scripts/bench_cli.sh --sizes "100k 1m" --dir /tmp/clib /tmp/b/cisa-sim >"$W/cli_bench.txt" 2>&1
+CLI=/tmp/b/cisa-sim; [ -n "$PREBUILT" ] && CLI="$PREBUILT/cisa-sim"
+if want cli && [ -x "$CLI" ] && [ "$(left)" -gt 60 ]; then
+  timeout $(( $(left) - 30 )) bash scripts/bench_cli.sh --sizes "100k 1m" --dir /tmp/clib "$CLI" >"$W/cli_bench.txt" 2>&1
   log "cli bench rc=$? ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"; rm -rf /tmp/clib
   pack
 fi

@@ -122,9 +122,9 @@ calibrate_card() {
   [ -n "$BIN" ] || return 1
   log "calibrate (card state at this run)"
   if [[ $BIN == */cisa-sim ]]; then
-    run_for 120 "$BIN" calibrate --out "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
+    run_for "${CAL_LIMIT:-240}" "$BIN" calibrate --out "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
   else
-    run_for 120 "$BIN" --calibrate "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
+    run_for "${CAL_LIMIT:-240}" "$BIN" --calibrate "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
   fi
   echo "rc=$?"; tail -3 "$LOGS/calibrate.log"; pack
 }

@@ -213,8 +213,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   // relative residuals over the floor shape and a grid of prefill shapes with scores from DRAM
   // (scenarios/calib_topk_grid.yaml, r = 4, W = 128, P = 512): N_e from 2K to 64K, K from 512 to
   // 4,096, 16 to 16,384 rows, so every launch plan (16K slices in clusters of 1-4, 32K slices in
-  // clusters of 1-2, one or several waves) is in the fit. The decode shape (64 x 1M, one wave,
-  // scores left in L2 by the scoring kernel) then gives the L2 key rate.
+  // clusters of 1-2, one or several waves) is in the fit. Three decode shapes (one wave each, scores
+  // left in L2 by the scoring kernel) then give the L2 key rate.
   struct GridShape {
     int B, G, K;
     std::int64_t context;
@@ -287,13 +287,13 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     for (const auto& [ptr, own] : decs) {
       const PipelineTimes& t = ptr ? *ptr : own;
       const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
-      const double ms = t.topk_ms * 1e-3;
+      const double sec = t.topk_ms * 1e-3;
       const double rest = topk_floor_s + k.waves * out.topk_cta_us * 1e-6 + k.cluster_waves * out.topk_cluster_us * 1e-6 +
                           (out.topk_out_ids_per_ns_per_sm > 0 ? k.ids / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0);
-      num += (k.key_passes / ms) * (1.0 - rest / ms);  // minimises sum ((rest + key_passes x u) / ms - 1)^2
-      den += (k.key_passes / ms) * (k.key_passes / ms);
+      num += (k.key_passes / sec) * (1.0 - rest / sec);  // minimises sum ((rest + key_passes x u) / sec - 1)^2
+      den += (k.key_passes / sec) * (k.key_passes / sec);
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%.1f us", shapes.empty() ? "" : ", ", ms * 1e6);
+      std::snprintf(buf, sizeof buf, "%s%.1f us", shapes.empty() ? "" : ", ", sec * 1e6);
       shapes += buf;
     }
     if (num > 0 && den > 0) out.topk_l2_elem_passes_per_ns_per_sm = den / num / 1e9;
