@@ -26,7 +26,9 @@ namespace {
 constexpr int kTileTok = 64;
 constexpr int kTilePages = kTileTok / kPageTokens;
 constexpr int kOStride = 132;  // padded fp32 row stride for the epilogue
-constexpr int kWsStages = 4;   // K/V ring depth of the warp-specialised kernel
+// The warp-specialised kernel: 128-token K/V tiles (8 pages) in a 3-deep ring (192 KB; 4 x 64-token
+// tiles before session 7).
+constexpr int kWsTile = 128, kWsStages = 3;
 // setmaxnreg split of the warp-specialised kernel (384 threads, 168 registers each at launch):
 // 128 x 40 + 256 x 232 = 64,512 registers.
 constexpr int kWsProducerRegs = 40, kWsConsumerRegs = 232;
@@ -67,10 +69,12 @@ struct KParams {
 };
 
 // WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+// TT: KV tile tokens (64; the warp-specialised kernel 128: half the ping-pong turns per FLOP).
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
 __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     attn_kernel(const __grid_constant__ KParams p) {
-  constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
+  constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = TT / WN, TP = TT / kPageTokens;
+  static_assert(TT == kTileTok || (WS && TT == 128), "128-token tiles: warp-specialised kernel only");
   constexpr int NTT = NT + (WS ? 128 : 0);  // + one producer warpgroup when warp-specialised
   static_assert(!WS || (WG && WM == 8), "warp specialisation: two consumer warpgroups of wgmma");
   __shared__ __align__(8) uint64_t mbar[2 * STAGES];  // WS: full[STAGES], empty[STAGES]
@@ -79,9 +83,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   unsigned char* smem =
       smem_raw + (((detail::smem_u32(smem_raw) + 1023u) & ~1023u) - detail::smem_u32(smem_raw));
   __shared__ float s_m[NW][16], s_l[NW][16];
-  __shared__ float s_mt[M], s_lt[M];
   unsigned char* sQ = smem;
-  unsigned char* sKV = smem + M * 256;  // [STAGES][K 64x256B | V 64x256B]
+  unsigned char* sKV = smem + M * 256;  // [STAGES][K TTx256B | V TTx256B]
   const uint32_t uQ = detail::smem_u32(sQ), uKV = detail::smem_u32(sKV);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / WN, wn = warp % WN;
@@ -93,11 +96,11 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
                         : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
   const int split = blockIdx.y;
   int per = (w.n_pages + p.num_splits - 1) / p.num_splits;
-  per = (per + kTilePages - 1) / kTilePages * kTilePages;
+  per = (per + TP - 1) / TP * TP;
   const int p_begin = min(w.n_pages, split * per);
   const int p_end = min(w.n_pages, p_begin + per);
   const int nrows = w.n_pos * p.r;
-  const int ntiles = (p_end - p_begin + kTilePages - 1) / kTilePages;
+  const int ntiles = (p_end - p_begin + TP - 1) / TP;
 
   // Q rows -> shared memory (zero-filled past nrows)
   for (int c = tid; c < M * 16; c += NTT) {
@@ -115,15 +118,15 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
 
   auto issue = [&](int tile) {
     const int stage = tile % STAGES;
-    const uint32_t dK = uKV + stage * (2 * kTileTok * 256), dV = dK + kTileTok * 256;
-    const int lb = p_begin + tile * kTilePages;
-    const int n_ok = min(kTilePages, p_end - lb);
+    const uint32_t dK = uKV + stage * (2 * TT * 256), dV = dK + TT * 256;
+    const int lb = p_begin + tile * TP;
+    const int n_ok = min(TP, p_end - lb);
     const int pid0 = __ldg(list + lb);
     const int pid1 = n_ok > 1 ? __ldg(list + lb + 1) : 0;
     const int pid2 = n_ok > 2 ? __ldg(list + lb + 2) : 0;
     const int pid3 = n_ok > 3 ? __ldg(list + lb + 3) : 0;
 #pragma unroll
-    for (int it = 0; it < (kTileTok * 16) / NT; ++it) {
+    for (int it = 0; it < (TT * 16) / NT; ++it) {
       const int c = tid + it * NT;
       const int tok = c >> 4, ch = c & 15, pg = tok >> 4;
       const int pid = pg == 0 ? pid0 : pg == 1 ? pid1 : pg == 2 ? pid2 : pid3;
@@ -132,8 +135,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
           ((static_cast<std::int64_t>(pid) * kPageTokens + (tok & 15)) * p.kv_heads + w.kv_head) *
               kHeadDim +
           ch * 8;
-      detail::cp_async16(dK + tswz(tok, ch, kTileTok), p.k + off, ok ? 16 : 0);
-      detail::cp_async16(dV + tswz(tok, ch, kTileTok), p.v + off, ok ? 16 : 0);
+      detail::cp_async16(dK + tswz(tok, ch, TT), p.k + off, ok ? 16 : 0);
+      detail::cp_async16(dV + tswz(tok, ch, TT), p.v + off, ok ? 16 : 0);
     }
   };
 
@@ -159,8 +162,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   // place; alpha = rescale factor of the previous O rows. The scale (> 0, so the max commutes with
   // it) is folded into one FFMA per element, the mask is skipped whole on tiles it cannot touch.
   auto softmax_tile = [&](float(&sc)[TN / 8][4], int tile, float(&alpha)[2]) {
-    const int tli = p_begin + tile * kTilePages;
-    if (tli + kTilePages > mask_lim) {
+    const int tli = p_begin + tile * TP;
+    if (tli + TP > mask_lim) {
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j)
 #pragma unroll
@@ -219,10 +222,15 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   auto issue_s = [&](float(&s)[TN / 8][4], uint32_t uK) {
     detail::wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks)
-      detail::wgmma_m64n64k16_rs(
-          &s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-          detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+    for (int ks = 0; ks < 8; ++ks) {
+      const uint64_t desc = detail::gmma_desc(uK + (ks >> 2) * (TT * 128) + (ks & 3) * 32, 16, 1024);
+      if constexpr (TN == 128)
+        detail::wgmma_m64n128k16_rs(&s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], desc,
+                                    ks > 0);
+      else
+        detail::wgmma_m64n64k16_rs(&s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], desc,
+                                   ks > 0);
+    }
     detail::wgmma_commit();
   };
   auto pack_p = [&](const float(&s)[TN / 8][4], uint32_t(&pk)[TN / 16][4]) {
@@ -240,7 +248,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
 #pragma unroll
     for (int kk = 0; kk < TN / 16; ++kk)
       detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3],
-                                     detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024),
+                                     detail::gmma_desc(uV + kk * 16 * 128, TT * 128, 1024),
                                      1);
     detail::wgmma_commit();
   };
@@ -279,6 +287,9 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       }
     }
     sync_c();
+    // after the first barrier: every consumer has left the mainloop, the ring is free
+    float* s_mt = reinterpret_cast<float*>(smem) + NW * 16 * kOStride;
+    float* s_lt = s_mt + M;
     if (tid < M) {
       const int bw = (tid / 16) * WN, rr = tid % 16;
       float mt = -INFINITY;
@@ -290,7 +301,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       s_lt[tid] = lt;
     }
     sync_c();
-    float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride]
+    float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride], then s_mt, s_lt
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       if (warp >= NW) break;
@@ -354,22 +365,23 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     if (warp >= NW) {
       detail::setmaxnreg_dec<kWsProducerRegs>();
       if (warp != NW) return;
-      // lane = page * 4 + (V ? 2 : 0) + d half; lanes 16..31 only wait along
-      const int pg = (lane >> 2) & 3, half = lane & 1;
+      // lane = page * 4 + (V ? 2 : 0) + d half; lanes past 4 x TP only wait along
+      constexpr int kLanes = 4 * TP;
+      const int pg = (lane >> 2) % TP, half = lane & 1;
       const uint64_t map = reinterpret_cast<uint64_t>((lane & 2) ? &p.tv : &p.tk);
       const uint32_t doff =
-          ((lane & 2) ? kTileTok * 256 : 0) + half * (kTileTok * 128) + pg * (kPageTokens * 128);
+          ((lane & 2) ? TT * 256 : 0) + half * (TT * 128) + pg * (kPageTokens * 128);
       for (int tile = 0; tile < ntiles; ++tile) {
         const int st = tile % STAGES;
         if (tile >= STAGES) detail::mbar_wait(uempty + 8 * st, ((tile / STAGES) & 1) ^ 1);
-        const int lb = p_begin + tile * kTilePages;
-        const int n_ok = min(kTilePages, p_end - lb);
+        const int lb = p_begin + tile * TP;
+        const int n_ok = min(TP, p_end - lb);
         // pages past the list load the tile's first page again (finite data; masked to P = 0)
-        const int pid = lane < 16 ? __ldg(list + lb + (pg < n_ok ? pg : 0)) : 0;
-        if (lane == 0) detail::mbar_arrive_expect_tx(ufull + 8 * st, 2 * kTileTok * 256);
+        const int pid = lane < kLanes ? __ldg(list + lb + (pg < n_ok ? pg : 0)) : 0;
+        if (lane == 0) detail::mbar_arrive_expect_tx(ufull + 8 * st, 2 * TT * 256);
         __syncwarp();
-        if (lane < 16)
-          detail::tma_load_3d(uKV + st * (2 * kTileTok * 256) + doff, map, half * 64, w.kv_head,
+        if (lane < kLanes)
+          detail::tma_load_3d(uKV + st * (2 * TT * 256) + doff, map, half * 64, w.kv_head,
                               pid * kPageTokens, ufull + 8 * st);
       }
     } else {
@@ -394,8 +406,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
           detail::mbar_wait(ufull + 8 * st, (tile / STAGES) & 1);
           float snew[TN / 8][4];
           detail::named_bar_sync(1 + wg, 2 * 128);
-          issue_s(snew, uKV + st * (2 * kTileTok * 256));
-          issue_pv(pk, uKV + pst * (2 * kTileTok * 256) + kTileTok * 256);
+          issue_s(snew, uKV + st * (2 * TT * 256));
+          issue_pv(pk, uKV + pst * (2 * TT * 256) + TT * 256);
           detail::named_bar_arrive(2 - wg, 2 * 128);
           detail::wgmma_wait<1>();  // S(tile) done; P V of the previous tile may still run
           detail::fence_operands<TN / 8>(snew);
@@ -408,7 +420,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
         }
         const int lst = (ntiles - 1) % STAGES;
         detail::named_bar_sync(1 + wg, 2 * 128);
-        issue_pv(pk, uKV + lst * (2 * kTileTok * 256) + kTileTok * 256);
+        issue_pv(pk, uKV + lst * (2 * TT * 256) + TT * 256);
         if (wg == 0)
           detail::named_bar_arrive(2, 2 * 128);  // warpgroup 1's last turn needs no answer
         detail::wgmma_wait<0>();
@@ -425,7 +437,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
       detail::cp_async_commit();
       const int stage = tile % STAGES;
-      const uint32_t uK = uKV + stage * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
+      const uint32_t uK = uKV + stage * (2 * TT * 256), uV = uK + TT * 256;
       float sacc[TN / 8][4];
       if constexpr (WG) {  // wgmma, lockstep: S, softmax, P V in sequence
         if (tile == 0) load_q();
@@ -453,7 +465,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
             uint32_t b0, b1, b2, b3;
             detail::ldmatrix_x4(b0, b1, b2, b3,
                                 uK + tswz(wn * TN + np * 16 + (lane & 7) + ((lane >> 4) << 3),
-                                          2 * ks + ((lane >> 3) & 1), kTileTok));
+                                          2 * ks + ((lane >> 3) & 1), TT));
             detail::mma_bf16(sacc[2 * np], a0, a1, a2, a3, b0, b1);
             detail::mma_bf16(sacc[2 * np + 1], a0, a1, a2, a3, b2, b3);
           }
@@ -471,7 +483,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
             detail::ldmatrix_x4_trans(
                 b0, b1, b2, b3,
                 uV + tswz(wn * TN + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
-                          dn * 2 + (lane >> 4), kTileTok));
+                          dn * 2 + (lane >> 4), TT));
             detail::mma_bf16(oacc[2 * dn], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3], b0, b1);
             detail::mma_bf16(oacc[2 * dn + 1], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3], b2, b3);
           }
@@ -516,34 +528,36 @@ __global__ void __launch_bounds__(64) combine_kernel(const KParams p, int M) {
   *reinterpret_cast<__nv_bfloat162*>(p.o + off) = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
 }
 
-template <int WM, int WN, int STAGES>
+template <int WM, int WN, int STAGES, int TT = kTileTok>
 constexpr int smem_bytes() {
-  return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
+  return 16 * WM * 256 + STAGES * 2 * TT * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {
-  constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
+  constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
+  static_assert(WM * WN * 16 * kOStride * 4 + 2 * 16 * WM * 4 <= smem - 1024,
+                "epilogue does not fit");
+  static_assert(smem <= 227 * 1024 - 1152, "shared memory (with the static arrays) over 227 KB");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>,
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG, WS><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
+  attn_kernel<WM, WN, STAGES, WG, WS, TT><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
   CISA_LAUNCH_CHECK();
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
 int occupancy() {
-  constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>,
+  constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
+  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int n = 0;
-  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG, WS>,
-                                                          WM * WN * 32 + (WS ? 128 : 0), smem));
+  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &n, attn_kernel<WM, WN, STAGES, WG, WS, TT>, WM * WN * 32 + (WS ? 128 : 0), smem));
   return std::max(n, 1);
 }
 
@@ -594,7 +608,8 @@ int occupancy_for(int rows) {
     case 64:
       return !wg ? occupancy<4, 1, 3, false>() : occupancy<4, 1, 2, true>();
     default:
-      return !wg ? occupancy<8, 1, 2, false>() : occupancy<8, 1, kWsStages, true, true>();
+      return !wg ? occupancy<8, 1, 2, false>()
+                 : occupancy<8, 1, kWsStages, true, true, kWsTile>();
   }
 }
 
@@ -700,7 +715,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
           launch_cfg<8, 1, 2, false>(kp, n, s);
         } else {
           encode_kv_maps(kp, a.kv);
-          launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
+          launch_cfg<8, 1, kWsStages, true, true, kWsTile>(kp, n, s);
         }
         break;
     }
