@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <cuda.h>
 
@@ -47,6 +48,38 @@ bool use_wgmma() {
     return !(e && std::string(e) == "sync");
   }();
   return v;
+}
+
+// Programmatic dependent launch (PDL): the attention and combine kernels are launched with
+// programmatic stream serialisation, so their CTAs start while the previous kernel drains; each
+// waits (griddepcontrol.wait: the previous grid complete and its writes visible) before reading
+// anything a kernel may have written (Q, the page lists, the partials). Without the launch
+// attribute both instructions are no-ops.
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void pdl_trigger() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+bool use_pdl() {  // TEMP experiment switch (CISA_ATTN_PDL=0 disables)
+  static const bool v = [] {
+    const char* e = std::getenv("CISA_ATTN_PDL");
+    return !(e && std::string(e) == "0");
+  }();
+  return v;
+}
+template <typename... KArgs, typename... Args>
+void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem, Stream s,
+                   Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = use_pdl() ? 1 : 0;
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
 struct KParams {
@@ -101,6 +134,10 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int p_end = min(w.n_pages, p_begin + per);
   const int nrows = w.n_pos * p.r;
   const int ntiles = (p_end - p_begin + TP - 1) / TP;
+  // the work descriptors are plan data (copied before any kernel of the step); Q and the lists may
+  // come from the previous kernel
+  pdl_wait();
+  pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
 
   // Q rows -> shared memory (zero-filled past nrows)
   for (int c = tid; c < M * 16; c += NTT) {
@@ -497,27 +534,48 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   }
 }
 
-__global__ void __launch_bounds__(64) combine_kernel(const KParams p, int M) {
+// One block per (work, row): the splits' log2-sum-exps read in parallel (one per thread), their
+// weights through shared memory, then each thread sums two columns over the splits.
+constexpr int kCombineThreads = 64;
+__global__ void __launch_bounds__(kCombineThreads) combine_kernel(const KParams p, int M) {
+  __shared__ float s_w[kCombineThreads];
+  __shared__ float s_red[2];
   const AttnWork w = p.work[blockIdx.x];
   const int row = blockIdx.y;
   if (row >= w.n_pos * p.r) return;
-  const int d = threadIdx.x * 2;
+  pdl_wait();
+  const int t = threadIdx.x, d = t * 2;
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * p.num_splits * M + row;
+  const int ns = p.num_splits;
+  // max over the splits
   float mx = -INFINITY;
-  for (int s = 0; s < p.num_splits; ++s)
-    mx = fmaxf(mx, p.part_lse[base + static_cast<std::int64_t>(s) * M]);
+  for (int s = t; s < ns; s += kCombineThreads)
+    mx = fmaxf(mx, __ldcg(p.part_lse + base + static_cast<std::int64_t>(s) * M));
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  if ((t & 31) == 0) s_red[t >> 5] = mx;
+  __syncthreads();
+  mx = fmaxf(s_red[0], s_red[1]);
   float2 acc = make_float2(0.f, 0.f);
   float wsum = 0.f;
-  if (mx != -INFINITY) {
-    for (int s = 0; s < p.num_splits; ++s) {
-      const std::int64_t pr = base + static_cast<std::int64_t>(s) * M;
-      const float lse = p.part_lse[pr];
-      if (lse == -INFINITY) continue;
-      const float wt = exp2f(lse - mx);
-      const float2 x = *reinterpret_cast<const float2*>(p.part_o + pr * kHeadDim + d);
-      acc.x += wt * x.x;
-      acc.y += wt * x.y;
-      wsum += wt;
+  for (int s0 = 0; s0 < ns; s0 += kCombineThreads) {
+    const int nc = min(kCombineThreads, ns - s0);
+    __syncthreads();
+    if (t < nc) {
+      const float lse = __ldcg(p.part_lse + base + static_cast<std::int64_t>(s0 + t) * M);
+      s_w[t] = (mx == -INFINITY || lse == -INFINITY) ? 0.0f : exp2f(lse - mx);
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int i = 0; i < nc; ++i) {
+      const float wt = s_w[i];
+      const std::int64_t pr = base + static_cast<std::int64_t>(s0 + i) * M;
+      const float2 x = __ldcg(reinterpret_cast<const float2*>(p.part_o + pr * kHeadDim + d));
+      if (wt != 0.0f) {  // a split with no keys wrote no finite partial O
+        acc.x += wt * x.x;
+        acc.y += wt * x.y;
+        wsum += wt;
+      }
     }
   }
   const float inv = wsum > 0.f ? 1.0f / wsum : 0.f;
@@ -546,8 +604,8 @@ void launch_cfg(const KParams& kp, int n_work, Stream s) {
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG, WS, TT><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
-  CISA_LAUNCH_CHECK();
+  launch_kernel(attn_kernel<WM, WN, STAGES, WG, WS, TT>, grid, dim3(WM * WN * 32 + (WS ? 128 : 0)),
+                smem, s, kp);
 }
 
 template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
@@ -647,6 +705,7 @@ int attention_wave_splits(int n_work, int capacity, int tiles) {
 
 int attention_num_splits(const AttnArgs& a, int num_sms) {
   if (a.num_splits > 0) return a.num_splits;
+  if (const char* e = std::getenv("CISA_ATTN_SPLITS")) return std::max(1, std::atoi(e));  // TEMP
   const auto& work = *a.work_host;
   if (work.empty()) return 1;
   const int rows = attention_rows_per_cta(work, a.r);
@@ -720,9 +779,8 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
         break;
     }
     if (splits > 1) {
-      combine_kernel<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(rows)), 64, 0, s>>>(
-          kp, rows);
-      CISA_LAUNCH_CHECK();
+      launch_kernel(combine_kernel, dim3(static_cast<unsigned>(n), static_cast<unsigned>(rows)),
+                    dim3(kCombineThreads), 0, s, kp, rows);
     }
   }
 }

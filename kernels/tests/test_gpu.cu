@@ -446,6 +446,9 @@ int main(int argc, char** argv) {
         // than 128 rows (150 = 128 + 22)
         {"prefill_r4_g4_rows100", {3000, 1700}, {400, 300}, 2, 4, 4, 8, 64},
         {"prefill_r4_g4_rows150", {2100}, {600}, 1, 4, 4, 8, 64},
+        // 128-row warp-specialised kernel with 128-token tiles: lists of 8k + 5 pages, a causal tail
+        // inside a tile, empty trailing splits (split lengths rounded to whole 8-page tiles)
+        {"prefill_r32_g4_tile128", {9000, 4111}, {13, 6}, 1, 32, 4, 8, 300},
     };
     for (const auto& c : cases) run_case(c);
   } catch (const std::exception& ex) {
