@@ -97,6 +97,9 @@ struct KParams {
   int h_q, r, kv_heads;
   float scale_log2;
   int num_splits;
+  // 0: every work split num_splits ways (grid works x splits). > 0 (tail split): works [0, n_full)
+  // whole, the others num_splits ways, one CTA each, in a 1-D grid (whole works first)
+  int n_full;
   float* part_o;
   float* part_lse;
 };
@@ -123,12 +126,23 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int wm = warp / WN, wn = warp % WN;
   const int gid = lane >> 2, tig = lane & 3;
 
-  const AttnWork w = p.work[blockIdx.x];
+  // work, its split and split count, and the partials' block index (pw) of this CTA
+  int wi = blockIdx.x, split = blockIdx.y, nsplit = p.num_splits, pw = blockIdx.x;
+  if (p.n_full > 0) {
+    if (wi < p.n_full) {
+      split = 0;
+      nsplit = 1;
+    } else {
+      pw = (wi - p.n_full) / p.num_splits;
+      split = (wi - p.n_full) % p.num_splits;
+      wi = p.n_full + pw;
+    }
+  }
+  const AttnWork w = p.work[wi];
   const int* list = w.list_src == 0
                         ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
                         : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
-  const int split = blockIdx.y;
-  int per = (w.n_pages + p.num_splits - 1) / p.num_splits;
+  int per = (w.n_pages + nsplit - 1) / nsplit;
   per = (per + TP - 1) / TP * TP;
   const int p_begin = min(w.n_pages, split * per);
   const int p_end = min(w.n_pages, p_begin + per);
@@ -363,7 +377,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       }
       const float lt = s_lt[row];
       const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
-      if (p.num_splits == 1) {
+      if (nsplit == 1) {
         const std::int64_t off = (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q +
                                   w.kv_head * p.r + row % p.r) *
                                      kHeadDim +
@@ -372,7 +386,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
             __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
       } else {
         const std::int64_t prow =
-            (static_cast<std::int64_t>(blockIdx.x) * p.num_splits + split) * M + row;
+            (static_cast<std::int64_t>(pw) * p.num_splits + split) * M + row;
         *reinterpret_cast<float2*>(p.part_o + prow * kHeadDim + d) =
             make_float2(acc.x * inv, acc.y * inv);
         if (d == 0) p.part_lse[prow] = lt > 0.0f ? s_mt[row] + log2f(lt) : -INFINITY;
@@ -540,7 +554,7 @@ constexpr int kCombineThreads = 64;
 __global__ void __launch_bounds__(kCombineThreads) combine_kernel(const KParams p, int M) {
   __shared__ float s_w[kCombineThreads];
   __shared__ float s_red[2];
-  const AttnWork w = p.work[blockIdx.x];
+  const AttnWork w = p.work[p.n_full + blockIdx.x];  // the split works
   const int row = blockIdx.y;
   if (row >= w.n_pos * p.r) return;
   pdl_wait();
@@ -592,7 +606,7 @@ constexpr int smem_bytes() {
 }
 
 template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
-void launch_cfg(const KParams& kp, int n_work, Stream s) {
+void launch_cfg(const KParams& kp, int n_work, Stream s) {  // n_work: CTAs along x
   constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
   static_assert(WM * WN * 16 * kOStride * 4 + 2 * 16 * WM * 4 <= smem - 1024,
                 "epilogue does not fit");
@@ -603,20 +617,23 @@ void launch_cfg(const KParams& kp, int n_work, Stream s) {
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
-  dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
+  dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.n_full > 0 ? 1 : kp.num_splits));
   launch_kernel(attn_kernel<WM, WN, STAGES, WG, WS, TT>, grid, dim3(WM * WN * 32 + (WS ? 128 : 0)),
                 smem, s, kp);
 }
 
 template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
-int occupancy() {
-  constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
-  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  int n = 0;
-  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &n, attn_kernel<WM, WN, STAGES, WG, WS, TT>, WM * WN * 32 + (WS ? 128 : 0), smem));
-  return std::max(n, 1);
+int occupancy() {  // CTAs per SM (asked once)
+  static const int n = [] {
+    constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int v = 0;
+    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &v, attn_kernel<WM, WN, STAGES, WG, WS, TT>, WM * WN * 32 + (WS ? 128 : 0), smem));
+    return std::max(v, 1);
+  }();
+  return n;
 }
 
 // K or V as a 3-D tensor [tokens][kv_heads][128] BF16 for the TMA: one box = 16 tokens (one page) x
@@ -678,15 +695,15 @@ std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_c
   return static_cast<std::int64_t>(n_work) * num_splits * rows_per_cta * (kHeadDim + 1);
 }
 
-int attention_wave_splits(int n_work, int capacity, int tiles) {
+WaveSplit attention_wave_plan(int n_work, int capacity, int tiles) {
   // Many works (> capacity / 2): split the KV only to fill the last wave. Cost in tile-times of one
   // CTA: waves x (tiles per split + kFixed) + kPartial tile-times per split CTA (fp32 partials
   // written, read back by the combine, an extra CTA start), spread over the slots. kPartial = 36 is
   // fitted to session 6's A/B on the H200 (dense Inkling, 256 works: 17 splits were 1.4 % slower;
   // dense Ultra, 2,048 works: 7 splits 1.5 % faster; kPartial = 4 had picked both). Equal-length
   // works are assumed (the longest counts); a split is taken only when it saves > 1 %.
-  constexpr int kFixed = 4, kPartial = 36, kMaxSplits = 64, kMinTiles = 64;
-  if (n_work <= 0 || capacity <= 0 || tiles <= 0) return 1;
+  constexpr int kFixed = 4, kPartial = 36, kMaxSplits = 64, kMinTiles = 64, kMaxTail = 16;
+  if (n_work <= 0 || capacity <= 0 || tiles <= 0) return {1, 0};
   auto cost = [&](int s) {
     const double waves = std::ceil(static_cast<double>(n_work) * s / capacity);
     const double per = std::ceil(static_cast<double>(tiles) / s) + kFixed;
@@ -700,7 +717,28 @@ int attention_wave_splits(int n_work, int capacity, int tiles) {
       best_cost = cost(s);
       best = s;
     }
-  return best_cost < 0.99 * c1 ? best : 1;
+  WaveSplit plan{best_cost < 0.99 * c1 ? best : 1, 0};
+  if (plan.splits == 1) best_cost = c1;
+  // Tail split: the works past the last whole wave (k = n_work mod capacity) split s ways into the
+  // slots the whole waves leave; only those k x s CTAs write partials.
+  const int full_waves = n_work / capacity, k = n_work - full_waves * capacity;
+  const char* e = std::getenv("CISA_ATTN_TAIL");  // TEMP experiment switch
+  if (full_waves >= 1 && k > 0 && !(e && std::string(e) == "0"))
+    for (int s = 2; s <= kMaxTail && tiles / s >= kMinTiles; ++s) {
+      const double c = full_waves * (static_cast<double>(tiles) + kFixed) +
+                       std::ceil(static_cast<double>(k) * s / capacity) *
+                           (std::ceil(static_cast<double>(tiles) / s) + kFixed) +
+                       static_cast<double>(kPartial) * k * s / capacity;
+      if (c < best_cost && c < 0.99 * c1) {
+        best_cost = c;
+        plan = WaveSplit{s, full_waves * capacity};
+      }
+    }
+  return plan;
+}
+
+int attention_wave_splits(int n_work, int capacity, int tiles) {
+  return attention_wave_plan(n_work, capacity, tiles).splits;
 }
 
 int attention_num_splits(const AttnArgs& a, int num_sms) {
@@ -724,9 +762,23 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
   const auto& work = *a.work_host;
   if (work.empty()) return;
   const int rows = attention_rows_per_cta(work, a.r);
-  const int splits = std::max(
-      1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, detail::device_sm_count()));
+  const int num_sms = detail::device_sm_count();
+  const int splits =
+      std::max(1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, num_sms));
+  const int n = static_cast<int>(work.size());
+  // a many-work launch whose split count is the tail split's: whole works + split tail works
+  int n_full = 0;
+  if (a.n_full >= 0 && splits > 1)
+    n_full = std::min(a.n_full, n);
+  else if (const int capacity = num_sms * occupancy_for(rows); splits > 1 && n * 2 > capacity) {
+    int max_pages = 0;
+    for (const auto& w : work) max_pages = std::max(max_pages, w.n_pages);
+    const WaveSplit plan =
+        attention_wave_plan(n, capacity, (max_pages + kTilePages - 1) / kTilePages);
+    if (plan.splits == splits) n_full = plan.n_full;
+  }
   KParams kp{};
+  kp.n_full = n_full;
   kp.q = reinterpret_cast<const __nv_bfloat16*>(a.q);
   kp.o = reinterpret_cast<__nv_bfloat16*>(a.o);
   kp.k = reinterpret_cast<const __nv_bfloat16*>(a.kv.k);
@@ -750,36 +802,43 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
     kp.part_lse = a.scratch;
     kp.part_o = a.scratch + static_cast<std::int64_t>(work.size()) * splits * rows;
   }
-  const AttnCost cost = attention_cost(work, a.r, a.kv.kv_heads, rows, splits);
+  AttnCost cost = attention_cost(work, a.r, a.kv.kv_heads, rows, n_full > 0 ? 1 : splits);
+  if (n_full > 0) {  // partials of the split tail works only (written and read back)
+    double tail_rows = 0;
+    for (int i = n_full; i < n; ++i) tail_rows += static_cast<double>(work[i].n_pos) * a.r;
+    cost.bytes += 2.0 * tail_rows * splits * (kHeadDim * 4.0 + 4.0);
+  }
+  // CTAs along x (a tail split's grid is 1-D) and the split works the combine merges
+  const int gx = n_full > 0 ? n_full + (n - n_full) * splits : n;
+  const int n_comb = n - n_full;
   {
     ScopedLaunch sl(ins, Component::attention,
                     splits > 1 ? "paged_attention_split" : "paged_attention", cost.bytes,
                     cost.flops_useful, cost.flops_issued, s);
-    const int n = static_cast<int>(work.size());
     switch (rows) {
       case 16:
-        launch_cfg<1, 4, 3, false>(kp, n, s);
+        launch_cfg<1, 4, 3, false>(kp, gx, s);
         break;
       case 32:
-        launch_cfg<2, 2, 3, false>(kp, n, s);
+        launch_cfg<2, 2, 3, false>(kp, gx, s);
         break;
       case 64:
         if (!use_wgmma())
-          launch_cfg<4, 1, 3, false>(kp, n, s);
+          launch_cfg<4, 1, 3, false>(kp, gx, s);
         else
-          launch_cfg<4, 1, 2, true>(kp, n, s);  // 2 stages: two CTAs fit per SM
+          launch_cfg<4, 1, 2, true>(kp, gx, s);  // 2 stages: two CTAs fit per SM
         break;
       default:
         if (!use_wgmma()) {
-          launch_cfg<8, 1, 2, false>(kp, n, s);
+          launch_cfg<8, 1, 2, false>(kp, gx, s);
         } else {
           encode_kv_maps(kp, a.kv);
-          launch_cfg<8, 1, kWsStages, true, true, kWsTile>(kp, n, s);
+          launch_cfg<8, 1, kWsStages, true, true, kWsTile>(kp, gx, s);
         }
         break;
     }
     if (splits > 1) {
-      launch_kernel(combine_kernel, dim3(static_cast<unsigned>(n), static_cast<unsigned>(rows)),
+      launch_kernel(combine_kernel, dim3(static_cast<unsigned>(n_comb), static_cast<unsigned>(rows)),
                     dim3(kCombineThreads), 0, s, kp, rows);
     }
   }
