@@ -50,24 +50,18 @@ bool use_wgmma() {
   return v;
 }
 
-// Programmatic dependent launch (PDL): the attention and combine kernels are launched with
-// programmatic stream serialisation, so their CTAs start while the previous kernel drains; each
-// waits (griddepcontrol.wait: the previous grid complete and its writes visible) before reading
-// anything a kernel may have written (Q, the page lists, the partials). Without the launch
-// attribute both instructions are no-ops.
+// Programmatic dependent launch (PDL), for split launches: the attention and combine kernels are
+// launched with programmatic stream serialisation, so their CTAs start while the previous kernel
+// drains (the combine's as soon as every attention CTA has started); each waits
+// (griddepcontrol.wait: the previous grid complete and its writes visible) before reading anything
+// a kernel may have written (Q, the page lists, the partials). Without the launch attribute both
+// instructions are no-ops.
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void pdl_trigger() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
-bool use_pdl() {  // TEMP experiment switch (CISA_ATTN_PDL=0 disables)
-  static const bool v = [] {
-    const char* e = std::getenv("CISA_ATTN_PDL");
-    return !(e && std::string(e) == "0");
-  }();
-  return v;
-}
 template <typename... KArgs, typename... Args>
-void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem, Stream s,
+void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem, Stream s, bool pdl,
                    Args&&... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
@@ -78,7 +72,7 @@ void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem, St
   at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   at[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = at;
-  cfg.numAttrs = use_pdl() ? 1 : 0;
+  cfg.numAttrs = pdl ? 1 : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
@@ -619,7 +613,7 @@ void launch_cfg(const KParams& kp, int n_work, Stream s) {  // n_work: CTAs alon
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.n_full > 0 ? 1 : kp.num_splits));
   launch_kernel(attn_kernel<WM, WN, STAGES, WG, WS, TT>, grid, dim3(WM * WN * 32 + (WS ? 128 : 0)),
-                smem, s, kp);
+                smem, s, kp.num_splits > 1, kp);
 }
 
 template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
@@ -722,8 +716,7 @@ WaveSplit attention_wave_plan(int n_work, int capacity, int tiles) {
   // Tail split: the works past the last whole wave (k = n_work mod capacity) split s ways into the
   // slots the whole waves leave; only those k x s CTAs write partials.
   const int full_waves = n_work / capacity, k = n_work - full_waves * capacity;
-  const char* e = std::getenv("CISA_ATTN_TAIL");  // TEMP experiment switch
-  if (full_waves >= 1 && k > 0 && !(e && std::string(e) == "0"))
+  if (full_waves >= 1 && k > 0)
     for (int s = 2; s <= kMaxTail && tiles / s >= kMinTiles; ++s) {
       const double c = full_waves * (static_cast<double>(tiles) + kFixed) +
                        std::ceil(static_cast<double>(k) * s / capacity) *
@@ -743,7 +736,6 @@ int attention_wave_splits(int n_work, int capacity, int tiles) {
 
 int attention_num_splits(const AttnArgs& a, int num_sms) {
   if (a.num_splits > 0) return a.num_splits;
-  if (const char* e = std::getenv("CISA_ATTN_SPLITS")) return std::max(1, std::atoi(e));  // TEMP
   const auto& work = *a.work_host;
   if (work.empty()) return 1;
   const int rows = attention_rows_per_cta(work, a.r);
@@ -839,7 +831,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
     }
     if (splits > 1) {
       launch_kernel(combine_kernel, dim3(static_cast<unsigned>(n_comb), static_cast<unsigned>(rows)),
-                    dim3(kCombineThreads), 0, s, kp, rows);
+                    dim3(kCombineThreads), 0, s, true, kp, rows);
     }
   }
 }
