@@ -27,7 +27,6 @@ namespace {
 constexpr int kTileTok = 64;
 constexpr int kTilePages = kTileTok / kPageTokens;
 constexpr int kOStride = 132;  // padded fp32 row stride for the epilogue
-constexpr int kDynTiles = 2;   // tiles per chunk taken from a work's counter (dynamic splits)
 // The warp-specialised kernel: 128-token K/V tiles (8 pages) in a 3-deep ring (192 KB; 4 x 64-token
 // tiles before session 7).
 constexpr int kWsTile = 128, kWsStages = 3;
@@ -95,12 +94,6 @@ struct KParams {
   // 0: every work split num_splits ways (grid works x splits). > 0 (tail split): works [0, n_full)
   // whole, the others num_splits ways, one CTA each, in a 1-D grid (whole works first)
   int n_full;
-  // 1 (16/32-row mma.sync kernels, one wave of split CTAs): the CTAs of a work take its KV in
-  // chunks of kDynTiles tiles from a counter (dyn_ctr[2 work]); the last CTA to finish (counter
-  // dyn_ctr[2 work + 1]) merges the splits (no combine kernel). The counters are zeroed before
-  // the launch.
-  int dyn;
-  int* dyn_ctr;
   float* part_o;
   float* part_lse;
 };
@@ -143,42 +136,16 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int* list = w.list_src == 0
                         ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
                         : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
-  const bool dyn = !WG && p.dyn != 0;
   int per = (w.n_pages + nsplit - 1) / nsplit;
   per = (per + TP - 1) / TP * TP;
   const int p_begin = min(w.n_pages, split * per);
-  const int p_end = dyn ? w.n_pages : min(w.n_pages, p_begin + per);
+  const int p_end = min(w.n_pages, p_begin + per);
   const int nrows = w.n_pos * p.r;
   const int ntiles = (p_end - p_begin + TP - 1) / TP;
   // the work descriptors are plan data (copied before any kernel of the step); Q and the lists may
   // come from the previous kernel
   pdl_wait();
   pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
-
-  // Dynamic splits (mma.sync kernels): local tile t is tile t % kDynTiles of the chunk in ring slot
-  // (t / kDynTiles) % 4 (chunk indices taken by thread 0, three chunks ahead of the one computed).
-  __shared__ int s_chunk[4];
-  const int n_chunks = (w.n_pages + kDynTiles * TP - 1) / (kDynTiles * TP);
-  int* const ctr = p.dyn_ctr + 2 * wi;
-  auto take_chunk = [&] { return atomicAdd(ctr, 1); };
-  if (!WG && dyn) {
-    if (tid == 0) {
-      const int c0 = take_chunk(), c1 = take_chunk(), c2 = take_chunk();
-      s_chunk[0] = c0;
-      s_chunk[1] = c1;
-      s_chunk[2] = c2;
-    }
-    __syncthreads();
-  }
-  // first page of local tile t, and whether t exists
-  auto tile_page = [&](int t) {
-    if (!WG && dyn) return s_chunk[(t / kDynTiles) & 3] * (kDynTiles * TP) + (t % kDynTiles) * TP;
-    return p_begin + t * TP;
-  };
-  auto tile_ok = [&](int t) {  // (the list's last chunk may hold fewer tiles)
-    if (!WG && dyn) return s_chunk[(t / kDynTiles) & 3] < n_chunks && tile_page(t) < p_end;
-    return t < ntiles;
-  };
 
   // Q rows -> shared memory (zero-filled past nrows)
   for (int c = tid; c < M * 16; c += NTT) {
@@ -197,7 +164,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   auto issue = [&](int tile) {
     const int stage = tile % STAGES;
     const uint32_t dK = uKV + stage * (2 * TT * 256), dV = dK + TT * 256;
-    const int lb = tile_page(tile);
+    const int lb = p_begin + tile * TP;
     const int n_ok = min(TP, p_end - lb);
     const int pid0 = __ldg(list + lb);
     const int pid1 = n_ok > 1 ? __ldg(list + lb + 1) : 0;
@@ -221,7 +188,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   if constexpr (!WS) {
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
-      if (tile_ok(t)) issue(t);
+      if (t < ntiles) issue(t);
       detail::cp_async_commit();
     }
   } else {
@@ -234,13 +201,13 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
   const int row_a = wm * 16 + gid;  // rows row_a and row_a + 8
   const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
-  const int mask_lim = min(p_end, w.mask_from);  // (dynamic splits: p_end = the list's end)
+  const int mask_lim = min(p_end, w.mask_from);
 
   // Softmax of one S tile (exp2 domain): causal/list mask, running max and sum; P replaces S in
   // place; alpha = rescale factor of the previous O rows. The scale (> 0, so the max commutes with
   // it) is folded into one FFMA per element, the mask is skipped whole on tiles it cannot touch.
   auto softmax_tile = [&](float(&sc)[TN / 8][4], int tile, float(&alpha)[2]) {
-    const int tli = tile_page(tile);
+    const int tli = p_begin + tile * TP;
     if (tli + TP > mask_lim) {
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j)
@@ -508,22 +475,12 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       epilogue();
     }
   } else {
-    int pending = 0;  // thread 0: the chunk taken at the previous even tile (dynamic splits)
-    for (int tile = 0; tile_ok(tile); ++tile) {
+    for (int tile = 0; tile < ntiles; ++tile) {
       detail::cp_async_wait<STAGES - 2>();
       if constexpr (WG) detail::fence_proxy_async();
       __syncthreads();
-      if (tile_ok(tile + STAGES - 1)) issue(tile + STAGES - 1);
+      if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
       detail::cp_async_commit();
-      if (!WG && dyn && tid == 0) {
-        // chunk c + 3 (c = tile / 2): taken at tile 2c, stored at 2c + 1 into the slot of chunk
-        // c - 1 (computed before the barrier above), read from tile 2c + 4 on
-        const int c = tile / kDynTiles;
-        if (tile % kDynTiles == 0)
-          pending = s_chunk[(c + 2) & 3] < n_chunks ? take_chunk() : n_chunks;
-        else if (tile % kDynTiles == 1)
-          s_chunk[(c + 3) & 3] = pending;
-      }
       const int stage = tile % STAGES;
       const uint32_t uK = uKV + stage * (2 * TT * 256), uV = uK + TT * 256;
       float sacc[TN / 8][4];
@@ -582,63 +539,6 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     detail::cp_async_wait<0>();
     __syncthreads();
     epilogue();
-    if constexpr (!WG) {
-      if (dyn) {
-        // the last CTA of the work to finish merges its splits (threadfence pattern: partials
-        // written, fence, count; the last reads them back through L2)
-        __shared__ int s_last;
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) s_last = atomicAdd(ctr + 1, 1) == p.num_splits - 1;
-        __syncthreads();
-        if (s_last) {
-          __threadfence();
-          const int ns = p.num_splits;
-          const std::int64_t base = static_cast<std::int64_t>(pw) * ns * M;
-          float* s_wt = reinterpret_cast<float*>(smem);  // [nrows][ns] weights (epilogue done)
-          float* s_sum = s_wt + nrows * ns;               // [nrows]
-          for (int i = tid; i < nrows * ns; i += NT) {
-            const int row = i / ns, sp = i % ns;
-            s_wt[i] = __ldcg(p.part_lse + base + static_cast<std::int64_t>(sp) * M + row);
-          }
-          __syncthreads();
-          if (tid < nrows) {
-            float mx = -INFINITY;
-            for (int sp = 0; sp < ns; ++sp) mx = fmaxf(mx, s_wt[tid * ns + sp]);
-            float sum = 0.0f;
-            for (int sp = 0; sp < ns; ++sp) {
-              const float lse = s_wt[tid * ns + sp];
-              const float wt = (mx == -INFINITY || lse == -INFINITY) ? 0.0f : exp2f(lse - mx);
-              s_wt[tid * ns + sp] = wt;
-              sum += wt;
-            }
-            s_sum[tid] = sum;
-          }
-          __syncthreads();
-          for (int idx = tid; idx < nrows * (kHeadDim / 2); idx += NT) {
-            const int row = idx / (kHeadDim / 2), d = (idx % (kHeadDim / 2)) * 2;
-            float2 acc = make_float2(0.f, 0.f);
-#pragma unroll 8
-            for (int sp = 0; sp < ns; ++sp) {
-              const float wt = s_wt[row * ns + sp];
-              const float2 x = __ldcg(reinterpret_cast<const float2*>(
-                  p.part_o + (base + static_cast<std::int64_t>(sp) * M + row) * kHeadDim + d));
-              if (wt != 0.0f) {
-                acc.x += wt * x.x;
-                acc.y += wt * x.y;
-              }
-            }
-            const float inv = s_sum[row] > 0.f ? 1.0f / s_sum[row] : 0.f;
-            const std::int64_t off = (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q +
-                                      w.kv_head * p.r + row % p.r) *
-                                         kHeadDim +
-                                     d;
-            *reinterpret_cast<__nv_bfloat162*>(p.o + off) =
-                __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
-          }
-        }
-      }
-    }
   }
 }
 
@@ -786,9 +686,7 @@ int occupancy_for(int rows) {
 
 std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_cta) {
   if (num_splits <= 1) return 0;
-  // partial log2-sum-exps and O, then two int counters per work (dynamic splits)
-  return static_cast<std::int64_t>(n_work) * num_splits * rows_per_cta * (kHeadDim + 1) +
-         2 * static_cast<std::int64_t>(n_work);
+  return static_cast<std::int64_t>(n_work) * num_splits * rows_per_cta * (kHeadDim + 1);
 }
 
 WaveSplit attention_wave_plan(int n_work, int capacity, int tiles) {
@@ -861,11 +759,10 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
       std::max(1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, num_sms));
   const int n = static_cast<int>(work.size());
   // a many-work launch whose split count is the tail split's: whole works + split tail works
-  const int capacity = num_sms * occupancy_for(rows);
   int n_full = 0;
   if (a.n_full >= 0 && splits > 1)
     n_full = std::min(a.n_full, n);
-  else if (splits > 1 && n * 2 > capacity) {
+  else if (const int capacity = num_sms * occupancy_for(rows); splits > 1 && n * 2 > capacity) {
     int max_pages = 0;
     for (const auto& w : work) max_pages = std::max(max_pages, w.n_pages);
     const WaveSplit plan =
@@ -896,12 +793,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
       throw std::runtime_error("paged_attention: scratch too small");
     kp.part_lse = a.scratch;
     kp.part_o = a.scratch + static_cast<std::int64_t>(work.size()) * splits * rows;
-    kp.dyn_ctr = reinterpret_cast<int*>(kp.part_o + static_cast<std::int64_t>(work.size()) *
-                                                        splits * rows * kHeadDim);
   }
-  // dynamic splits: the 16/32-row kernels' split launches of one wave (decode), no combine kernel
-  kp.dyn = splits > 1 && n_full == 0 && rows <= 32 &&
-           static_cast<std::int64_t>(n) * splits <= capacity;
   AttnCost cost = attention_cost(work, a.r, a.kv.kv_heads, rows, n_full > 0 ? 1 : splits);
   if (n_full > 0) {  // partials of the split tail works only (written and read back)
     double tail_rows = 0;
@@ -915,8 +807,6 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::attention,
                     splits > 1 ? "paged_attention_split" : "paged_attention", cost.bytes,
                     cost.flops_useful, cost.flops_issued, s);
-    if (kp.dyn)
-      CISA_CUDA(cudaMemsetAsync(kp.dyn_ctr, 0, 2 * static_cast<std::size_t>(n) * sizeof(int), s));
     switch (rows) {
       case 16:
         launch_cfg<1, 4, 3, false>(kp, gx, s);
@@ -939,7 +829,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
         }
         break;
     }
-    if (splits > 1 && !kp.dyn) {
+    if (splits > 1) {
       launch_kernel(combine_kernel, dim3(static_cast<unsigned>(n_comb), static_cast<unsigned>(rows)),
                     dim3(kCombineThreads), 0, s, true, kp, rows);
     }
