@@ -5,9 +5,11 @@
 // K/V tiles (4 pages) stream through a STAGES-deep cp.async ring (16-byte chunks, zero-fill past
 // the list, XOR-swizzled rows in the wgmma 128-byte-swizzle layout). S = Q K^T and O += P V use
 // BF16 mma.sync (16/32-row tiles) or wgmma (64 rows, lockstep) with fp32 accumulators; online
-// softmax in the exp2 domain. 128-row tiles use the warp-specialised kernel (WS): TMA page loads by
-// a producer warp, two consumer warpgroups ping-ponging S/PV issue against each other's softmax.
-// Split-KV writes fp32 partial O + log2-sum-exp per split and a combine kernel merges them.
+// softmax in the exp2 domain. 128-row tiles use the warp-specialised kernel (WS): 128-token K/V
+// tiles (8 pages) loaded by TMA from a producer warp, two consumer warpgroups ping-ponging S/PV
+// issue against each other's softmax. Split-KV writes fp32 partial O + log2-sum-exp per split and a
+// combine kernel merges them; grids of many works split only the works past their last whole wave
+// (tail split).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -390,7 +392,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
 
   if constexpr (WS) {
     // Warp-specialised (FA3 structure): one producer warp (of a producer warpgroup that gives its
-    // registers to the consumers with setmaxnreg) loads each K/V tile with 16 TMA copies
+    // registers to the consumers with setmaxnreg) loads each K/V tile with 4 x TP TMA copies
     // (per page: K and V, two 64-column halves; the tensor map's 128-byte swizzle writes the wgmma
     // layout) completing on the stage's "full" mbarrier; the two consumer warpgroups take turns
     // (named barriers 1 and 2) to issue S(t) = Q K(t)^T and O += P(t-1) V(t-1) back to back, then

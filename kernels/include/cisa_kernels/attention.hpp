@@ -4,8 +4,9 @@
 // block table (top-K + window + tail) it is CISA. The pages from index `mask_from` on are causal
 // (logically consecutive from token `mask_tok0`); earlier ones are fully visible.
 // Online softmax (exp2), fp32 accumulation; BF16 mma.sync (16/32-row works), wgmma (64 rows), or a
-// warp-specialised wgmma kernel with TMA page loads (128 rows; see src/attention.cu); split-KV with an
-// fp32 partial output + log-sum-exp and a combine kernel when there are few work items.
+// warp-specialised wgmma kernel with TMA page loads (128 rows, 128-token KV tiles; see
+// src/attention.cu); split-KV with an fp32 partial output + log-sum-exp and a combine kernel when
+// there are few work items, or for the works past the last whole wave of a many-work grid.
 #pragma once
 #include <cstdint>
 #include <vector>
