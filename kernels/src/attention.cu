@@ -5,14 +5,17 @@
 // K/V tiles (4 pages) stream through a STAGES-deep cp.async ring (16-byte chunks, zero-fill past
 // the list, XOR-swizzled rows in the wgmma 128-byte-swizzle layout). S = Q K^T and O += P V use
 // BF16 mma.sync (16/32-row tiles) or wgmma (64 rows, lockstep) with fp32 accumulators; online
-// softmax in the exp2 domain. 128-row tiles use the warp-specialised kernel (WS): TMA page loads by
-// a producer warp, two consumer warpgroups ping-ponging S/PV issue against each other's softmax.
-// Split-KV writes fp32 partial O + log2-sum-exp per split and a combine kernel merges them.
+// softmax in the exp2 domain. 128-row tiles use the warp-specialised kernel (WS): 128-token K/V
+// tiles (8 pages) loaded by TMA from a producer warp, two consumer warpgroups ping-ponging S/PV
+// issue against each other's softmax. Split-KV writes fp32 partial O + log2-sum-exp per split and a
+// combine kernel merges them; grids of many works split only the works past their last whole wave
+// (tail split).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <cuda.h>
 
@@ -26,7 +29,9 @@ namespace {
 constexpr int kTileTok = 64;
 constexpr int kTilePages = kTileTok / kPageTokens;
 constexpr int kOStride = 132;  // padded fp32 row stride for the epilogue
-constexpr int kWsStages = 4;   // K/V ring depth of the warp-specialised kernel
+// The warp-specialised kernel: 128-token K/V tiles (8 pages) in a 3-deep ring (192 KB; 4 x 64-token
+// tiles before session 7).
+constexpr int kWsTile = 128, kWsStages = 3;
 // setmaxnreg split of the warp-specialised kernel (384 threads, 168 registers each at launch):
 // 128 x 40 + 256 x 232 = 64,512 registers.
 constexpr int kWsProducerRegs = 40, kWsConsumerRegs = 232;
@@ -47,6 +52,32 @@ bool use_wgmma() {
   return v;
 }
 
+// Programmatic dependent launch (PDL), for split launches: the attention and combine kernels are
+// launched with programmatic stream serialisation, so their CTAs start while the previous kernel
+// drains (the combine's as soon as every attention CTA has started); each waits
+// (griddepcontrol.wait: the previous grid complete and its writes visible) before reading anything
+// a kernel may have written (Q, the page lists, the partials). Without the launch attribute both
+// instructions are no-ops.
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void pdl_trigger() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+template <typename... KArgs, typename... Args>
+void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem, Stream s, bool pdl,
+                   Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = pdl ? 1 : 0;
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
 struct KParams {
   CUtensorMap tk,
       tv;  // K and V as [tokens][kv_heads][128] (3-D, 64 x 1 x 16 boxes, 128-B swizzle); WS only
@@ -62,15 +93,20 @@ struct KParams {
   int h_q, r, kv_heads;
   float scale_log2;
   int num_splits;
+  // 0: every work split num_splits ways (grid works x splits). > 0 (tail split): works [0, n_full)
+  // whole, the others num_splits ways, one CTA each, in a 1-D grid (whole works first)
+  int n_full;
   float* part_o;
   float* part_lse;
 };
 
 // WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
+// TT: KV tile tokens (64; the warp-specialised kernel 128: half the ping-pong turns per FLOP).
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
 __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     attn_kernel(const __grid_constant__ KParams p) {
-  constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = kTileTok / WN;
+  constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = TT / WN, TP = TT / kPageTokens;
+  static_assert(TT == kTileTok || (WS && TT == 128), "128-token tiles: warp-specialised kernel only");
   constexpr int NTT = NT + (WS ? 128 : 0);  // + one producer warpgroup when warp-specialised
   static_assert(!WS || (WG && WM == 8), "warp specialisation: two consumer warpgroups of wgmma");
   __shared__ __align__(8) uint64_t mbar[2 * STAGES];  // WS: full[STAGES], empty[STAGES]
@@ -79,25 +115,39 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   unsigned char* smem =
       smem_raw + (((detail::smem_u32(smem_raw) + 1023u) & ~1023u) - detail::smem_u32(smem_raw));
   __shared__ float s_m[NW][16], s_l[NW][16];
-  __shared__ float s_mt[M], s_lt[M];
   unsigned char* sQ = smem;
-  unsigned char* sKV = smem + M * 256;  // [STAGES][K 64x256B | V 64x256B]
+  unsigned char* sKV = smem + M * 256;  // [STAGES][K TTx256B | V TTx256B]
   const uint32_t uQ = detail::smem_u32(sQ), uKV = detail::smem_u32(sKV);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / WN, wn = warp % WN;
   const int gid = lane >> 2, tig = lane & 3;
 
-  const AttnWork w = p.work[blockIdx.x];
+  // work, its split and split count, and the partials' block index (pw) of this CTA
+  int wi = blockIdx.x, split = blockIdx.y, nsplit = p.num_splits, pw = blockIdx.x;
+  if (p.n_full > 0) {
+    if (wi < p.n_full) {
+      split = 0;
+      nsplit = 1;
+    } else {
+      pw = (wi - p.n_full) / p.num_splits;
+      split = (wi - p.n_full) % p.num_splits;
+      wi = p.n_full + pw;
+    }
+  }
+  const AttnWork w = p.work[wi];
   const int* list = w.list_src == 0
                         ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
                         : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
-  const int split = blockIdx.y;
-  int per = (w.n_pages + p.num_splits - 1) / p.num_splits;
-  per = (per + kTilePages - 1) / kTilePages * kTilePages;
+  int per = (w.n_pages + nsplit - 1) / nsplit;
+  per = (per + TP - 1) / TP * TP;
   const int p_begin = min(w.n_pages, split * per);
   const int p_end = min(w.n_pages, p_begin + per);
   const int nrows = w.n_pos * p.r;
-  const int ntiles = (p_end - p_begin + kTilePages - 1) / kTilePages;
+  const int ntiles = (p_end - p_begin + TP - 1) / TP;
+  // the work descriptors are plan data (copied before any kernel of the step); Q and the lists may
+  // come from the previous kernel
+  pdl_wait();
+  pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
 
   // Q rows -> shared memory (zero-filled past nrows)
   for (int c = tid; c < M * 16; c += NTT) {
@@ -115,15 +165,15 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
 
   auto issue = [&](int tile) {
     const int stage = tile % STAGES;
-    const uint32_t dK = uKV + stage * (2 * kTileTok * 256), dV = dK + kTileTok * 256;
-    const int lb = p_begin + tile * kTilePages;
-    const int n_ok = min(kTilePages, p_end - lb);
+    const uint32_t dK = uKV + stage * (2 * TT * 256), dV = dK + TT * 256;
+    const int lb = p_begin + tile * TP;
+    const int n_ok = min(TP, p_end - lb);
     const int pid0 = __ldg(list + lb);
     const int pid1 = n_ok > 1 ? __ldg(list + lb + 1) : 0;
     const int pid2 = n_ok > 2 ? __ldg(list + lb + 2) : 0;
     const int pid3 = n_ok > 3 ? __ldg(list + lb + 3) : 0;
 #pragma unroll
-    for (int it = 0; it < (kTileTok * 16) / NT; ++it) {
+    for (int it = 0; it < (TT * 16) / NT; ++it) {
       const int c = tid + it * NT;
       const int tok = c >> 4, ch = c & 15, pg = tok >> 4;
       const int pid = pg == 0 ? pid0 : pg == 1 ? pid1 : pg == 2 ? pid2 : pid3;
@@ -132,8 +182,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
           ((static_cast<std::int64_t>(pid) * kPageTokens + (tok & 15)) * p.kv_heads + w.kv_head) *
               kHeadDim +
           ch * 8;
-      detail::cp_async16(dK + tswz(tok, ch, kTileTok), p.k + off, ok ? 16 : 0);
-      detail::cp_async16(dV + tswz(tok, ch, kTileTok), p.v + off, ok ? 16 : 0);
+      detail::cp_async16(dK + tswz(tok, ch, TT), p.k + off, ok ? 16 : 0);
+      detail::cp_async16(dV + tswz(tok, ch, TT), p.v + off, ok ? 16 : 0);
     }
   };
 
@@ -159,8 +209,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   // place; alpha = rescale factor of the previous O rows. The scale (> 0, so the max commutes with
   // it) is folded into one FFMA per element, the mask is skipped whole on tiles it cannot touch.
   auto softmax_tile = [&](float(&sc)[TN / 8][4], int tile, float(&alpha)[2]) {
-    const int tli = p_begin + tile * kTilePages;
-    if (tli + kTilePages > mask_lim) {
+    const int tli = p_begin + tile * TP;
+    if (tli + TP > mask_lim) {
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j)
 #pragma unroll
@@ -219,10 +269,15 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   auto issue_s = [&](float(&s)[TN / 8][4], uint32_t uK) {
     detail::wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks)
-      detail::wgmma_m64n64k16_rs(
-          &s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-          detail::gmma_desc(uK + (ks >> 2) * (kTileTok * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+    for (int ks = 0; ks < 8; ++ks) {
+      const uint64_t desc = detail::gmma_desc(uK + (ks >> 2) * (TT * 128) + (ks & 3) * 32, 16, 1024);
+      if constexpr (TN == 128)
+        detail::wgmma_m64n128k16_rs(&s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], desc,
+                                    ks > 0);
+      else
+        detail::wgmma_m64n64k16_rs(&s[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], desc,
+                                   ks > 0);
+    }
     detail::wgmma_commit();
   };
   auto pack_p = [&](const float(&s)[TN / 8][4], uint32_t(&pk)[TN / 16][4]) {
@@ -240,7 +295,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
 #pragma unroll
     for (int kk = 0; kk < TN / 16; ++kk)
       detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3],
-                                     detail::gmma_desc(uV + kk * 16 * 128, kTileTok * 128, 1024),
+                                     detail::gmma_desc(uV + kk * 16 * 128, TT * 128, 1024),
                                      1);
     detail::wgmma_commit();
   };
@@ -279,6 +334,9 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       }
     }
     sync_c();
+    // after the first barrier: every consumer has left the mainloop, the ring is free
+    float* s_mt = reinterpret_cast<float*>(smem) + NW * 16 * kOStride;
+    float* s_lt = s_mt + M;
     if (tid < M) {
       const int bw = (tid / 16) * WN, rr = tid % 16;
       float mt = -INFINITY;
@@ -290,7 +348,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       s_lt[tid] = lt;
     }
     sync_c();
-    float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride]
+    float* sO = reinterpret_cast<float*>(smem);  // [NW][16][kOStride], then s_mt, s_lt
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       if (warp >= NW) break;
@@ -315,7 +373,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       }
       const float lt = s_lt[row];
       const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
-      if (p.num_splits == 1) {
+      if (nsplit == 1) {
         const std::int64_t off = (static_cast<std::int64_t>(w.q_tok0 + row / p.r) * p.h_q +
                                   w.kv_head * p.r + row % p.r) *
                                      kHeadDim +
@@ -324,7 +382,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
             __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
       } else {
         const std::int64_t prow =
-            (static_cast<std::int64_t>(blockIdx.x) * p.num_splits + split) * M + row;
+            (static_cast<std::int64_t>(pw) * p.num_splits + split) * M + row;
         *reinterpret_cast<float2*>(p.part_o + prow * kHeadDim + d) =
             make_float2(acc.x * inv, acc.y * inv);
         if (d == 0) p.part_lse[prow] = lt > 0.0f ? s_mt[row] + log2f(lt) : -INFINITY;
@@ -334,7 +392,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
 
   if constexpr (WS) {
     // Warp-specialised (FA3 structure): one producer warp (of a producer warpgroup that gives its
-    // registers to the consumers with setmaxnreg) loads each K/V tile with 16 TMA copies
+    // registers to the consumers with setmaxnreg) loads each K/V tile with 4 x TP TMA copies
     // (per page: K and V, two 64-column halves; the tensor map's 128-byte swizzle writes the wgmma
     // layout) completing on the stage's "full" mbarrier; the two consumer warpgroups take turns
     // (named barriers 1 and 2) to issue S(t) = Q K(t)^T and O += P(t-1) V(t-1) back to back, then
@@ -354,22 +412,23 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     if (warp >= NW) {
       detail::setmaxnreg_dec<kWsProducerRegs>();
       if (warp != NW) return;
-      // lane = page * 4 + (V ? 2 : 0) + d half; lanes 16..31 only wait along
-      const int pg = (lane >> 2) & 3, half = lane & 1;
+      // lane = page * 4 + (V ? 2 : 0) + d half; lanes past 4 x TP only wait along
+      constexpr int kLanes = 4 * TP;
+      const int pg = (lane >> 2) % TP, half = lane & 1;
       const uint64_t map = reinterpret_cast<uint64_t>((lane & 2) ? &p.tv : &p.tk);
       const uint32_t doff =
-          ((lane & 2) ? kTileTok * 256 : 0) + half * (kTileTok * 128) + pg * (kPageTokens * 128);
+          ((lane & 2) ? TT * 256 : 0) + half * (TT * 128) + pg * (kPageTokens * 128);
       for (int tile = 0; tile < ntiles; ++tile) {
         const int st = tile % STAGES;
         if (tile >= STAGES) detail::mbar_wait(uempty + 8 * st, ((tile / STAGES) & 1) ^ 1);
-        const int lb = p_begin + tile * kTilePages;
-        const int n_ok = min(kTilePages, p_end - lb);
+        const int lb = p_begin + tile * TP;
+        const int n_ok = min(TP, p_end - lb);
         // pages past the list load the tile's first page again (finite data; masked to P = 0)
-        const int pid = lane < 16 ? __ldg(list + lb + (pg < n_ok ? pg : 0)) : 0;
-        if (lane == 0) detail::mbar_arrive_expect_tx(ufull + 8 * st, 2 * kTileTok * 256);
+        const int pid = lane < kLanes ? __ldg(list + lb + (pg < n_ok ? pg : 0)) : 0;
+        if (lane == 0) detail::mbar_arrive_expect_tx(ufull + 8 * st, 2 * TT * 256);
         __syncwarp();
-        if (lane < 16)
-          detail::tma_load_3d(uKV + st * (2 * kTileTok * 256) + doff, map, half * 64, w.kv_head,
+        if (lane < kLanes)
+          detail::tma_load_3d(uKV + st * (2 * TT * 256) + doff, map, half * 64, w.kv_head,
                               pid * kPageTokens, ufull + 8 * st);
       }
     } else {
@@ -394,8 +453,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
           detail::mbar_wait(ufull + 8 * st, (tile / STAGES) & 1);
           float snew[TN / 8][4];
           detail::named_bar_sync(1 + wg, 2 * 128);
-          issue_s(snew, uKV + st * (2 * kTileTok * 256));
-          issue_pv(pk, uKV + pst * (2 * kTileTok * 256) + kTileTok * 256);
+          issue_s(snew, uKV + st * (2 * TT * 256));
+          issue_pv(pk, uKV + pst * (2 * TT * 256) + TT * 256);
           detail::named_bar_arrive(2 - wg, 2 * 128);
           detail::wgmma_wait<1>();  // S(tile) done; P V of the previous tile may still run
           detail::fence_operands<TN / 8>(snew);
@@ -408,7 +467,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
         }
         const int lst = (ntiles - 1) % STAGES;
         detail::named_bar_sync(1 + wg, 2 * 128);
-        issue_pv(pk, uKV + lst * (2 * kTileTok * 256) + kTileTok * 256);
+        issue_pv(pk, uKV + lst * (2 * TT * 256) + TT * 256);
         if (wg == 0)
           detail::named_bar_arrive(2, 2 * 128);  // warpgroup 1's last turn needs no answer
         detail::wgmma_wait<0>();
@@ -425,7 +484,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
       if (tile + STAGES - 1 < ntiles) issue(tile + STAGES - 1);
       detail::cp_async_commit();
       const int stage = tile % STAGES;
-      const uint32_t uK = uKV + stage * (2 * kTileTok * 256), uV = uK + kTileTok * 256;
+      const uint32_t uK = uKV + stage * (2 * TT * 256), uV = uK + TT * 256;
       float sacc[TN / 8][4];
       if constexpr (WG) {  // wgmma, lockstep: S, softmax, P V in sequence
         if (tile == 0) load_q();
@@ -453,7 +512,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
             uint32_t b0, b1, b2, b3;
             detail::ldmatrix_x4(b0, b1, b2, b3,
                                 uK + tswz(wn * TN + np * 16 + (lane & 7) + ((lane >> 4) << 3),
-                                          2 * ks + ((lane >> 3) & 1), kTileTok));
+                                          2 * ks + ((lane >> 3) & 1), TT));
             detail::mma_bf16(sacc[2 * np], a0, a1, a2, a3, b0, b1);
             detail::mma_bf16(sacc[2 * np + 1], a0, a1, a2, a3, b2, b3);
           }
@@ -471,7 +530,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
             detail::ldmatrix_x4_trans(
                 b0, b1, b2, b3,
                 uV + tswz(wn * TN + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
-                          dn * 2 + (lane >> 4), kTileTok));
+                          dn * 2 + (lane >> 4), TT));
             detail::mma_bf16(oacc[2 * dn], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3], b0, b1);
             detail::mma_bf16(oacc[2 * dn + 1], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3], b2, b3);
           }
@@ -485,27 +544,48 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   }
 }
 
-__global__ void __launch_bounds__(64) combine_kernel(const KParams p, int M) {
-  const AttnWork w = p.work[blockIdx.x];
+// One block per (work, row): the splits' log2-sum-exps read in parallel (one per thread), their
+// weights through shared memory, then each thread sums two columns over the splits.
+constexpr int kCombineThreads = 64;
+__global__ void __launch_bounds__(kCombineThreads) combine_kernel(const KParams p, int M) {
+  __shared__ float s_w[kCombineThreads];
+  __shared__ float s_red[2];
+  const AttnWork w = p.work[p.n_full + blockIdx.x];  // the split works
   const int row = blockIdx.y;
   if (row >= w.n_pos * p.r) return;
-  const int d = threadIdx.x * 2;
+  pdl_wait();
+  const int t = threadIdx.x, d = t * 2;
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * p.num_splits * M + row;
+  const int ns = p.num_splits;
+  // max over the splits
   float mx = -INFINITY;
-  for (int s = 0; s < p.num_splits; ++s)
-    mx = fmaxf(mx, p.part_lse[base + static_cast<std::int64_t>(s) * M]);
+  for (int s = t; s < ns; s += kCombineThreads)
+    mx = fmaxf(mx, __ldcg(p.part_lse + base + static_cast<std::int64_t>(s) * M));
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  if ((t & 31) == 0) s_red[t >> 5] = mx;
+  __syncthreads();
+  mx = fmaxf(s_red[0], s_red[1]);
   float2 acc = make_float2(0.f, 0.f);
   float wsum = 0.f;
-  if (mx != -INFINITY) {
-    for (int s = 0; s < p.num_splits; ++s) {
-      const std::int64_t pr = base + static_cast<std::int64_t>(s) * M;
-      const float lse = p.part_lse[pr];
-      if (lse == -INFINITY) continue;
-      const float wt = exp2f(lse - mx);
-      const float2 x = *reinterpret_cast<const float2*>(p.part_o + pr * kHeadDim + d);
-      acc.x += wt * x.x;
-      acc.y += wt * x.y;
-      wsum += wt;
+  for (int s0 = 0; s0 < ns; s0 += kCombineThreads) {
+    const int nc = min(kCombineThreads, ns - s0);
+    __syncthreads();
+    if (t < nc) {
+      const float lse = __ldcg(p.part_lse + base + static_cast<std::int64_t>(s0 + t) * M);
+      s_w[t] = (mx == -INFINITY || lse == -INFINITY) ? 0.0f : exp2f(lse - mx);
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int i = 0; i < nc; ++i) {
+      const float wt = s_w[i];
+      const std::int64_t pr = base + static_cast<std::int64_t>(s0 + i) * M;
+      const float2 x = __ldcg(reinterpret_cast<const float2*>(p.part_o + pr * kHeadDim + d));
+      if (wt != 0.0f) {  // a split with no keys wrote no finite partial O
+        acc.x += wt * x.x;
+        acc.y += wt * x.y;
+        wsum += wt;
+      }
     }
   }
   const float inv = wsum > 0.f ? 1.0f / wsum : 0.f;
@@ -516,35 +596,40 @@ __global__ void __launch_bounds__(64) combine_kernel(const KParams p, int M) {
   *reinterpret_cast<__nv_bfloat162*>(p.o + off) = __floats2bfloat162_rn(acc.x * inv, acc.y * inv);
 }
 
-template <int WM, int WN, int STAGES>
+template <int WM, int WN, int STAGES, int TT = kTileTok>
 constexpr int smem_bytes() {
-  return 16 * WM * 256 + STAGES * 2 * kTileTok * 256 + 1024;  // + alignment slack (1024-B atoms)
+  return 16 * WM * 256 + STAGES * 2 * TT * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
-void launch_cfg(const KParams& kp, int n_work, Stream s) {
-  constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  static_assert(WM * WN * 16 * kOStride * 4 <= smem - 1024, "epilogue does not fit");
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
+void launch_cfg(const KParams& kp, int n_work, Stream s) {  // n_work: CTAs along x
+  constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
+  static_assert(WM * WN * 16 * kOStride * 4 + 2 * 16 * WM * 4 <= smem - 1024,
+                "epilogue does not fit");
+  static_assert(smem <= 227 * 1024 - 1152, "shared memory (with the static arrays) over 227 KB");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>,
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
-  dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.num_splits));
-  attn_kernel<WM, WN, STAGES, WG, WS><<<grid, WM * WN * 32 + (WS ? 128 : 0), smem, s>>>(kp);
-  CISA_LAUNCH_CHECK();
+  dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.n_full > 0 ? 1 : kp.num_splits));
+  launch_kernel(attn_kernel<WM, WN, STAGES, WG, WS, TT>, grid, dim3(WM * WN * 32 + (WS ? 128 : 0)),
+                smem, s, kp.num_splits > 1, kp);
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false>
-int occupancy() {
-  constexpr int smem = smem_bytes<WM, WN, STAGES>();
-  CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  int n = 0;
-  CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, attn_kernel<WM, WN, STAGES, WG, WS>,
-                                                          WM * WN * 32 + (WS ? 128 : 0), smem));
-  return std::max(n, 1);
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
+int occupancy() {  // CTAs per SM (asked once)
+  static const int n = [] {
+    constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int v = 0;
+    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &v, attn_kernel<WM, WN, STAGES, WG, WS, TT>, WM * WN * 32 + (WS ? 128 : 0), smem));
+    return std::max(v, 1);
+  }();
+  return n;
 }
 
 // K or V as a 3-D tensor [tokens][kv_heads][128] BF16 for the TMA: one box = 16 tokens (one page) x
@@ -594,7 +679,8 @@ int occupancy_for(int rows) {
     case 64:
       return !wg ? occupancy<4, 1, 3, false>() : occupancy<4, 1, 2, true>();
     default:
-      return !wg ? occupancy<8, 1, 2, false>() : occupancy<8, 1, kWsStages, true, true>();
+      return !wg ? occupancy<8, 1, 2, false>()
+                 : occupancy<8, 1, kWsStages, true, true, kWsTile>();
   }
 }
 
@@ -605,15 +691,15 @@ std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_c
   return static_cast<std::int64_t>(n_work) * num_splits * rows_per_cta * (kHeadDim + 1);
 }
 
-int attention_wave_splits(int n_work, int capacity, int tiles) {
+WaveSplit attention_wave_plan(int n_work, int capacity, int tiles) {
   // Many works (> capacity / 2): split the KV only to fill the last wave. Cost in tile-times of one
   // CTA: waves x (tiles per split + kFixed) + kPartial tile-times per split CTA (fp32 partials
   // written, read back by the combine, an extra CTA start), spread over the slots. kPartial = 36 is
   // fitted to session 6's A/B on the H200 (dense Inkling, 256 works: 17 splits were 1.4 % slower;
   // dense Ultra, 2,048 works: 7 splits 1.5 % faster; kPartial = 4 had picked both). Equal-length
   // works are assumed (the longest counts); a split is taken only when it saves > 1 %.
-  constexpr int kFixed = 4, kPartial = 36, kMaxSplits = 64, kMinTiles = 64;
-  if (n_work <= 0 || capacity <= 0 || tiles <= 0) return 1;
+  constexpr int kFixed = 4, kPartial = 36, kMaxSplits = 64, kMinTiles = 64, kMaxTail = 16;
+  if (n_work <= 0 || capacity <= 0 || tiles <= 0) return {1, 0};
   auto cost = [&](int s) {
     const double waves = std::ceil(static_cast<double>(n_work) * s / capacity);
     const double per = std::ceil(static_cast<double>(tiles) / s) + kFixed;
@@ -627,7 +713,27 @@ int attention_wave_splits(int n_work, int capacity, int tiles) {
       best_cost = cost(s);
       best = s;
     }
-  return best_cost < 0.99 * c1 ? best : 1;
+  WaveSplit plan{best_cost < 0.99 * c1 ? best : 1, 0};
+  if (plan.splits == 1) best_cost = c1;
+  // Tail split: the works past the last whole wave (k = n_work mod capacity) split s ways into the
+  // slots the whole waves leave; only those k x s CTAs write partials.
+  const int full_waves = n_work / capacity, k = n_work - full_waves * capacity;
+  if (full_waves >= 1 && k > 0)
+    for (int s = 2; s <= kMaxTail && tiles / s >= kMinTiles; ++s) {
+      const double c = full_waves * (static_cast<double>(tiles) + kFixed) +
+                       std::ceil(static_cast<double>(k) * s / capacity) *
+                           (std::ceil(static_cast<double>(tiles) / s) + kFixed) +
+                       static_cast<double>(kPartial) * k * s / capacity;
+      if (c < best_cost && c < 0.99 * c1) {
+        best_cost = c;
+        plan = WaveSplit{s, full_waves * capacity};
+      }
+    }
+  return plan;
+}
+
+int attention_wave_splits(int n_work, int capacity, int tiles) {
+  return attention_wave_plan(n_work, capacity, tiles).splits;
 }
 
 int attention_num_splits(const AttnArgs& a, int num_sms) {
@@ -650,9 +756,23 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
   const auto& work = *a.work_host;
   if (work.empty()) return;
   const int rows = attention_rows_per_cta(work, a.r);
-  const int splits = std::max(
-      1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, detail::device_sm_count()));
+  const int num_sms = detail::device_sm_count();
+  const int splits =
+      std::max(1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, num_sms));
+  const int n = static_cast<int>(work.size());
+  // a many-work launch whose split count is the tail split's: whole works + split tail works
+  int n_full = 0;
+  if (a.n_full >= 0 && splits > 1)
+    n_full = std::min(a.n_full, n);
+  else if (const int capacity = num_sms * occupancy_for(rows); splits > 1 && n * 2 > capacity) {
+    int max_pages = 0;
+    for (const auto& w : work) max_pages = std::max(max_pages, w.n_pages);
+    const WaveSplit plan =
+        attention_wave_plan(n, capacity, (max_pages + kTilePages - 1) / kTilePages);
+    if (plan.splits == splits) n_full = plan.n_full;
+  }
   KParams kp{};
+  kp.n_full = n_full;
   kp.q = reinterpret_cast<const __nv_bfloat16*>(a.q);
   kp.o = reinterpret_cast<__nv_bfloat16*>(a.o);
   kp.k = reinterpret_cast<const __nv_bfloat16*>(a.kv.k);
@@ -676,38 +796,44 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
     kp.part_lse = a.scratch;
     kp.part_o = a.scratch + static_cast<std::int64_t>(work.size()) * splits * rows;
   }
-  const AttnCost cost = attention_cost(work, a.r, a.kv.kv_heads, rows, splits);
+  AttnCost cost = attention_cost(work, a.r, a.kv.kv_heads, rows, n_full > 0 ? 1 : splits);
+  if (n_full > 0) {  // partials of the split tail works only (written and read back)
+    double tail_rows = 0;
+    for (int i = n_full; i < n; ++i) tail_rows += static_cast<double>(work[i].n_pos) * a.r;
+    cost.bytes += 2.0 * tail_rows * splits * (kHeadDim * 4.0 + 4.0);
+  }
+  // CTAs along x (a tail split's grid is 1-D) and the split works the combine merges
+  const int gx = n_full > 0 ? n_full + (n - n_full) * splits : n;
+  const int n_comb = n - n_full;
   {
     ScopedLaunch sl(ins, Component::attention,
                     splits > 1 ? "paged_attention_split" : "paged_attention", cost.bytes,
                     cost.flops_useful, cost.flops_issued, s);
-    const int n = static_cast<int>(work.size());
     switch (rows) {
       case 16:
-        launch_cfg<1, 4, 3, false>(kp, n, s);
+        launch_cfg<1, 4, 3, false>(kp, gx, s);
         break;
       case 32:
-        launch_cfg<2, 2, 3, false>(kp, n, s);
+        launch_cfg<2, 2, 3, false>(kp, gx, s);
         break;
       case 64:
         if (!use_wgmma())
-          launch_cfg<4, 1, 3, false>(kp, n, s);
+          launch_cfg<4, 1, 3, false>(kp, gx, s);
         else
-          launch_cfg<4, 1, 2, true>(kp, n, s);  // 2 stages: two CTAs fit per SM
+          launch_cfg<4, 1, 2, true>(kp, gx, s);  // 2 stages: two CTAs fit per SM
         break;
       default:
         if (!use_wgmma()) {
-          launch_cfg<8, 1, 2, false>(kp, n, s);
+          launch_cfg<8, 1, 2, false>(kp, gx, s);
         } else {
           encode_kv_maps(kp, a.kv);
-          launch_cfg<8, 1, kWsStages, true, true>(kp, n, s);
+          launch_cfg<8, 1, kWsStages, true, true, kWsTile>(kp, gx, s);
         }
         break;
     }
     if (splits > 1) {
-      combine_kernel<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(rows)), 64, 0, s>>>(
-          kp, rows);
-      CISA_LAUNCH_CHECK();
+      launch_kernel(combine_kernel, dim3(static_cast<unsigned>(n_comb), static_cast<unsigned>(rows)),
+                    dim3(kCombineThreads), 0, s, true, kp, rows);
     }
   }
 }

@@ -137,19 +137,25 @@ void check_topk(const std::string& name, const std::vector<std::vector<float>>& 
 }
 
 // The wave-filling KV split (host policy of the launches with many equal works): no split when
-// the waves are already full, the works are short, or the last wave is nearly full (dense Inkling
-// prefill: 256 works on 132 SMs); a split that fills the last wave of dense Ultra prefill (2,048
-// works) and of 140 works (a second wave of 8).
+// the waves are already full or the last wave is nearly full (dense Inkling prefill and CISA g32:
+// 256 works on 132 SMs); otherwise the works past the last whole wave split into the slots left
+// (tail split: CISA Ultra g4, 2,048 works of 1,057 tiles; dense Ultra, 2,048 of 16,384; 140 works),
+// the tail then taking about its share of a wave.
 void test_wave_splits() {
-  expect(attention_wave_splits(264, 132, 16384) == 1, "wave split: full waves");
-  expect(attention_wave_splits(256, 132, 16384) == 1, "wave split: last wave 94 % full");
-  expect(attention_wave_splits(256, 132, 1057) == 1, "wave split: short works (CISA g32)");
-  expect(attention_wave_splits(2048, 132, 1057) == 1, "wave split: short works (CISA Ultra g4)");
-  for (int n : {140, 2048}) {
-    const int s = attention_wave_splits(n, 132, 16384);
-    const double waves = static_cast<double>(n) * s / 132.0;
-    std::printf("wave split: %d works of 16384 tiles on 132 slots -> %d splits (%.3f waves)\n", n, s, waves);
-    expect(s > 1 && s <= 64 && waves / std::ceil(waves) > 0.95, "wave split: fills the last wave");
+  auto plan = [](int n, int tiles) { return attention_wave_plan(n, 132, tiles); };
+  expect(plan(264, 16384).splits == 1, "wave split: full waves");
+  expect(plan(256, 16384).splits == 1, "wave split: last wave 94 % full");
+  expect(plan(256, 1057).splits == 1, "wave split: last wave 94 % full (CISA g32)");
+  for (auto [n, tiles] : {std::pair{2048, 1057}, std::pair{2048, 16384}, std::pair{140, 16384}}) {
+    const WaveSplit w = plan(n, tiles);
+    const int k = n - w.n_full;
+    const double sub = static_cast<double>(k) * w.splits / 132.0;
+    std::printf("wave split: %d works of %d tiles on 132 slots -> %d whole + %d x %d splits (%.3f sub-waves)\n", n,
+                tiles, w.n_full, k, w.splits, sub);
+    // the tail's sub-waves take at most 0.1 wave more than its works' share of one wave
+    expect(w.splits > 1 && w.n_full == n / 132 * 132 && std::ceil(sub) / w.splits <= k / 132.0 + 0.1 &&
+               attention_wave_splits(n, 132, tiles) == w.splits,
+           "wave split: tail split fills its sub-waves");
   }
 }
 
@@ -372,6 +378,35 @@ void run_case(const Case& c) {
     const double e2 = rel_err(got2, ref_o, nullptr, &nan2);
     std::printf("%sdense baseline rel err %.3g\n", tag.c_str(), e2);
     expect(!nan2 && e2 < 1e-2, tag + "dense baseline");
+    // the tail split forced (works [0, n / 2) whole, the others 3 ways; a 1-D grid, the combine
+    // over the split works only), direct through paged_attention
+    const int nw = static_cast<int>(dplan.work.size());
+    DevBuf<AttnWork> dwork(dplan.work);
+    DevBuf<float> scr(static_cast<size_t>(attention_scratch_floats(nw, 3, dplan.rows_per_cta)));
+    AttnArgs aa;
+    aa.q = dq.p;
+    aa.o = dout2.p;
+    aa.kv = kv;
+    aa.table = table;
+    aa.sparse = table;
+    aa.work = dwork.p;
+    aa.n_work = nw;
+    aa.h_q = h_q;
+    aa.r = c.r;
+    aa.scratch = scr.p;
+    aa.scratch_floats = static_cast<std::int64_t>(scr.n);
+    aa.num_splits = 3;
+    aa.n_full = nw / 2;
+    aa.work_host = &dplan.work;
+    dout2.poison();
+    scr.poison();
+    paged_attention(aa, nullptr, nullptr);
+    HCHECK(cudaDeviceSynchronize());
+    const auto got3 = harness::to_float(dout2.download());
+    bool nan3 = false;
+    const double e3 = rel_err(got3, ref_o, nullptr, &nan3);
+    std::printf("%stail split (%d whole, %d x 3) rel err %.3g\n", tag.c_str(), nw / 2, nw - nw / 2, e3);
+    expect(!nan3 && e3 < 1e-2, tag + "tail split");
   }
   for (const auto& r : recs) expect(r.ms >= 0.0 && r.bytes > 0.0, tag + "instrument record " + r.kernel);
   // the pipelined run (uninstrumented, captured in a CUDA graph) in 2 and 3 parts: the same keys and
@@ -462,6 +497,9 @@ int main(int argc, char** argv) {
         // than 128 rows (150 = 128 + 22)
         {"prefill_r4_g4_rows100", {3000, 1700}, {400, 300}, 2, 4, 4, 8, 64},
         {"prefill_r4_g4_rows150", {2100}, {600}, 1, 4, 4, 8, 64},
+        // 128-row warp-specialised kernel with 128-token tiles: lists of 8k + 5 pages, a causal tail
+        // inside a tile, empty trailing splits (split lengths rounded to whole 8-page tiles)
+        {"prefill_r32_g4_tile128", {9000, 4111}, {13, 6}, 1, 32, 4, 8, 300},
     };
     for (const auto& c : cases) run_case(c);
   } catch (const std::exception& ex) {

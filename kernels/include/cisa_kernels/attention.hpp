@@ -4,8 +4,9 @@
 // block table (top-K + window + tail) it is CISA. The pages from index `mask_from` on are causal
 // (logically consecutive from token `mask_tok0`); earlier ones are fully visible.
 // Online softmax (exp2), fp32 accumulation; BF16 mma.sync (16/32-row works), wgmma (64 rows), or a
-// warp-specialised wgmma kernel with TMA page loads (128 rows; see src/attention.cu); split-KV with an
-// fp32 partial output + log-sum-exp and a combine kernel when there are few work items.
+// warp-specialised wgmma kernel with TMA page loads (128 rows, 128-token KV tiles; see
+// src/attention.cu); split-KV with an fp32 partial output + log-sum-exp and a combine kernel when
+// there are few work items, or for the works past the last whole wave of a many-work grid.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -44,6 +45,8 @@ struct AttnArgs {
   float* scratch = nullptr;      // split-KV partials; size from attention_scratch_floats()
   std::int64_t scratch_floats = 0;
   int num_splits = 0;            // 0: choose automatically
+  int n_full = -1;               // with num_splits > 1: -1 automatic; >= 0 forces a tail split
+                                 // (works [0, n_full) whole, the rest num_splits ways; 0: all split)
   // host copy
   const std::vector<AttnWork>* work_host = nullptr;
 };
@@ -55,6 +58,12 @@ int attention_rows_per_cta(const std::vector<AttnWork>& work, int r);
 // Split-KV pieces for n_work (>= capacity / 2) equal works of `tiles` 64-token tiles on `capacity`
 // CTA slots: 1, or the split that fills the last wave when that saves > 1 % (pure host logic).
 int attention_wave_splits(int n_work, int capacity, int tiles);
+// The full choice: `splits` ways for every work (n_full = 0), or, a tail split (n_full > 0), works
+// [0, n_full) whole (whole waves) and the rest `splits` ways in the slots left after them.
+struct WaveSplit {
+  int splits = 1, n_full = 0;
+};
+WaveSplit attention_wave_plan(int n_work, int capacity, int tiles);
 
 void paged_attention(const AttnArgs& a, Stream s, Instrument* ins = nullptr);
 
