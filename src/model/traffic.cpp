@@ -290,37 +290,59 @@ struct Span {
 
 constexpr double kId = 4.0;  // int32 page IDs
 
-// This project's kernels (attention.cu, attention_wave_splits): a grid of more works than half its
-// CTA slots splits the KV length only to fill its last wave. In tile-times of one CTA (64-token
-// KV tiles of the longest work): waves x (tiles per split + 4) + 36 per split CTA spread over the
-// slots (its partials written and combined, fitted in session 6's A/B); at most 64 splits of at
-// least 64 tiles, taken when it saves more than 1 %.
-int wave_split_count(double works, double slots, double tiles) {
+// KV-length pieces of an attention grid: `splits` pieces per split work; the first `whole` works
+// (0: none) run unsplit, in whole waves, before the split ones.
+struct KvSplit {
+  int splits = 1;
+  double whole = 0;
+};
+
+// This project's kernels (attention.cu, attention_wave_plan): a grid of more works than half its
+// CTA slots splits the KV length only to fill its last wave, either every work s ways or only the
+// works past the last whole wave (k = works mod slots, into the slots the whole waves leave). In
+// tile-times of one CTA (64-token KV tiles of the longest work): waves x (tiles per split + 4) +
+// 36 per split CTA spread over the slots (its partials written and combined, fitted in session 6's
+// A/B); at most 64 uniform splits or 16 tail splits of at least 64 tiles, taken when it saves more
+// than 1 %.
+KvSplit wave_split(double works, double slots, double tiles) {
   constexpr double kFixed = 4, kPartial = 36;
-  constexpr int kMaxSplits = 64, kMinTiles = 64;
+  constexpr int kMaxSplits = 64, kMaxTail = 16, kMinTiles = 64;
   auto cost = [&](int n) {
     return std::ceil(works * n / slots) * (std::ceil(tiles / n) + kFixed) + (n > 1 ? kPartial * works * n / slots : 0.0);
   };
   const double c1 = cost(1);
-  int best = 1;
+  KvSplit best;
   double best_cost = c1;
   for (int n = 2; n <= kMaxSplits && std::floor(tiles / n) >= kMinTiles; ++n)
-    if (cost(n) < best_cost) best_cost = cost(n), best = n;
-  return best_cost < 0.99 * c1 ? best : 1;
+    if (cost(n) < best_cost) best_cost = cost(n), best.splits = n;
+  if (best_cost >= 0.99 * c1) best = KvSplit{}, best_cost = c1;
+  const double full_waves = std::floor(works / slots), k = works - full_waves * slots;
+  if (full_waves >= 1 && k > 0)
+    for (int n = 2; n <= kMaxTail && std::floor(tiles / n) >= kMinTiles; ++n) {
+      const double c = full_waves * (tiles + kFixed) + std::ceil(k * n / slots) * (std::ceil(tiles / n) + kFixed) +
+                       kPartial * k * n / slots;
+      if (c < best_cost && c < 0.99 * c1) best_cost = c, best = KvSplit{n, full_waves * slots};
+    }
+  return best;
 }
 
 // KV-length pieces of a span's attention grid of `units` work items, by the implementation's
 // policy (FA2 counts its own blocks: query rows in 64s per (sequence, KV head), keys up to L).
 // `max_tokens`: the longest work item's KV length; `tile_rows`: the grid's tile class (128-row
 // CTAs run one per SM, 64-row two; the wave rule is not applied to the mma.sync classes).
-int kv_splits(const Span& s, double units, double min_tile_tokens, double max_tokens, int tile_rows,
-              const KernelShape& sh) {
+KvSplit kv_splits(const Span& s, double units, double min_tile_tokens, double max_tokens, int tile_rows,
+                  const KernelShape& sh) {
   if (sh.split_kv == SplitKv::fa2)
-    return fa2_split_count(s.seqs * std::ceil(s.rows / 64.0), static_cast<double>(s.start + s.positions), s.d, sh);
+    return {fa2_split_count(s.seqs * std::ceil(s.rows / 64.0), static_cast<double>(s.start + s.positions), s.d, sh), 0};
   const double slots = static_cast<double>(sh.sms) * (tile_rows > 64 ? 1.0 : 2.0);
   if (sh.split_kv == SplitKv::waves && tile_rows >= 64 && units * 2.0 > slots)
-    return wave_split_count(units, slots, std::ceil(max_tokens / 64.0));
-  return split_count(units, min_tile_tokens, s.positions, sh);
+    return wave_split(units, slots, std::ceil(max_tokens / 64.0));
+  return {split_count(units, min_tile_tokens, s.positions, sh), 0};
+}
+
+// Share of a grid's `units` works that are split (all, or the tail past `whole`).
+double split_share(const KvSplit& k, double units) {
+  return k.splits > 1 && units > 0 ? (units - std::min(k.whole, units)) / units : 0.0;
 }
 
 // Dense attention over positions [start, start+n): the dense baseline (whole forward) or the
@@ -355,9 +377,11 @@ double partials_bytes(int splits, double rows, double d) { return splits > 1 ? 2
 void dense_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) {
   KernelCost& a = f.attention_dense;
   const DensePart p = dense_part(s, s.positions, sh, a);
-  const int S = kv_splits(s, s.seqs * p.tiles, p.min_tokens, static_cast<double>(s.start + s.positions), a.tile_rows, sh);
+  const double units = s.seqs * p.tiles;
+  const KvSplit ks = kv_splits(s, units, p.min_tokens, static_cast<double>(s.start + s.positions), a.tile_rows, sh);
+  const int S = ks.splits;
   f.splits_dense = S;
-  const double partials = partials_bytes(S, s.rows, s.d);
+  const double partials = partials_bytes(S, s.rows, s.d) * split_share(ks, units);
   a.l2_bytes = s.seqs * (p.kv_req + p.meta + p.qo + partials);
   a.dram_bytes = s.seqs * (p.kv_dram + p.meta + p.qo + partials);
   a.dram_write_bytes = s.seqs * (p.qo + partials) / 2.0;  // O and the partials are written, Q and partials read
@@ -365,7 +389,7 @@ void dense_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) 
   a.flops_useful *= s.seqs;
   a.page_visits *= s.seqs;
   a.launches = S > 1 ? 2 : 1;
-  a.ctas = s.seqs * p.tiles * S;
+  a.ctas = units + (S - 1) * split_share(ks, units) * units;
   f.l2_kv_dense = s.seqs * p.kv_req;
   f.bytes_dense.kv = s.seqs * p.kv_dram;
   f.bytes_dense.meta = s.seqs * p.meta;
@@ -450,9 +474,11 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
   }
   // The longest work: a sparse one (K + W pages and its own) or, before the dense point, the prefix.
   const double max_tokens = std::min(static_cast<double>(s.start + s.positions), static_cast<double>((K + W + 1) * c));
-  const int S = kv_splits(s, s.seqs * out.units, min_tokens, max_tokens, ac.tile_rows, sh);
+  const double units = s.seqs * out.units;
+  const KvSplit ks = kv_splits(s, units, min_tokens, max_tokens, ac.tile_rows, sh);
+  const int S = ks.splits;
   f.splits_cisa = S;
-  const double partials = partials_bytes(S, s.rows, s.d);
+  const double partials = partials_bytes(S, s.rows, s.d) * split_share(ks, units);
   if (S > 1) ac.launches += 1;
   // An implementation whose decode walks the whole block-mask row pays a visit per page of the
   // context, selected or not (its bytes stay those of the selected pages).
@@ -466,7 +492,7 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
   ac.flops_issued *= s.seqs;
   ac.flops_useful *= s.seqs;
   ac.page_visits *= s.seqs;
-  ac.ctas = s.seqs * out.units * S;
+  ac.ctas = units + (S - 1) * split_share(ks, units) * units;
   f.l2_kv_cisa = s.seqs * kv_req;
   f.bytes_cisa.kv = s.seqs * kv_dram;
   f.bytes_cisa.qo = s.seqs * qo;

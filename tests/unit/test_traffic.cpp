@@ -469,8 +469,9 @@ TEST_CASE("the dense cost does not depend on CISA's knobs (its cache key leaves 
   }
 }
 
-// The `waves` split policy mirrors kernels/src/attention.cu attention_wave_splits (its host test
-// test_wave_splits holds the same cases): 256 works of 128 rows stay whole, 2,048 split 3 ways.
+// The `waves` split policy mirrors kernels/src/attention.cu attention_wave_plan (its host test
+// test_wave_splits holds the same cases): 256 works of 128 rows stay whole; of 2,048 works of
+// 16,384 tiles on 132 slots, the 1,980 in whole waves stay whole and the last 68 split 15 ways.
 TEST_CASE("waves: a large grid splits the KV length only to fill its last wave", "[traffic]") {
   CisaConfig cfg;
   KernelShape sh = shape(1.0);
@@ -483,7 +484,7 @@ TEST_CASE("waves: a large grid splits the KV length only to fill its last wave",
     return dense_forward_cost(geo, cfg, 1, L - 512, 512, 16, sh).splits_dense;
   };
   CHECK(splits(4, SplitKv::waves) == 1);   // dense Inkling: 16 x 16 works of 32 positions
-  CHECK(splits(32, SplitKv::waves) == 3);  // dense Ultra: 16 x 128 works of 4 positions
+  CHECK(splits(32, SplitKv::waves) == 15);  // dense Ultra: 16 x 128 works of 4 positions
   CHECK(splits(32, SplitKv::always) == 1);
   // Split pieces write partials: the split grid moves more bytes than the whole one.
   Geometry ultra;
@@ -494,7 +495,19 @@ TEST_CASE("waves: a large grid splits the KV length only to fill its last wave",
   const ForwardCost a = dense_forward_cost(ultra, cfg, 1, L - 512, 512, 16, sh);
   CHECK(w.bytes_dense.partials > 0);
   CHECK(a.bytes_dense.partials == 0);
-  CHECK(w.attention_dense.ctas == 3 * a.attention_dense.ctas);
+  CHECK(a.attention_dense.ctas == 2048);
+  CHECK(w.attention_dense.ctas == 1980 + 68 * 15);
+  // Only the 68 tail works write partials: 2 x 15 pieces x 128 rows x (128 + 2) fp32 each.
+  CHECK(w.bytes_dense.partials == Approx(68.0 * 2 * 15 * 128 * 130 * 4));
+  // CISA Ultra G 4 (K 4,096, W 128): 2,048 works of 1,057 tiles, the last 68 in 5 pieces.
+  CisaConfig c4;
+  c4.budget_chunks = 4096;
+  c4.window_pages = 128;
+  c4.qshare_g = 4;
+  sh.split_kv = SplitKv::waves;
+  const ForwardCost g4 = forward_cost(ultra, c4, 4, L - 512, 512, 16, sh);
+  CHECK(g4.splits_cisa == 5);
+  CHECK(g4.attention_cisa.ctas == Approx(1980 + 68 * 5));
 }
 
 // The descriptor blob of kernels/src/cisa_step.cu: four sections padded to 256 bytes. A decode step
