@@ -11,6 +11,7 @@ ARCHIVED_V10="--set implementation.cisa=cisa_kernels_2026_11_30"
 ARCHIVED_S4="--set implementation.cisa=cisa_kernels_2026_11_30b"  # session 4 before the softmax change
 ARCHIVED_S5="--set implementation.cisa=cisa_kernels_2026_12_01"   # session 5 before the scoring change
 ARCHIVED_S5B="--set implementation.cisa=cisa_kernels_2026_12_01b" # session 5's final kernels
+ARCHIVED_S6="--set implementation.cisa=cisa_kernels_2026_12_01c"  # session 6's final kernels
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -61,16 +62,27 @@ for f in results/h200/remeasured_s5/*_device_run.h5; do
   s=$(basename "$f" _device_run.h5)
   rescore results/h200/remeasured_s5 "$f" "${s%_s5}" $ARCHIVED_S5B
 done
-# Session 6's final kernels (the current profile, calibrated in the same device call): the committed
-# sweeps measured again, and held-out v4, measured once.
+# Session 6's final kernels (archived profile cisa_kernels_2026_12_01c, their calibration): the
+# committed sweeps measured again, and held-out v4-v6, each measured once.
 for f in results/h200/remeasured_s6/*_device_run.h5; do
   [ -f "$f" ] || continue
   s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s6 "$f" "${s%_s6}"
+  rescore results/h200/remeasured_s6 "$f" "${s%_s6}" $ARCHIVED_S6
 done
 for f in results/h200/heldout4/*_device_run.h5 results/h200/heldout5/*_device_run.h5 results/h200/heldout6/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore "$(dirname "$f")" "$f" "$(basename "$f" _device_run.h5)"
+  rescore "$(dirname "$f")" "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S6
+done
+# Session 7's final kernels (the current profile, calibrated in the same device call): the committed
+# sweeps measured again, and held-out v7, measured once.
+for f in results/h200/remeasured_s7/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  s=$(basename "$f" _device_run.h5)
+  rescore results/h200/remeasured_s7 "$f" "${s%_s7}"
+done
+for f in results/h200/heldout7/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/heldout7 "$f" "$(basename "$f" _device_run.h5)"
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -146,8 +158,13 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   cisa_kernels_2026_12_01b). Same shapes as the fit set: not held out; inspected in session 6 (the
   decode scoring kernel's fixed cost was read off it).
 - **re-measured sweeps, session 6** (`results/h200/remeasured_s6/`): the same three sweeps measured
-  with session 6's final kernels, scored with the current calibration (taken in the same call). Not
-  held out.
+  with session 6's final kernels, scored with their calibration (archived profile
+  cisa_kernels_2026_12_01c, taken in the same call; its top-k figures in session 7's form from the
+  top-k grid measured with the same kernels). Not held out; read in session 7 to choose the top-k
+  form.
+- **re-measured sweeps, session 7** (`results/h200/remeasured_s7/`): the same three sweeps measured
+  with session 7's final kernels (6c14602), scored with the current calibration (taken in the same
+  call). Not held out.
 - **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with
   session 4's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
   grid were read off it before the top-k CTA term and the split-KV policy were added) and in
@@ -170,7 +187,12 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 - **held-out v6** (`results/h200/heldout6/`, `scenarios/heldout6_*.yaml`): written and committed
   (632a781) before the setup change it is measured for (the descriptor blob's layout and the
   small-copy latency), measured once with the same kernels and calibration (23f77dc), used for
-  nothing else.
+  nothing else; now scored with the archived profile cisa_kernels_2026_12_01c (session 6's kernels
+  and calibration, the model of session 7).
+- **held-out v7** (`results/h200/heldout7/`, `scenarios/heldout7_*.yaml`): written and committed
+  (d7e3756) before the model changes of session 7 (the top-k form and its calibration grid, the
+  attention tail split), measured once with session 7's final kernels and the calibration taken in
+  the same call (6c14602), used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -178,13 +200,15 @@ TXT
   $PY analysis/fidelity.py --markdown --set "fit: the committed sweeps and scenarios (kernels of 2026-11-29, archived profile)=$(ls $D/*_measured.h5 | tr '\n' ',')"
   for pair in "remeasured|re-measured sweeps (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN peer times of 2026-11-29)" \
               "remeasured_s5|re-measured sweeps, session 5 (final kernels at 2330948, profile cisa_kernels_2026_12_01b; cuDNN peer times of 2026-11-29)" \
-              "remeasured_s6|re-measured sweeps, session 6 (final kernels at adc6094, profile cisa_kernels; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s6|re-measured sweeps, session 6 (final kernels at adc6094, profile cisa_kernels_2026_12_01c; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s7|re-measured sweeps, session 7 (final kernels at 6c14602, profile cisa_kernels; cuDNN peer times of 2026-11-29)" \
               "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout3|held-out v3, inspected (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)" \
-              "heldout4|held-out v4, inspected (kernels of session 6 at adc6094, profile cisa_kernels; cuDNN and FA2 on its dense shapes)" \
-              "heldout5|held-out v5, inspected for setup (kernels of session 6 at adc6094, profile cisa_kernels calibrated at ac5d4f8; cuDNN and FA2 on its dense shapes)" \
-              "heldout6|held-out v6 (kernels of session 6 at adc6094, profile cisa_kernels calibrated at ac5d4f8; cuDNN and FA2 on its dense shapes)"; do
+              "heldout4|held-out v4, inspected (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
+              "heldout5|held-out v5, inspected for setup (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
+              "heldout6|held-out v6, scored in session 6 (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
+              "heldout7|held-out v7 (kernels of session 7 at 6c14602, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
