@@ -246,7 +246,7 @@ void test_topk() {
 }
 
 // Prefill scoring on its own, long groups (session 7): the persistent kernel's CTAs stream many tiles
-// across group boundaries (a full wave of CTAs, about 20 tiles each at 65-128 rows and 8 at <= 64),
+// across group boundaries (a full wave of CTAs, about 10 tiles each at 65-128 rows and 5 at <= 64),
 // short groups (one tile, a few tiles: queries loaded at the group's first tile), an empty group, a
 // one-row group, ragged n_e inside groups (a few long rows, the rest short: the CPU reference stays
 // cheap), 2 KV heads. Keys past each row's n_e must stay unwritten.
@@ -259,11 +259,11 @@ void test_scoring_long(bool wide) {
     int seq, kv, rows, max_ne;
   };
   const std::vector<G> gs =
-      wide ? std::vector<G>{{0, 0, 100, 120000}, {0, 1, 70, 120000}, {1, 0, 128, 150}, {1, 1, 5, 0},
-                            {2, 0, 1, 700}, {2, 1, 90, 5000}, {3, 0, 65, 64}, {3, 1, 80, 90000}}
-           : std::vector<G>{{0, 0, 64, 120000}, {0, 1, 16, 120000}, {1, 0, 3, 150}, {1, 1, 5, 0},
-                            {2, 0, 1, 700}, {2, 1, 40, 5000}, {3, 0, 17, 64}, {3, 1, 33, 90000}};
-  const int n_seq = 4, stride = 120000 + 8;
+      wide ? std::vector<G>{{0, 0, 100, 60000}, {0, 1, 70, 60000}, {1, 0, 128, 150}, {1, 1, 5, 0},
+                            {2, 0, 1, 700}, {2, 1, 90, 5000}, {3, 0, 65, 64}, {3, 1, 80, 45000}}
+           : std::vector<G>{{0, 0, 64, 60000}, {0, 1, 16, 60000}, {1, 0, 3, 150}, {1, 1, 5, 0},
+                            {2, 0, 1, 700}, {2, 1, 40, 5000}, {3, 0, 17, 64}, {3, 1, 33, 45000}};
+  const int n_seq = 4, stride = 60000 + 8;
   std::vector<int> tab(static_cast<size_t>(n_seq) * stride);
   for (auto& x : tab) x = pid_d(g_rng);
   std::vector<ScoreRow> rows;
