@@ -4,7 +4,8 @@
 // memory, A fragments in registers; 64 representatives per tile streamed through a ring of tiles
 // with 16-byte cp.async through the block table (the CTA's 512 table entries read once); 16-bit
 // order-preserving score keys written from the accumulators (lane pairs swap halves so that every
-// store fills a 32-byte sector).
+// store fills a 32-byte sector). score_pages' kernel is launched with PDL after sum_iq_kernel: its
+// CTAs read their block-table entries while the sums finish, then wait for them (session 7).
 // Groups of one summed query (decode): score_gemv_kernel, one launch, no tensor cores: the summed
 // query is formed in registers (no sum_index_queries launch), each warp streams batches of 32
 // representatives through its own shared-memory ring (cp.async, 2 batches in flight), dots them in
@@ -12,7 +13,6 @@
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <utility>
 
 #include "common.cuh"
@@ -338,257 +338,8 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   detail::cp_async_wait<0>();
 }
 
-// Persistent form (session 7): one wave of CTAs, CTA c streams the tiles [T c / P, T (c + 1) / P) of
-// the groups' tiles laid end to end (T tiles, P CTAs), crossing group boundaries. The block-table
-// entries of tile L arrive by 4-byte cp.async in a ring of kPidRing slots, issued 2 STAGES - 2
-// iterations before tile L's representatives are; a group's summed queries are loaded into shared
-// memory the iteration after the previous group's were moved into registers (qf), so that they land
-// while that group's tiles are multiplied. With PDL the table entries and the first tiles are loaded
-// before griddepcontrol.wait (sum_iq_kernel writes the summed queries, nothing else that is read).
-constexpr int kPidRing = 8;
-
-__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ int group_tiles(const ScoreGroup* groups, int g) {
-  return (groups[g].max_ne + kTilePages - 1) / kTilePages;
-}
-// the next group after g with at least one tile (the caller knows there is one)
-__device__ __forceinline__ int next_group(const ScoreGroup* groups, int g) {
-  do {
-    ++g;
-  } while (groups[g].max_ne <= 0);
-  return g;
-}
-
-template <int NWG, int STAGES, int MINB>
-__global__ void __launch_bounds__(NWG * 128, MINB)
-    score_persist_kernel(const __nv_bfloat16* __restrict__ qsum,
-                         const __nv_bfloat16* __restrict__ reps, int kv_heads,
-                         const int* __restrict__ table, int table_stride,
-                         const ScoreRow* __restrict__ rows, const ScoreGroup* __restrict__ groups,
-                         int n_groups, int total_tiles, uint16_t* __restrict__ keys,
-                         int key_stride) {
-  constexpr int NT = NWG * 128;
-  static_assert(kPidRing >= STAGES, "pid ring too small");
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  const uint32_t uR = (detail::smem_u32(smem_raw) + 1023u) & ~1023u;  // STAGES x [64][128], tswz
-  const uint32_t uQ = uR + STAGES * kTileBytes;                       // [mq][128], tswz
-  __shared__ int s_pid[kPidRing][kTilePages];
-  __shared__ int s_kvh[kPidRing];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int gid = lane >> 2, tig = lane & 3;
-  const int t_lo = static_cast<int>(static_cast<std::int64_t>(total_tiles) * blockIdx.x / gridDim.x);
-  const int n = static_cast<int>(static_cast<std::int64_t>(total_tiles) * (blockIdx.x + 1) / gridDim.x) - t_lo;
-  // the group holding tile t_lo and its local tile (every warp scans the groups alike, 32 at a time)
-  int g_first = 0, lt_first = 0;
-  for (int base = 0, g0 = 0; g0 < n_groups; g0 += 32) {
-    const int gi = g0 + lane;
-    const int nt = gi < n_groups ? group_tiles(groups, gi) : 0;
-    int inc = nt;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int y = __shfl_up_sync(0xffffffffu, inc, o);
-      if (lane >= o) inc += y;
-    }
-    const unsigned m = __ballot_sync(0xffffffffu, base + inc > t_lo);
-    if (m) {
-      const int l = __ffs(m) - 1;
-      g_first = g0 + l;
-      lt_first = t_lo - base - __shfl_sync(0xffffffffu, inc - nt, l);
-      break;
-    }
-    base += __shfl_sync(0xffffffffu, inc, 31);
-  }
-  // table-entry cursor: the next tile whose entries are fetched (k-th of the CTA's)
-  int p_g = g_first, p_lt = lt_first, p_k = 0;
-  ScoreGroup pg = groups[p_g];
-  int p_nt = (pg.max_ne + kTilePages - 1) / kTilePages;
-  auto fetch_pids = [&]() {  // tile p_k's entries -> slot p_k % kPidRing; advance the cursor
-    if (p_k < n) {
-      const int slot = p_k % kPidRing;
-      if (tid < kTilePages) {
-        const int j = p_lt * kTilePages + tid;
-        cp_async4(detail::smem_u32(&s_pid[slot][tid]),
-                  table + static_cast<std::int64_t>(pg.seq) * table_stride + (j < pg.max_ne ? j : 0),
-                  j < pg.max_ne ? 4 : 0);
-      }
-      if (tid == 0) s_kvh[slot] = pg.kv_head;
-      ++p_k;
-      if (++p_lt == p_nt && p_k < n) {
-        p_g = next_group(groups, p_g);
-        pg = groups[p_g];
-        p_nt = (pg.max_ne + kTilePages - 1) / kTilePages;
-        p_lt = 0;
-      }
-    }
-  };
-  // representatives of the CTA's k-th tile (its entries landed) into stage k % STAGES
-  auto load_tile = [&](int k) {
-    const int slot = k % kPidRing;
-    const int kvh = s_kvh[slot];
-    const uint32_t dst = uR + (k % STAGES) * kTileBytes;
-#pragma unroll
-    for (int i = 0; i < (kTilePages * 16) / NT; ++i) {
-      const int c = tid + i * NT;
-      const int p = c >> 4, ch = c & 15;
-      const std::int64_t pid = s_pid[slot][p];
-      detail::cp_async16(dst + tswz(p, ch, kTilePages),
-                         reps + (pid * kv_heads + kvh) * kHeadDim + ch * 8, 16);
-    }
-  };
-  auto load_queries = [&](const ScoreGroup& gq) {
-    const int mqq = (gq.n_rows + 15) / 16 * 16;
-    for (int c = tid; c < mqq * 16; c += NT) {
-      const int rr = c >> 4, ch = c & 15;
-      const bool ok = rr < gq.n_rows;
-      detail::cp_async16(uQ + tswz(rr, ch, mqq),
-                         qsum + static_cast<std::int64_t>(gq.row0 + (ok ? rr : 0)) * kHeadDim + ch * 8,
-                         ok ? 16 : 0);
-    }
-  };
-  // prologue: entries of tiles 0 .. 2 STAGES - 3, then representatives of tiles 0 .. STAGES - 2
-  for (int k = 0; k < 2 * STAGES - 2; ++k) fetch_pids();
-  detail::cp_async_commit();
-  detail::cp_async_wait<0>();
-  __syncthreads();
-#pragma unroll
-  for (int k = 0; k < STAGES - 1; ++k) {
-    if (k < n) load_tile(k);
-    detail::cp_async_commit();
-  }
-  int ncommit = STAGES - 1;  // commit groups since the entries' (all of those are complete)
-  // compute cursor: group c_g (fields cg), its local tile c_lt of c_nt
-  int c_g = g_first;
-  ScoreGroup cg = groups[g_first];
-  int c_lt = lt_first, c_nt = (cg.max_ne + kTilePages - 1) / kTilePages;
-  const int row_a = warp * 16 + gid;  // this thread's rows row_a, row_a + 8 (warpgroup warp / 4)
-  int ne_row[2];
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int rr = row_a + half * 8;
-    ne_row[half] = rr < cg.n_rows ? rows[cg.row0 + rr].n_e : 0;
-  }
-  pdl_wait();  // the summed queries (sum_iq_kernel) complete and visible; nothing else read is its
-  load_queries(cg);
-  detail::cp_async_commit();
-  int q_g = g_first;         // the group whose queries are in (or on their way to) uQ
-  int q_commit = ncommit++;  // ... their commit group
-  int n_g = -1;              // the next group within the CTA's tiles (-1: none), fields ng
-  ScoreGroup ng = cg;
-  int ne_next[2] = {0, 0};
-  bool enter = true;  // tile k is the first of group c_g for this CTA (its queries to registers)
-  bool live = false;
-  uint32_t qf[8][4];
-#pragma unroll 1
-  for (int k = 0; k < n; ++k) {
-    if (enter && q_g == c_g && q_commit >= ncommit - (STAGES - 2))
-      detail::cp_async_wait<0>();
-    else
-      detail::cp_async_wait<STAGES - 2>();  // tile k landed
-    detail::fence_proxy_async();
-    __syncthreads();  // ... for every thread; every warpgroup is done with tile k - 1's stage
-    if (enter && q_g != c_g) {  // the previous group had one tile here: its queries come now
-      load_queries(cg);
-      detail::cp_async_commit();
-      ++ncommit;
-      q_g = c_g;
-      detail::cp_async_wait<0>();
-      __syncthreads();
-    }
-    if (k + STAGES - 1 < n) load_tile(k + STAGES - 1);
-    fetch_pids();  // entries of tile k + 2 STAGES - 2
-    if (!enter && n_g >= 0 && q_g != n_g) {
-      // the next group's queries: every warp moved this group's to registers before this barrier
-      load_queries(ng);
-      q_g = n_g;
-      q_commit = ncommit;
-    }
-    detail::cp_async_commit();
-    ++ncommit;
-    if (enter) {
-      live = (warp & ~3) * 16 < cg.n_rows;  // the warpgroup has rows
-      const int mq = (cg.n_rows + 15) / 16 * 16;
-      if (live) {
-#pragma unroll
-        for (int ks = 0; ks < 8; ++ks) {
-          if (warp * 16 < mq) {
-            detail::ldmatrix_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-                                uQ + tswz(warp * 16 + (lane & 15), 2 * ks + (lane >> 4), mq));
-          } else {  // rows past the group's: no queries stored for them
-            qf[ks][0] = qf[ks][1] = qf[ks][2] = qf[ks][3] = 0u;
-          }
-        }
-      }
-      n_g = -1;
-      if (k + (c_nt - c_lt) < n) {  // the CTA's tiles go on past this group
-        n_g = next_group(groups, c_g);
-        ng = groups[n_g];
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int rr = row_a + half * 8;
-          ne_next[half] = rr < ng.n_rows ? rows[ng.row0 + rr].n_e : 0;
-        }
-      }
-      enter = false;
-    }
-    if (live) {
-      const uint32_t uT = uR + (k % STAGES) * kTileBytes;
-      float acc[8][4];
-      detail::wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < 8; ++ks)
-        detail::wgmma_m64n64k16_rs(
-            &acc[0][0], qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3],
-            detail::gmma_desc(uT + (ks >> 2) * (kTilePages * 128) + (ks & 3) * 32, 16, 1024),
-            ks > 0);
-      detail::wgmma_commit();
-      detail::wgmma_wait<0>();
-      detail::fence_operands<8>(acc);
-      const int page0 = c_lt * kTilePages;
-      // keys: lane pairs swap one packed pair per block of 8 pages (as score_kernel)
-      const bool odd = tig & 1;
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int rr = row_a + half * 8;
-        const int ne = ne_row[half];
-        uint16_t* out =
-            keys + static_cast<std::int64_t>(cg.row0 + (rr < cg.n_rows ? rr : 0)) * key_stride;
-#pragma unroll
-        for (int a = 0; a < 4; ++a) {
-          const uint32_t p0 = key16(acc[2 * a][2 * half]) | (key16(acc[2 * a][2 * half + 1]) << 16);
-          const uint32_t p1 =
-              key16(acc[2 * a + 1][2 * half]) | (key16(acc[2 * a + 1][2 * half + 1]) << 16);
-          const uint32_t y = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
-          const uint2 chunk = odd ? make_uint2(y, p1) : make_uint2(p0, y);
-          const int j = page0 + (2 * a + (odd ? 1 : 0)) * 8 + 2 * (tig & 2);
-          if (j + 3 < ne) {
-            *reinterpret_cast<uint2*>(out + j) = chunk;
-          } else {
-            const uint32_t w[2] = {chunk.x, chunk.y};
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-              if (j + e < ne) out[j + e] = static_cast<uint16_t>(w[e >> 1] >> (16 * (e & 1)));
-          }
-        }
-      }
-    }
-    if (++c_lt == c_nt && k + 1 < n) {  // next tile: the next group's first
-      c_g = n_g;
-      cg = ng;
-      c_lt = 0;
-      c_nt = (cg.max_ne + kTilePages - 1) / kTilePages;
-      ne_row[0] = ne_next[0];
-      ne_row[1] = ne_next[1];
-      enter = true;
-    }
-  }
-  detail::cp_async_wait<0>();
-}
-
 template <typename... KArgs, typename... Args>
-void launch_pdl(void (*kernel)(KArgs...), dim3 grid, int block, int smem, Stream s, bool pdl,
-                Args&&... args) {
+void launch_pdl(void (*kernel)(KArgs...), dim3 grid, int block, int smem, Stream s, Args&&... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = dim3(static_cast<unsigned>(block));
@@ -598,13 +349,13 @@ void launch_pdl(void (*kernel)(KArgs...), dim3 grid, int block, int smem, Stream
   at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   at[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = at;
-  cfg.numAttrs = pdl ? 1 : 0;
+  cfg.numAttrs = 1;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
   CISA_LAUNCH_CHECK();
 }
 
 template <int NWG, int STAGES, int TILES, int MINB>
-void launch_score(const ScoreArgs& a, int max_ne, int q_rows, bool pdl, Stream s) {
+void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   constexpr int kPagesPerCta = kTilePages * TILES;
   const dim3 grid(static_cast<unsigned>((max_ne + kPagesPerCta - 1) / kPagesPerCta),
                   static_cast<unsigned>(a.groups_host->size()));
@@ -615,49 +366,11 @@ void launch_score(const ScoreArgs& a, int max_ne, int q_rows, bool pdl, Stream s
                                    score_smem<STAGES>(NWG * 64)));
     attr_set = true;
   }
+  // PDL: its CTAs may start while sum_iq_kernel runs (it waits for that grid before the queries)
   launch_pdl(score_kernel<NWG, STAGES, TILES, MINB>, grid, NWG * 128, score_smem<STAGES>(q_rows), s,
-             pdl, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
-             reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
-             a.rows, a.groups, a.score_keys, a.score_stride);
-}
-
-// The persistent form: P CTAs, as many as are resident at once (occupancy at this launch's shared
-// memory), but at least kMinTilesPerCta tiles each.
-constexpr int kMinTilesPerCta = 4;
-template <int NWG, int STAGES, int MINB>
-void launch_persist(const ScoreArgs& a, int q_rows, bool pdl, Stream s) {
-  const auto kern = score_persist_kernel<NWG, STAGES, MINB>;
-  const int smem = score_smem<STAGES>(q_rows);
-  static int smem_cached = -1, slots = 0;
-  if (smem_cached < 0)
-    CISA_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   score_smem<STAGES>(NWG * 64)));
-  if (smem != smem_cached) {
-    int per_sm = 0;
-    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, NWG * 128, smem));
-    slots = std::max(1, per_sm) * detail::device_sm_count();
-    smem_cached = smem;
-  }
-  std::int64_t total = 0;
-  for (const auto& g : *a.groups_host) total += (g.max_ne + kTilePages - 1) / kTilePages;
-  if (total == 0) return;
-  // (less the slots a kernel running beside it takes: a.reserve_ctas, the pipelined step's top-k)
-  const int ctas = static_cast<int>(std::min<std::int64_t>(
-      std::max(1, slots - a.reserve_ctas), (total + kMinTilesPerCta - 1) / kMinTilesPerCta));
-  launch_pdl(kern, dim3(static_cast<unsigned>(ctas)), NWG * 128, smem, s, pdl,
              reinterpret_cast<const __nv_bfloat16*>(a.qsum),
              reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
-             a.rows, a.groups, static_cast<int>(a.groups_host->size()), static_cast<int>(total),
-             a.score_keys, a.score_stride);
-}
-
-// temporary A/B switch (session 7): bit 0 persistent for 65-128 rows, bit 1 for <= 64 rows, bit 2 PDL
-int s7_bits() {
-  static const int v = [] {
-    const char* e = std::getenv("CISA_SCORE_S7");
-    return e ? std::atoi(e) : 7;
-  }();
-  return v;
+             a.rows, a.groups, a.score_keys, a.score_stride);
 }
 
 // The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
@@ -735,19 +448,10 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   // groups of 65-128 rows: two warpgroups sharing each representatives tile, 3 tiles in flight,
   // 2 CTAs per SM; groups of up to 64 rows: one warpgroup, 1 tile in flight, 5 CTAs per SM (more
   // CTAs per SM beat a deeper ring for these: NOTES.md, issue 14 session 5)
-  const int bits = s7_bits();
-  const bool pdl = (bits & 4) != 0;
-  if (max_rows > 64) {
-    if (bits & 1)
-      launch_persist<2, 4, 2>(a, max_rows, pdl, s);
-    else
-      launch_score<2, 4, 8, 2>(a, max_ne, max_rows, pdl, s);
-  } else {
-    if (bits & 2)
-      launch_persist<1, 2, 5>(a, max_rows, pdl, s);
-    else
-      launch_score<1, 2, 8, 5>(a, max_ne, max_rows, pdl, s);
-  }
+  if (max_rows > 64)
+    launch_score<2, 4, 8, 2>(a, max_ne, max_rows, s);
+  else
+    launch_score<1, 2, 8, 5>(a, max_ne, max_rows, s);
 }
 
 }  // namespace cisa::kernels

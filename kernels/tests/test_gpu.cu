@@ -245,11 +245,10 @@ void test_topk() {
   }
 }
 
-// Prefill scoring on its own, long groups (session 7): the persistent kernel's CTAs stream many tiles
-// across group boundaries (a full wave of CTAs, about 10 tiles each at 65-128 rows and 5 at <= 64),
-// short groups (one tile, a few tiles: queries loaded at the group's first tile), an empty group, a
-// one-row group, ragged n_e inside groups (a few long rows, the rest short: the CPU reference stays
-// cheap), 2 KV heads. Keys past each row's n_e must stay unwritten.
+// Prefill scoring on its own, long groups (session 7): thousands of tiles over groups of 65-128 and
+// of <= 64 rows (the two launch shapes, launched with PDL after the query sums), short groups (one
+// tile, a few tiles), an empty group, a one-row group, ragged n_e inside groups (a few long rows, the
+// rest short: the CPU reference stays cheap), 2 KV heads. Keys past each row's n_e must stay unwritten.
 void test_scoring_long(bool wide) {
   const int kvh = 2;
   const long long np = 200000;
