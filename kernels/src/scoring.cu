@@ -45,19 +45,37 @@ __device__ __forceinline__ void pdl_trigger() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
+// One thread per (row, 16-byte chunk of 8 dimensions), 8 rows per CTA: few, small CTAs, so that
+// score_pages' CTAs (PDL) become resident beside them at once. The same fp32 sum in token order,
+// rounded to BF16.
 __global__ void __launch_bounds__(128)
     sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
-                  const ScoreRow* __restrict__ rows, int row_begin,
+                  const ScoreRow* __restrict__ rows, int row_begin, int n_rows,
                   __nv_bfloat16* __restrict__ qsum) {
   pdl_trigger();  // score_pages' kernel may start (it waits for this grid before reading qsum)
-  const int row = row_begin + static_cast<int>(blockIdx.x);
+  const int item = static_cast<int>(blockIdx.x) * 128 + static_cast<int>(threadIdx.x);
+  if (item >= n_rows * 16) return;
+  const int row = row_begin + (item >> 4), ch = item & 15;
   const ScoreRow r = rows[row];
-  const int d = threadIdx.x;
-  float s = 0.0f;
-  for (int t = 0; t < r.n_q; ++t)
-    s += __bfloat162float(
-        iq[(static_cast<std::int64_t>(r.q_tok0 + t) * kv_heads + r.kv_head) * kHeadDim + d]);
-  qsum[static_cast<std::int64_t>(row) * kHeadDim + d] = __float2bfloat16_rn(s);
+  float q[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+  for (int t = 0; t < r.n_q; ++t) {
+    const uint4 x = __ldg(reinterpret_cast<const uint4*>(
+        iq + (static_cast<std::int64_t>(r.q_tok0 + t) * kv_heads + r.kv_head) * kHeadDim + ch * 8));
+    const __nv_bfloat162* xb = reinterpret_cast<const __nv_bfloat162*>(&x);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = __bfloat1622float2(xb[e]);
+      q[2 * e] += f.x;
+      q[2 * e + 1] += f.y;
+    }
+  }
+  uint4 o;
+  o.x = detail::pack_bf16(q[0], q[1]);
+  o.y = detail::pack_bf16(q[2], q[3]);
+  o.z = detail::pack_bf16(q[4], q[5]);
+  o.w = detail::pack_bf16(q[6], q[7]);
+  *reinterpret_cast<uint4*>(qsum + static_cast<std::int64_t>(row) * kHeadDim + ch * 8) = o;
 }
 
 // Groups of one row (decode). CTA = W warps, grid (nx, groups); CTA x takes the batches (32 pages
@@ -436,8 +454,9 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::scoring, "sum_index_queries",
                     q_tokens * kHeadDim * 2.0 + rows.size() * kHeadDim * 2.0, q_tokens * kHeadDim,
                     q_tokens * kHeadDim, s);
-    sum_iq_kernel<<<static_cast<unsigned>(rows.size()), 128, 0, s>>>(
-        reinterpret_cast<const __nv_bfloat16*>(a.iq), a.kv_heads, a.rows, a.row_begin,
+    const int n_rows = static_cast<int>(rows.size());
+    sum_iq_kernel<<<static_cast<unsigned>((n_rows + 7) / 8), 128, 0, s>>>(
+        reinterpret_cast<const __nv_bfloat16*>(a.iq), a.kv_heads, a.rows, a.row_begin, n_rows,
         reinterpret_cast<__nv_bfloat16*>(a.qsum));
     CISA_LAUNCH_CHECK();
   }
