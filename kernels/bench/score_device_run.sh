@@ -1,28 +1,31 @@
 #!/usr/bin/env bash
-# Issue 14 session 7 (scoring helper): one device call = build this tree (and OLD_TREE's benchmark
-# beside it), the GPU tests (defaults, then each of TEST_ENVS), then benchmark variants in the same
-# call: VARIANTS="label:ENV=1,ENV2=0:case,case ..." (labels old* run OLD_TREE's binary; an empty case
-# list means CASES), NCU_CASES="case:kernel_regex ...", SAN="memcheck ..." (SAN_KERNEL: kernel-name
-# substring). Run from the repo root of a copy holding kernels/ and tests/.
+# Issue 14 session 7 (scoring helper): one device call = build this tree (and the benchmark of each
+# OLD_TREES="name=path ..." tree beside it; OLD_TREE=path is "old=path"), the GPU tests (defaults,
+# then each of TEST_ENVS), then benchmark variants in the same call: VARIANTS="label:ENV=1,ENV2=0:case,case
+# ..." (a label is a tree name and a digit or nothing, e.g. old1 runs tree old's binary; other labels run
+# this tree's; an empty case list means CASES), NCU_CASES="case:kernel_regex ...", SAN="memcheck ..."
+# (SAN_KERNEL: kernel-name substring). Run from the repo root of a copy holding kernels/ and tests/.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/../.."
 BK=${BK:-/tmp/bk_score}
-BK_OLD=${BK_OLD:-${BK}_old}
 S="$OUT/summary.txt"
 t0=$(date +%s)
 log() { echo "== $* ($(( $(date +%s) - t0 )) s)" | tee -a "$S"; }
 log "$(date -u) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader)"
-if [ -n "${OLD_TREE:-}" ]; then
-  ( cmake -S "$OLD_TREE/kernels" -B "$BK_OLD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_BUILD_TESTS=ON \
-      > /tmp/build_old.log 2>&1 && cmake --build "$BK_OLD" -j8 --target cisa_kernel_bench >> /tmp/build_old.log 2>&1 ) &
-  old_pid=$!
-fi
+TREES="${OLD_TREES:-}"; [ -n "${OLD_TREE:-}" ] && TREES="old=$OLD_TREE $TREES"
+pids=""
+for tr in $TREES; do
+  n=${tr%%=*}; d=${tr#*=}
+  ( cmake -S "$d/kernels" -B "${BK}_$n" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_BUILD_TESTS=ON \
+      > /tmp/build_$n.log 2>&1 && cmake --build "${BK}_$n" -j4 --target cisa_kernel_bench >> /tmp/build_$n.log 2>&1 ) &
+  pids="$pids $!"
+done
 cmake -S kernels -B "$BK" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_BUILD_TESTS=ON -DCISA_PTXAS_VERBOSE=ON \
   > /tmp/build_score.log 2>&1 && cmake --build "$BK" -j16 >> /tmp/build_score.log 2>&1
 rc=$?
-if [ -n "${OLD_TREE:-}" ]; then wait $old_pid; log "old tree build rc=$?"; fi
+for p in $pids; do wait $p; log "tree build (pid $p) rc=$?"; done
 grep -A2 -E "Compiling entry function .*score" /tmp/build_score.log | grep -oE "score_[a-z_]+kernelILi[0-9]ELi[0-9]ELi[0-9]|Used [0-9]+ registers|[0-9]+ bytes spill stores" | paste -sd' ' >> "$S"
 log "build rc=$rc"
 [ $rc -ne 0 ] && { grep -B5 -A20 -E "error|FAILED|Error" /tmp/build_score.log | head -60; exit 1; }
@@ -37,7 +40,7 @@ done
 for v in ${VARIANTS:-default::}; do
   label=${v%%:*}; rest=${v#*:}; envs=${rest%%:*}; cases=${rest#*:}
   [ -z "$cases" ] && cases=${CASES:-score_prefill_inkling_b16_p512_g4}
-  bin=$BK/cisa_kernel_bench; [[ $label == old* ]] && bin=$BK_OLD/cisa_kernel_bench
+  tn=${label%%[0-9]*}; bin=$BK/cisa_kernel_bench; [ -x "${BK}_$tn/cisa_kernel_bench" ] && [ -n "$TREES" ] && bin=${BK}_$tn/cisa_kernel_bench
   env ${envs//,/ } $bin --csv "/tmp/ab_$label.csv" --cases "$cases" > /tmp/ab.log 2>&1
   log "bench $label ($envs) rc=$?"
   grep -E "^(score|cisa_step)" /tmp/ab.log | grep -vE ":(parts|upload|stream|reserve)" | sed -E 's/ +/ /g' | cut -c1-150 >> "$S"

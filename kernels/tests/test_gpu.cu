@@ -245,8 +245,9 @@ void test_topk() {
   }
 }
 
-// Prefill scoring on its own, long groups (session 7): thousands of tiles over groups of 65-128 and
-// of <= 64 rows (the two launch shapes, launched with PDL after the query sums), short groups (one
+// Prefill scoring on its own, long groups (session 7): about 1,000 tiles over groups of 65-128 rows
+// (8-tile CTAs, then the tail split's 4-tile CTAs) and of <= 64 rows (8-tile CTAs), both launched with
+// PDL after the query sums (one thread per row and 16-byte chunk), short groups (one
 // tile, a few tiles), an empty group, a one-row group, ragged n_e inside groups (a few long rows, the
 // rest short: the CPU reference stays cheap), 2 KV heads. Keys past each row's n_e must stay unwritten.
 void test_scoring_long(bool wide) {
@@ -258,11 +259,11 @@ void test_scoring_long(bool wide) {
     int seq, kv, rows, max_ne;
   };
   const std::vector<G> gs =
-      wide ? std::vector<G>{{0, 0, 100, 60000}, {0, 1, 70, 60000}, {1, 0, 128, 150}, {1, 1, 5, 0},
-                            {2, 0, 1, 700}, {2, 1, 90, 5000}, {3, 0, 65, 64}, {3, 1, 80, 45000}}
-           : std::vector<G>{{0, 0, 64, 60000}, {0, 1, 16, 60000}, {1, 0, 3, 150}, {1, 1, 5, 0},
-                            {2, 0, 1, 700}, {2, 1, 40, 5000}, {3, 0, 17, 64}, {3, 1, 33, 45000}};
-  const int n_seq = 4, stride = 60000 + 8;
+      wide ? std::vector<G>{{0, 0, 100, 20000}, {0, 1, 70, 20000}, {1, 0, 128, 150}, {1, 1, 5, 0},
+                            {2, 0, 1, 700}, {2, 1, 90, 5000}, {3, 0, 65, 64}, {3, 1, 80, 15000}}
+           : std::vector<G>{{0, 0, 64, 20000}, {0, 1, 16, 20000}, {1, 0, 3, 150}, {1, 1, 5, 0},
+                            {2, 0, 1, 700}, {2, 1, 40, 5000}, {3, 0, 17, 64}, {3, 1, 33, 15000}};
+  const int n_seq = 4, stride = 20000 + 8;
   std::vector<int> tab(static_cast<size_t>(n_seq) * stride);
   for (auto& x : tab) x = pid_d(g_rng);
   std::vector<ScoreRow> rows;
