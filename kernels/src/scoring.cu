@@ -40,7 +40,9 @@ __device__ __forceinline__ uint32_t key16(float f) {
 // serialisation after sum_iq_kernel, whose CTAs allow it at their start; it waits
 // (griddepcontrol.wait: this grid complete, its writes visible) before reading the summed queries.
 // Without the launch attribute both instructions are no-ops.
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void pdl_wait() {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
 __device__ __forceinline__ void pdl_trigger() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
@@ -374,7 +376,8 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
 }
 
 template <typename... KArgs, typename... Args>
-void launch_pdl(void (*kernel)(KArgs...), dim3 grid, int block, int smem, Stream s, Args&&... args) {
+void launch_pdl(void (*kernel)(KArgs...), dim3 grid, int block, int smem, Stream s,
+                Args&&... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = dim3(static_cast<unsigned>(block));
@@ -422,8 +425,9 @@ void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   if (grid == 0) return;  // no eligible pages: no keys to write
   // PDL: its CTAs may start while sum_iq_kernel runs (it waits for that grid before the queries)
   launch_pdl(kern, dim3(grid), NWG * 128, smem, s, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
-             reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
-             a.rows, a.groups, n_groups, nx_big, nx_small, small, a.score_keys, a.score_stride);
+             reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids,
+             a.table.stride, a.rows, a.groups, n_groups, nx_big, nx_small, small, a.score_keys,
+             a.score_stride);
 }
 
 // The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
