@@ -243,38 +243,21 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
     score_kernel(const __nv_bfloat16* __restrict__ qsum, const __nv_bfloat16* __restrict__ reps,
                  int kv_heads, const int* __restrict__ table, int table_stride,
                  const ScoreRow* __restrict__ rows, const ScoreGroup* __restrict__ groups,
-                 int n_groups, int nx_big, int nx_small, int small_tiles,
                  uint16_t* __restrict__ keys, int key_stride) {
   constexpr int NT = NWG * 128;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t uR = (detail::smem_u32(smem_raw) + 1023u) & ~1023u;  // STAGES x [64][128], tswz
   const uint32_t uQ = uR + STAGES * kTileBytes;                       // [mq][128], tswz
   __shared__ int s_pid[TILES * kTilePages];
-  // CTAs [0, n_groups nx_big): TILES tiles each (group-major); then n_groups nx_small CTAs of
-  // small_tiles tiles each over the tiles from nx_big TILES on (launched last: the tail split)
-  int grp, t_first, t_count;
-  {
-    const int b = static_cast<int>(blockIdx.x), n_big = n_groups * nx_big;
-    if (b < n_big) {
-      grp = b / nx_big;
-      t_first = (b - grp * nx_big) * TILES;
-      t_count = TILES;
-    } else {
-      const int b2 = b - n_big;
-      grp = b2 / nx_small;
-      t_first = nx_big * TILES + (b2 - grp * nx_small) * small_tiles;
-      t_count = small_tiles;
-    }
-  }
-  const ScoreGroup g = groups[grp];
+  const ScoreGroup g = groups[blockIdx.y];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int gid = lane >> 2, tig = lane & 3;
   const int mq = (g.n_rows + 15) / 16 * 16;
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
-  const int page_base = t_first * kTilePages;
-  const int n_tiles = min(t_count, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
+  const int page_base = blockIdx.x * TILES * kTilePages;
+  const int n_tiles = min(TILES, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
   // the CTA's block-table entries, read once (no table round trip before each tile's loads)
-  for (int p = tid; p < t_count * kTilePages; p += NT) {
+  for (int p = tid; p < TILES * kTilePages; p += NT) {
     const int j = page_base + p;
     s_pid[p] = j < g.max_ne ? trow[j] : 0;
   }
@@ -392,42 +375,23 @@ void launch_pdl(void (*kernel)(KArgs...), dim3 grid, int block, int smem, Stream
   CISA_LAUNCH_CHECK();
 }
 
-// Grid: every group's tiles [0, Tmax) (Tmax: the largest group's), in CTAs of TILES tiles; with
-// SMALL > 0 (tail split) the last tiles of every group, about one wave of TILES-tile CTAs' worth in
-// all, go to CTAs of SMALL tiles launched after all the others, so that the kernel ends on short
-// CTAs (the SMs idle for less of the last CTAs' time) instead of on a partial wave of long ones.
-template <int NWG, int STAGES, int TILES, int MINB, int SMALL>
+template <int NWG, int STAGES, int TILES, int MINB>
 void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
-  static_assert(SMALL >= 0 && SMALL <= TILES, "small CTAs hold at most TILES tiles");
-  const auto kern = score_kernel<NWG, STAGES, TILES, MINB>;
-  const int smem = score_smem<STAGES>(q_rows);
-  static int smem_cached = -1, slots = 0;
-  if (smem_cached < 0)
-    CISA_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  constexpr int kPagesPerCta = kTilePages * TILES;
+  const dim3 grid(static_cast<unsigned>((max_ne + kPagesPerCta - 1) / kPagesPerCta),
+                  static_cast<unsigned>(a.groups_host->size()));
+  static bool attr_set = false;
+  if (!attr_set) {
+    CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    score_smem<STAGES>(NWG * 64)));
-  if (SMALL > 0 && smem != smem_cached) {
-    int per_sm = 0;
-    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, NWG * 128, smem));
-    slots = std::max(1, per_sm) * detail::device_sm_count();
+    attr_set = true;
   }
-  smem_cached = smem;
-  const int n_groups = static_cast<int>(a.groups_host->size());
-  const int t_max = (max_ne + kTilePages - 1) / kTilePages;
-  int nx_big = (t_max + TILES - 1) / TILES, nx_small = 0, small = TILES;
-  if constexpr (SMALL > 0) {
-    // tiles per group in small CTAs: one wave of TILES-tile CTAs over all groups, in whole CTAs
-    const int per_group = (slots * TILES + n_groups - 1) / n_groups;
-    nx_big = std::max(0, t_max - per_group) / TILES;
-    nx_small = (t_max - nx_big * TILES + SMALL - 1) / SMALL;
-    small = SMALL;
-  }
-  const unsigned grid = static_cast<unsigned>(n_groups) * static_cast<unsigned>(nx_big + nx_small);
-  if (grid == 0) return;  // no eligible pages: no keys to write
   // PDL: its CTAs may start while sum_iq_kernel runs (it waits for that grid before the queries)
-  launch_pdl(kern, dim3(grid), NWG * 128, smem, s, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
+  launch_pdl(score_kernel<NWG, STAGES, TILES, MINB>, grid, NWG * 128, score_smem<STAGES>(q_rows), s,
+             reinterpret_cast<const __nv_bfloat16*>(a.qsum),
              reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids,
-             a.table.stride, a.rows, a.groups, n_groups, nx_big, nx_small, small, a.score_keys,
-             a.score_stride);
+             a.table.stride, a.rows, a.groups, a.score_keys, a.score_stride);
 }
 
 // The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
@@ -506,11 +470,10 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   // groups of 65-128 rows: two warpgroups sharing each representatives tile, 3 tiles in flight,
   // 2 CTAs per SM; groups of up to 64 rows: one warpgroup, 1 tile in flight, 5 CTAs per SM (more
   // CTAs per SM beat a deeper ring for these: NOTES.md, issue 14 session 5)
-  // (65-128 rows: tail split into CTAs of 4 tiles)
   if (max_rows > 64)
-    launch_score<2, 4, 8, 2, 4>(a, max_ne, max_rows, s);
+    launch_score<2, 4, 8, 2>(a, max_ne, max_rows, s);
   else
-    launch_score<1, 2, 8, 5, 0>(a, max_ne, max_rows, s);
+    launch_score<1, 2, 8, 5>(a, max_ne, max_rows, s);
 }
 
 }  // namespace cisa::kernels

@@ -246,8 +246,8 @@ void test_topk() {
 }
 
 // Prefill scoring on its own, long groups (session 7): about 1,000 tiles over groups of 65-128 rows
-// (8-tile CTAs, then the tail split's 4-tile CTAs) and of <= 64 rows (8-tile CTAs), both launched with
-// PDL after the query sums (one thread per row and 16-byte chunk), short groups (one
+// and of <= 64 rows (the two launch shapes), launched with PDL after the query sums (one thread per
+// row and 16-byte chunk), short groups (one
 // tile, a few tiles), an empty group, a one-row group, ragged n_e inside groups (a few long rows, the
 // rest short: the CPU reference stays cheap), 2 KV heads. Keys past each row's n_e must stay unwritten.
 void test_scoring_long(bool wide) {
