@@ -43,9 +43,13 @@ TopkFit fit_topk(const std::vector<TopkSample>& samples) {
     const char* note;
   };
   const Form forms[] = {
-      {{0, 1, 2, 3, 4}, "floor + waves x CTA time + cluster waves x merge time + key passes / rate + IDs / rate"},
-      {{0, 1, 3, 4}, "floor + waves x CTA time + key passes / rate + IDs / rate (a cluster term did not solve positive)"},
-      {{0, 3, 4}, "floor + key passes / rate + IDs / rate (CTA and cluster terms did not solve positive)"}};
+      {{0, 1, 2, 3, 4},
+       "floor + waves x CTA time + cluster waves x merge time + key passes / rate + IDs / rate"},
+      {{0, 1, 3, 4},
+       "floor + waves x CTA time + key passes / rate + IDs / rate (a cluster term did not solve "
+       "positive)"},
+      {{0, 3, 4},
+       "floor + key passes / rate + IDs / rate (CTA and cluster terms did not solve positive)"}};
   for (const Form& f : forms) {
     const auto k = static_cast<Eigen::Index>(f.cols.size());
     if (n < k) continue;

@@ -19,12 +19,12 @@ struct TopkSample {
 
 struct TopkFit {
   bool ok = false;
-  double floor_s = 0;     // per launch
-  double cta_s = 0;       // fixed time per wave (0 when the data do not support it: see note)
-  double cluster_s = 0;   // per wave and other CTA of a row (0 when the data do not support it)
+  double floor_s = 0;    // per launch
+  double cta_s = 0;      // fixed time per wave (0 when the data do not support it: see note)
+  double cluster_s = 0;  // per wave and other CTA of a row (0 when the data do not support it)
   double key_passes_per_s = 0, ids_per_s = 0;  // per SM
-  double rms_rel = 0;     // root-mean-square relative residual over the samples
-  std::string note;       // which form was solved
+  double rms_rel = 0;  // root-mean-square relative residual over the samples
+  std::string note;    // which form was solved
 };
 
 // Solves all five (at least 5 samples, every value positive); else without the cluster term;

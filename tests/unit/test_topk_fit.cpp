@@ -6,9 +6,9 @@
 #include "catch.hpp"
 #include "model/topk_fit.hpp"
 
+using cisa::fit_topk;
 using cisa::TopkFit;
 using cisa::TopkSample;
-using cisa::fit_topk;
 
 namespace {
 struct Truth {
@@ -17,15 +17,19 @@ struct Truth {
 // Samples of t = floor + waves x cta + cluster waves x cluster + key passes / key rate + ids / id
 // rate, perturbed by `noise` (cycled).
 std::vector<TopkSample> samples(const Truth& p, const std::vector<double>& noise) {
-  // waves, cluster waves, key passes, ids: one wave of clusters of 1, 2 and 4, many waves of 1 and 2
-  const double shapes[7][4] = {{1, 0, 224, 80},       {1, 1, 65312, 1154},      {1, 3, 32696, 1057},
-                               {16, 16, 2092544, 135232}, {63, 0, 1017600, 532476}, {32, 0, 130560, 20544},
+  // waves, cluster waves, key passes, ids: one wave of clusters of 1, 2 and 4, many waves of 1 and
+  // 2
+  const double shapes[7][4] = {{1, 0, 224, 80},          {1, 1, 65312, 1154},
+                               {1, 3, 32696, 1057},      {16, 16, 2092544, 135232},
+                               {63, 0, 1017600, 532476}, {32, 0, 130560, 20544},
                                {2, 0, 32320, 2568}};
   std::vector<TopkSample> out;
   for (int i = 0; i < 7; ++i) {
     const double* s = shapes[i];
-    const double t = p.floor + s[0] * p.cta + s[1] * p.cluster + s[2] / p.key_rate + s[3] / p.id_rate;
-    out.push_back({s[0], s[1], s[2], s[3], t * (1.0 + noise[static_cast<std::size_t>(i) % noise.size()])});
+    const double t =
+        p.floor + s[0] * p.cta + s[1] * p.cluster + s[2] / p.key_rate + s[3] / p.id_rate;
+    out.push_back(
+        {s[0], s[1], s[2], s[3], t * (1.0 + noise[static_cast<std::size_t>(i) % noise.size()])});
   }
   return out;
 }
@@ -43,7 +47,8 @@ TEST_CASE("top-k fit: exact samples give back every parameter", "[calibration]")
   CHECK(f.rms_rel < 1e-9);
 }
 
-TEST_CASE("top-k fit: 2 % noise moves the parameters a little, the residual says so", "[calibration]") {
+TEST_CASE("top-k fit: 2 % noise moves the parameters a little, the residual says so",
+          "[calibration]") {
   const TopkFit f = fit_topk(samples(kTruth, {0.02, -0.02, 0.01, -0.01, 0.02, -0.015, 0.005}));
   REQUIRE(f.ok);
   CHECK(f.key_passes_per_s == Approx(kTruth.key_rate).epsilon(0.2));
@@ -52,7 +57,8 @@ TEST_CASE("top-k fit: 2 % noise moves the parameters a little, the residual says
   CHECK(f.rms_rel < 0.05);
 }
 
-TEST_CASE("top-k fit: terms the data do not support are dropped, and the note says so", "[calibration]") {
+TEST_CASE("top-k fit: terms the data do not support are dropped, and the note says so",
+          "[calibration]") {
   // A negative merge time (not physical): the five-term solve is refused, the four-term one holds.
   Truth no_cluster = kTruth;
   no_cluster.cluster = -0.5e-6;
