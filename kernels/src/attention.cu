@@ -52,31 +52,10 @@ bool use_wgmma() {
   return v;
 }
 
-// Programmatic dependent launch (PDL), for split launches: the attention and combine kernels are
-// launched with programmatic stream serialisation, so their CTAs start while the previous kernel
-// drains (the combine's as soon as every attention CTA has started); each waits
-// (griddepcontrol.wait: the previous grid complete and its writes visible) before reading anything
-// a kernel may have written (Q, the page lists, the partials). Without the launch attribute both
-// instructions are no-ops.
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
-__device__ __forceinline__ void pdl_trigger() {
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-}
-template <typename... KArgs, typename... Args>
-void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem, Stream s, bool pdl,
-                   Args&&... args) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
-  cfg.stream = s;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = at;
-  cfg.numAttrs = pdl ? 1 : 0;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
-}
+// Split launches are programmatic dependent launches (detail::launch_ex with pdl): the attention and
+// combine kernels' CTAs start while the previous kernel drains (the combine's as soon as every
+// attention CTA has started); each calls detail::pdl_wait before reading anything a kernel may have
+// written (Q, the page lists, the partials).
 
 struct KParams {
   CUtensorMap tk,
@@ -146,8 +125,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int ntiles = (p_end - p_begin + TP - 1) / TP;
   // the work descriptors are plan data (copied before any kernel of the step); Q and the lists may
   // come from the previous kernel
-  pdl_wait();
-  pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
+  detail::pdl_wait();
+  detail::pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
 
   // Q rows -> shared memory (zero-filled past nrows)
   for (int c = tid; c < M * 16; c += NTT) {
@@ -294,9 +273,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     detail::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < TN / 16; ++kk)
-      detail::wgmma_m64n128k16_rs_tb(&oacc[0][0], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3],
-                                     detail::gmma_desc(uV + kk * 16 * 128, TT * 128, 1024),
-                                     1);
+      detail::wgmma_m64n128k16_rs<1>(&oacc[0][0], pk[kk][0], pk[kk][1], pk[kk][2], pk[kk][3],
+                                     detail::gmma_desc(uV + kk * 16 * 128, TT * 128, 1024), 1);
     detail::wgmma_commit();
   };
   // O *= alpha. The wgmma paths skip it when no row of the warp has a new max (alpha == 1 for
@@ -553,7 +531,7 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(const KParams 
   const AttnWork w = p.work[p.n_full + blockIdx.x];  // the split works
   const int row = blockIdx.y;
   if (row >= w.n_pos * p.r) return;
-  pdl_wait();
+  detail::pdl_wait();
   const int t = threadIdx.x, d = t * 2;
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * p.num_splits * M + row;
   const int ns = p.num_splits;
@@ -614,8 +592,8 @@ void launch_cfg(const KParams& kp, int n_work, Stream s) {  // n_work: CTAs alon
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.n_full > 0 ? 1 : kp.num_splits));
-  launch_kernel(attn_kernel<WM, WN, STAGES, WG, WS, TT>, grid, dim3(WM * WN * 32 + (WS ? 128 : 0)),
-                smem, s, kp.num_splits > 1, kp);
+  detail::launch_ex(attn_kernel<WM, WN, STAGES, WG, WS, TT>, grid, dim3(WM * WN * 32 + (WS ? 128 : 0)),
+                    smem, s, kp.num_splits > 1, kp);
 }
 
 template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
@@ -832,8 +810,8 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
         break;
     }
     if (splits > 1) {
-      launch_kernel(combine_kernel, dim3(static_cast<unsigned>(n_comb), static_cast<unsigned>(rows)),
-                    dim3(kCombineThreads), 0, s, true, kp, rows);
+      detail::launch_ex(combine_kernel, dim3(static_cast<unsigned>(n_comb), static_cast<unsigned>(rows)),
+                        dim3(kCombineThreads), 0, s, true, kp, rows);
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace cisa::kernels::detail {
 
@@ -77,6 +78,32 @@ inline int device_sm_count() {
   CISA_CUDA(cudaGetDevice(&dev));
   CISA_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
   return n;
+}
+
+// Programmatic dependent launch (PDL): a kernel launched with programmatic stream serialisation
+// may start while the previous kernel drains (as soon as that one's CTAs call pdl_trigger, or
+// finish); it calls pdl_wait (griddepcontrol.wait: the previous grid complete, its writes visible)
+// before reading anything that grid wrote. Without the launch attribute both are no-ops.
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void pdl_trigger() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
+// cudaLaunchKernelEx of `kernel`, with programmatic stream serialisation when `pdl`.
+template <typename... KArgs, typename... Args>
+void launch_ex(void (*kernel)(KArgs...), dim3 grid, dim3 block, int smem, cudaStream_t s, bool pdl,
+               Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = pdl ? 1 : 0;
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
 }  // namespace cisa::kernels::detail

@@ -38,14 +38,7 @@ __device__ __forceinline__ uint32_t key16(float f) {
 
 // Programmatic dependent launch (PDL): score_pages' kernel is launched with programmatic stream
 // serialisation after sum_iq_kernel, whose CTAs allow it at their start; it waits
-// (griddepcontrol.wait: this grid complete, its writes visible) before reading the summed queries.
-// Without the launch attribute both instructions are no-ops.
-__device__ __forceinline__ void pdl_wait() {
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-}
-__device__ __forceinline__ void pdl_trigger() {
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-}
+// (detail::pdl_wait) before reading the summed queries.
 
 // One thread per (row, 16-byte chunk of 8 dimensions), 8 rows per CTA: few, small CTAs, so that
 // score_pages' CTAs (PDL) become resident beside them at once. The same fp32 sum in token order,
@@ -54,7 +47,7 @@ __global__ void __launch_bounds__(128)
     sum_iq_kernel(const __nv_bfloat16* __restrict__ iq, int kv_heads,
                   const ScoreRow* __restrict__ rows, int row_begin, int n_rows,
                   __nv_bfloat16* __restrict__ qsum) {
-  pdl_trigger();  // score_pages' kernel may start (it waits for this grid before reading qsum)
+  detail::pdl_trigger();  // score_pages' kernel may start (it waits for this grid before reading qsum)
   const int item = static_cast<int>(blockIdx.x) * 128 + static_cast<int>(threadIdx.x);
   if (item >= n_rows * 16) return;
   const int row = row_begin + (item >> 4), ch = item & 15;
@@ -261,7 +254,7 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
     const int j = page_base + p;
     s_pid[p] = j < g.max_ne ? trow[j] : 0;
   }
-  pdl_wait();
+  detail::pdl_wait();
   for (int c = tid; c < mq * 16; c += NT) {
     const int rr = c >> 4, ch = c & 15;
     const bool ok = rr < g.n_rows;
@@ -358,23 +351,6 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   detail::cp_async_wait<0>();
 }
 
-template <typename... KArgs, typename... Args>
-void launch_pdl(void (*kernel)(KArgs...), dim3 grid, int block, int smem, Stream s,
-                Args&&... args) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(static_cast<unsigned>(block));
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
-  cfg.stream = s;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
-  CISA_LAUNCH_CHECK();
-}
-
 template <int NWG, int STAGES, int TILES, int MINB>
 void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   constexpr int kPagesPerCta = kTilePages * TILES;
@@ -388,10 +364,11 @@ void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
     attr_set = true;
   }
   // PDL: its CTAs may start while sum_iq_kernel runs (it waits for that grid before the queries)
-  launch_pdl(score_kernel<NWG, STAGES, TILES, MINB>, grid, NWG * 128, score_smem<STAGES>(q_rows), s,
-             reinterpret_cast<const __nv_bfloat16*>(a.qsum),
-             reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids,
-             a.table.stride, a.rows, a.groups, a.score_keys, a.score_stride);
+  detail::launch_ex(score_kernel<NWG, STAGES, TILES, MINB>, grid, dim3(NWG * 128), score_smem<STAGES>(q_rows), s,
+                    true, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
+                    reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
+                    a.rows, a.groups, a.score_keys, a.score_stride);
+  CISA_LAUNCH_CHECK();
 }
 
 // The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
