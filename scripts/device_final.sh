@@ -26,16 +26,17 @@ pack() { tar -C /tmp -czf "$OUT/final.tar.gz.part" final && mv "$OUT/final.tar.g
 log "commit ${CISA_GIT_HASH:-unknown}, steps: $STEPS"
 # The project (cisa-measure for the GPU runs, cisa-sim for the CLI benchmark), in the background.
 PREBUILT=${PREBUILT:+$(readlink -f "$PREBUILT")}
+BUILD=""
 if [ -n "$PREBUILT" ]; then
   export LD_LIBRARY_PATH="$PREBUILT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   log "prebuilt: $("$PREBUILT/cisa-sim" --version 2>&1 | head -1)"
-  ( true ) &
+  BIN="$PREBUILT/cisa-sim" CLI="$PREBUILT/cisa-sim"
 else
 ( nice -n 19 cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCISA_TEST_DIRS=unit >"$W/configure.log" 2>&1 &&
   nice -n 19 cmake --build /tmp/b -j12 --target cisa-measure >"$W/build.log" 2>&1; echo "project build rc=$?" >>"$W/final.log"
   nice -n 19 cmake --build /tmp/b -j12 --target cisa-sim >>"$W/build.log" 2>&1 ) &
+  BUILD=$! BIN=/tmp/b/cisa-measure CLI=/tmp/b/cisa-sim
 fi
-BUILD=$!
 # Kernels standalone: GPU tests, then the benchmark and its torch peers (device_run.sh).
 if want test || want bench || want sanitize; then
   ks=""; want test && ks="test"; want bench && ks="$ks bench"; want sanitize && ks="$ks sanitize"
@@ -43,10 +44,7 @@ if want test || want bench || want sanitize; then
   log "kernels ($ks) rc=$? $(grep -E 'gpu_test rc|bench rc|peers rc|sanitizer' "$W/kernels/summary.txt" | tr '\n' ' ')"
   pack
 fi
-wait $BUILD
-log "$(tail -1 "$W/final.log")"
-BIN=/tmp/b/cisa-measure
-[ -n "$PREBUILT" ] && BIN="$PREBUILT/cisa-sim"
+if [ -n "$BUILD" ]; then wait "$BUILD"; log "$(tail -1 "$W/final.log")"; fi
 if want calibrate || want heldout; then
   st=""; want calibrate && st="calibrate_first"; want heldout && st="$st heldout impls_heldout"
   OUT="$W/impls" BIN=$BIN STEPS="$st" HELDOUT="$HELDOUT" DEADLINE=$(( $(left) - 60 )) \
@@ -54,7 +52,6 @@ if want calibrate || want heldout; then
   log "impls ($st) rc=$?"; tail -5 "$W/impls.log" >>"$W/final.log"
   pack
 fi
-CLI=/tmp/b/cisa-sim; [ -n "$PREBUILT" ] && CLI="$PREBUILT/cisa-sim"
 if want cli && [ -x "$CLI" ] && [ "$(left)" -gt 60 ]; then
   timeout $(( $(left) - 30 )) bash scripts/bench_cli.sh --sizes "100k 1m" --dir /tmp/clib "$CLI" >"$W/cli_bench.txt" 2>&1
   log "cli bench rc=$? ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"; rm -rf /tmp/clib
