@@ -276,16 +276,14 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     // The L2 key rate: relative least squares over three decode shapes (one wave each; 64 x 1M in
     // 2-CTA clusters, 16 x 256K and 128 x 512K one CTA per row), every other term at its fit.
     const struct { int B, K; std::int64_t hist; } more[] = {{16, 2048, 262144}, {128, 1024, 524288}};
-    std::vector<std::pair<const PipelineTimes*, PipelineTimes>> decs;
-    decs.push_back({&dec, {}});
+    std::vector<PipelineTimes> decs = {dec};
     for (const auto& d : more) {
       World wd(d.B, d.hist + 1, 1, 89 + static_cast<unsigned>(d.B));
-      decs.push_back({nullptr, time_pipeline({d.B, 1, 1, d.K, 128, d.hist}, wd, timer, sms, shape, 15)});
+      decs.push_back(time_pipeline({d.B, 1, 1, d.K, 128, d.hist}, wd, timer, sms, shape, 15));
     }
     double num = 0, den = 0;
     std::string shapes;
-    for (const auto& [ptr, own] : decs) {
-      const PipelineTimes& t = ptr ? *ptr : own;
+    for (const PipelineTimes& t : decs) {
       const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
       const double sec = t.topk_ms * 1e-3;
       const double rest = topk_floor_s + k.waves * out.topk_cta_us * 1e-6 + k.cluster_waves * out.topk_cluster_us * 1e-6 +
