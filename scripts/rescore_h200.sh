@@ -12,6 +12,7 @@ ARCHIVED_S4="--set implementation.cisa=cisa_kernels_2026_11_30b"  # session 4 be
 ARCHIVED_S5="--set implementation.cisa=cisa_kernels_2026_12_01"   # session 5 before the scoring change
 ARCHIVED_S5B="--set implementation.cisa=cisa_kernels_2026_12_01b" # session 5's final kernels
 ARCHIVED_S6="--set implementation.cisa=cisa_kernels_2026_12_01c"  # session 6's final kernels
+ARCHIVED_S7="--set implementation.cisa=cisa_kernels_2026_12_01d"  # session 7's final kernels
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -73,16 +74,27 @@ for f in results/h200/heldout4/*_device_run.h5 results/h200/heldout5/*_device_ru
   [ -f "$f" ] || continue
   rescore "$(dirname "$f")" "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S6
 done
-# Session 7's final kernels (the current profile, calibrated in the same device call): the committed
-# sweeps measured again, and held-out v7, measured once.
+# Session 7's final kernels (archived profile cisa_kernels_2026_12_01d, the calibration taken in the
+# same device call): the committed sweeps measured again, and held-out v7, measured once.
 for f in results/h200/remeasured_s7/*_device_run.h5; do
   [ -f "$f" ] || continue
   s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s7 "$f" "${s%_s7}"
+  rescore results/h200/remeasured_s7 "$f" "${s%_s7}" $ARCHIVED_S7
 done
 for f in results/h200/heldout7/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/heldout7 "$f" "$(basename "$f" _device_run.h5)"
+  rescore results/h200/heldout7 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S7
+done
+# Session 8's final kernels (the current profile, calibrated in the same device call): the committed
+# sweeps measured again, and held-out v8, measured once.
+for f in results/h200/remeasured_s8/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  s=$(basename "$f" _device_run.h5)
+  rescore results/h200/remeasured_s8 "$f" "${s%_s8}"
+done
+for f in results/h200/heldout8/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/heldout8 "$f" "$(basename "$f" _device_run.h5)"
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -163,8 +175,11 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   top-k grid measured with the same kernels). Not held out; read in session 7 to choose the top-k
   form.
 - **re-measured sweeps, session 7** (`results/h200/remeasured_s7/`): the same three sweeps measured
-  with session 7's final kernels (6c14602), scored with the current calibration (taken in the same
-  call). Not held out.
+  with session 7's final kernels (6c14602), scored with their calibration (taken in the same call;
+  archived profile cisa_kernels_2026_12_01d). Not held out; read in session 8 (decode top-k).
+- **re-measured sweeps, session 8** (`results/h200/remeasured_s8/`): the same three sweeps measured
+  with session 8's final kernels, scored with the current calibration (taken in the same call).
+  Not held out.
 - **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with
   session 4's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
   grid were read off it before the top-k CTA term and the split-KV policy were added) and in
@@ -192,7 +207,12 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 - **held-out v7** (`results/h200/heldout7/`, `scenarios/heldout7_*.yaml`): written and committed
   (d7e3756) before the model changes of session 7 (the top-k form and its calibration grid, the
   attention tail split), measured once with session 7's final kernels and the calibration taken in
-  the same call (6c14602), used for nothing else.
+  the same call (6c14602); scored with the archived profile cisa_kernels_2026_12_01d. Read in
+  session 8 (the peers' prefill grid, tried and reverted): inspected.
+- **held-out v8** (`results/h200/heldout8/`, `scenarios/heldout8_*.yaml`): written and committed
+  (95e29ed) at the start of session 8, before anything of session 8 was tried on the model; no model
+  change of session 8 was kept, so it measures session 7's model structure with session 8's kernels
+  and the calibration taken in the same call. Measured once, used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -201,14 +221,16 @@ TXT
   for pair in "remeasured|re-measured sweeps (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN peer times of 2026-11-29)" \
               "remeasured_s5|re-measured sweeps, session 5 (final kernels at 2330948, profile cisa_kernels_2026_12_01b; cuDNN peer times of 2026-11-29)" \
               "remeasured_s6|re-measured sweeps, session 6 (final kernels at adc6094, profile cisa_kernels_2026_12_01c; cuDNN peer times of 2026-11-29)" \
-              "remeasured_s7|re-measured sweeps, session 7 (final kernels at 6c14602, profile cisa_kernels; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s7|re-measured sweeps, session 7 (final kernels at 6c14602, profile cisa_kernels_2026_12_01d; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s8|re-measured sweeps, session 8 (final kernels, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
               "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout3|held-out v3, inspected (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)" \
               "heldout4|held-out v4, inspected (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
               "heldout5|held-out v5, inspected for setup (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
               "heldout6|held-out v6, scored in session 6 (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
-              "heldout7|held-out v7 (kernels of session 7 at 6c14602, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "heldout7|held-out v7, inspected (kernels of session 7 at 6c14602, profile cisa_kernels_2026_12_01d; cuDNN and FA2 on its dense shapes)" \
+              "heldout8|held-out v8 (kernels of session 8, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
