@@ -9,7 +9,7 @@
 #   heldout cli memcheck; sanitize = memcheck, racecheck and synccheck through device_run.sh)
 # The GPU image lacks the compiled Boost.Program_options, so only cisa-measure builds there: the CLI
 # benchmark step runs only where cisa-sim built. PREBUILT=DIR: a cisa-sim built on the CPU machine at
-# this commit, with its shared libraries in DIR/lib (carried in), measures and calibrates instead,
+# this commit, with its shared libraries in DIR/lib (carried in; scripts/bundle_prebuilt.sh packs them), measures and calibrates instead,
 # and no project build runs here.
 set -uo pipefail
 START=$(date +%s)
