@@ -117,7 +117,6 @@ __global__ void __launch_bounds__(W * 32)
                       const ScoreRow* __restrict__ rows, int row0, uint16_t* __restrict__ keys,
                       int key_stride, int* __restrict__ sched, int static_pct) {
   extern __shared__ __align__(128) unsigned char smem[];
-  detail::pdl_trigger();  // the top-k (PDL) may become resident as CTAs drain; it waits for the keys
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // group y is row row0 + y: one descriptor load before the table (no group descriptor round trip)
   const int row = row0 + static_cast<int>(blockIdx.y);
@@ -133,14 +132,14 @@ __global__ void __launch_bounds__(W * 32)
   int* cnt = sched != nullptr ? sched + blockIdx.y : nullptr;
   bool dry = cnt == nullptr;  // the pool is empty (no more grabs)
   // batch of the warp's k-th stream position (called with k increasing): -1 past the end
+  // (branch-free but for lane 0's atomic: the shuffle runs every time)
   auto next_batch = [&](int k) -> int {
-    if (k < my_n) return b_lo + warp + W * k;
-    if (dry) return -1;
-    int b = 0;
-    if (lane == 0) b = nbs + atomicAdd(cnt, 1);
-    b = __shfl_sync(0xffffffffu, b, 0);
-    dry = b >= nb;
-    return dry ? -1 : b;
+    const bool grab = k >= my_n && !dry;
+    int t = 0;
+    if (grab && lane == 0) t = atomicAdd(cnt, 1);
+    t = nbs + __shfl_sync(0xffffffffu, t, 0);
+    dry = dry || (grab && t >= nb);
+    return k < my_n ? b_lo + warp + W * k : (dry ? -1 : t);
   };
   const int* trow = table + static_cast<std::int64_t>(r.seq) * table_stride;
   // stream slot k % R: its batch (bid) and table entries (lane l: page l), R - S + 1 iterations
@@ -215,14 +214,17 @@ __global__ void __launch_bounds__(W * 32)
       }
       detail::cp_async_wait<S - 1>();  // batch cur (this lane's chunks) landed
       const uint32_t src = ring + (i % S) * kGemvStageBytes;
+      // all 16 shared loads first, then the dots (the loads' latency overlapped)
+      uint4 v[16];
+#pragma unroll
+      for (int u = 0; u < 16; ++u)
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
+                     : "r"(src + u * 512));
       float p[16];
 #pragma unroll
       for (int u = 0; u < 16; ++u) {
-        uint4 v;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "r"(src + u * 512));
-        const __nv_bfloat162* xb = reinterpret_cast<const __nv_bfloat162*>(&v);
+        const __nv_bfloat162* xb = reinterpret_cast<const __nv_bfloat162*>(&v[u]);
         float acc = 0.f;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
