@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <stdexcept>
 #include <utility>
 
 #include "common.cuh"
@@ -107,50 +106,30 @@ constexpr int gemv_smem() {
   return W * S * kGemvStageBytes;
 }
 
-// The one-row path's shared work counters: sched[g] counts the batches of group g taken from its
-// dynamic pool, sched[n_groups] the warps that are done; the last warp zeroes them all, so they are
-// zero before and after every launch (graph replays included).
 template <int W, int S>
 __global__ void __launch_bounds__(W * 32)
     score_gemv_kernel(const __nv_bfloat16* __restrict__ iq, const __nv_bfloat16* __restrict__ reps,
                       int kv_heads, const int* __restrict__ table, int table_stride,
-                      const ScoreRow* __restrict__ rows, int row0, uint16_t* __restrict__ keys,
-                      int key_stride, int* __restrict__ sched, int static_pct) {
+                      const ScoreRow* __restrict__ rows, const ScoreGroup* __restrict__ groups,
+                      uint16_t* __restrict__ keys, int key_stride) {
   extern __shared__ __align__(128) unsigned char smem[];
+  const ScoreGroup g = groups[blockIdx.y];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  // group y is row row0 + y: one descriptor load before the table (no group descriptor round trip)
-  const int row = row0 + static_cast<int>(blockIdx.y);
-  const ScoreRow r = rows[row];
+  const ScoreRow r = rows[g.row0];
   const int ne = r.n_e;
   const int nb = (ne + 31) >> 5;
-  // batches [0, nbs) split statically over the group's CTAs (warp w of a CTA every W-th of its
-  // range); [nbs, nb) taken one at a time from the group's counter by whichever warp is free first
-  const int nbs = sched != nullptr ? static_cast<int>(static_cast<std::int64_t>(nb) * static_pct / 100) : nb;
-  const int b_lo = static_cast<int>(static_cast<std::int64_t>(nbs) * blockIdx.x / gridDim.x);
-  const int b_hi = static_cast<int>(static_cast<std::int64_t>(nbs) * (blockIdx.x + 1) / gridDim.x);
+  const int b_lo = static_cast<int>(static_cast<std::int64_t>(nb) * blockIdx.x / gridDim.x);
+  const int b_hi = static_cast<int>(static_cast<std::int64_t>(nb) * (blockIdx.x + 1) / gridDim.x);
   const int my_n = b_hi - b_lo > warp ? (b_hi - b_lo - warp + W - 1) / W : 0;
-  int* cnt = sched != nullptr ? sched + blockIdx.y : nullptr;
-  bool dry = cnt == nullptr;  // the pool is empty (no more grabs)
-  // batch of the warp's k-th stream position (called with k increasing): -1 past the end
-  // (branch-free but for lane 0's atomic: the shuffle runs every time)
-  auto next_batch = [&](int k) -> int {
-    const bool grab = k >= my_n && !dry;
-    int t = 0;
-    if (grab && lane == 0) t = atomicAdd(cnt, 1);
-    t = nbs + __shfl_sync(0xffffffffu, t, 0);
-    dry = dry || (grab && t >= nb);
-    return k < my_n ? b_lo + warp + W * k : (dry ? -1 : t);
-  };
-  const int* trow = table + static_cast<std::int64_t>(r.seq) * table_stride;
-  // stream slot k % R: its batch (bid) and table entries (lane l: page l), R - S + 1 iterations
-  // ahead of the batch's loads
+  if (my_n == 0) return;  // whole warp; no block barrier below
+  const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
+  // table entries: slot k % R holds batch k's (lane l: page l), R - S + 1 iterations ahead
   constexpr int R = S - 1 + kGemvTableAhead;
-  int pid_l[R], bid[R];
+  int pid_l[R];
 #pragma unroll
   for (int k = 0; k < R; ++k) {
-    bid[k] = next_batch(k);
-    const int j = bid[k] * 32 + lane;
-    pid_l[k] = bid[k] >= 0 && j < ne ? __ldg(trow + j) : 0;
+    const int j = (b_lo + warp + W * k) * 32 + lane;
+    pid_l[k] = k < my_n && j < ne ? __ldg(trow + j) : 0;
   }
   const int ch = lane & 15, hp = lane >> 4;
   // summed query (the row's n_q index queries; L2-resident)
@@ -168,12 +147,15 @@ __global__ void __launch_bounds__(W * 32)
   }
 #pragma unroll
   for (int e = 0; e < 8; ++e) q[e] = __bfloat162float(__float2bfloat16_rn(q[e]));
-  const __nv_bfloat16* rbase = reps + static_cast<std::int64_t>(r.kv_head) * kHeadDim + ch * 8;
-  uint16_t* orow = keys + static_cast<std::int64_t>(row) * key_stride;
+  const __nv_bfloat16* rbase = reps + static_cast<std::int64_t>(g.kv_head) * kHeadDim + ch * 8;
+  uint16_t* orow = keys + static_cast<std::int64_t>(g.row0) * key_stride;
   const uint32_t ring = detail::smem_u32(smem) + warp * (S * kGemvStageBytes) + hp * 256 + ch * 16;
-  // stream position i's loads (batch b) into stage i % S; pid = its table entries (lane l: page l)
-  auto issue = [&](int i, int b, int pid_lane) {
-    const int page0 = b * 32;
+  // batch i's loads into stage i % S; pid = the table entries of batch i (lane l: page l). Called
+  // unconditionally (past the warp's last batch, i >= my_n, the copies only zero-fill a stage that
+  // is never read), so that its shuffles sit in no branch: no convergence wrapper around each
+  auto issue = [&](int i, int pid_lane) {
+    const int page0 = (b_lo + warp + W * i) * 32;
+    const int lim = i < my_n ? ne : 0;
     const uint32_t dst = ring + (i % S) * kGemvStageBytes;
 #pragma unroll
     for (int u = 0; u < 16; ++u) {
@@ -181,50 +163,38 @@ __global__ void __launch_bounds__(W * 32)
       const int pid = __shfl_sync(0xffffffffu, pid_lane, p);
       detail::cp_async16(dst + u * 512,
                          rbase + static_cast<std::int64_t>(pid) * kv_heads * kHeadDim,
-                         page0 + p < ne ? 16 : 0);
+                         page0 + p < lim ? 16 : 0);
     }
   };
 #pragma unroll
   for (int k = 0; k < S - 1; ++k) {
-    if (bid[k] >= 0) issue(k, bid[k], pid_l[k]);
+    issue(k, pid_l[k]);
     detail::cp_async_commit();
   }
-  // the main loop unrolled by R: slot (i % R) of the rings is static, so that a table load in
-  // flight is not touched (moved) until the iteration that issues its batch
-  bool more = bid[0] >= 0;
+  // the main loop unrolled by R: slot (i % R) of the table ring is static, so that a table load
+  // in flight is not touched (moved) until the iteration that issues its batch
 #pragma unroll 1
-  for (int i0 = 0; more; i0 += R) {
+  for (int i0 = 0; i0 < my_n; i0 += R) {
 #pragma unroll
     for (int kk = 0; kk < R; ++kk) {
       const int i = i0 + kk;
-      const int cur = bid[kk];
-      if (cur < 0) {
-        more = false;
-        break;
-      }
-      {
-        const int sl = (kk + S - 1) % R;
-        if (bid[sl] >= 0) issue(i + S - 1, bid[sl], pid_l[sl]);
-      }
+      if (i >= my_n) break;
+      issue(i + S - 1, pid_l[(kk + S - 1) % R]);
       detail::cp_async_commit();
-      {  // slot kk (batch cur, issued) <- stream position i + R
-        bid[kk] = next_batch(i + R);
-        const int j = bid[kk] * 32 + lane;
-        pid_l[kk] = bid[kk] >= 0 && j < ne ? __ldg(trow + j) : 0;
+      {  // slot kk (batch i, issued) <- batch i + R
+        const int j = (b_lo + warp + W * (i + R)) * 32 + lane;
+        pid_l[kk] = i + R < my_n && j < ne ? __ldg(trow + j) : 0;
       }
-      detail::cp_async_wait<S - 1>();  // batch cur (this lane's chunks) landed
+      detail::cp_async_wait<S - 1>();  // batch i (this lane's chunks) landed
       const uint32_t src = ring + (i % S) * kGemvStageBytes;
-      // all 16 shared loads first, then the dots (the loads' latency overlapped)
-      uint4 v[16];
-#pragma unroll
-      for (int u = 0; u < 16; ++u)
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
-                     : "r"(src + u * 512));
       float p[16];
 #pragma unroll
       for (int u = 0; u < 16; ++u) {
-        const __nv_bfloat162* xb = reinterpret_cast<const __nv_bfloat162*>(&v[u]);
+        uint4 v;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(src + u * 512));
+        const __nv_bfloat162* xb = reinterpret_cast<const __nv_bfloat162*>(&v);
         float acc = 0.f;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
@@ -243,7 +213,7 @@ __global__ void __launch_bounds__(W * 32)
       const uint32_t k = key16(p[0]);
       const uint32_t k_odd = __shfl_down_sync(0xffffffffu, k, 16);  // page 2l + 1 (lane l + 16)
       if (lane < 16) {
-        const int j = cur * 32 + 2 * lane;
+        const int j = (b_lo + warp + W * i) * 32 + 2 * lane;
         if (j + 1 < ne)
           *reinterpret_cast<uint32_t*>(orow + j) = k | (k_odd << 16);
         else if (j < ne)
@@ -252,16 +222,6 @@ __global__ void __launch_bounds__(W * 32)
     }
   }
   detail::cp_async_wait<0>();
-  if (sched != nullptr && lane == 0) {  // the last warp of the grid zeroes the counters
-    __threadfence();                     // this warp's grabs before its count
-    const int n_warps = static_cast<int>(gridDim.x * gridDim.y) * W;
-    const int n_groups = static_cast<int>(gridDim.y);
-    if (atomicAdd(sched + n_groups, 1) == n_warps - 1) {
-      __threadfence();
-      for (int g = 0; g < n_groups; ++g) sched[g] = 0;
-      sched[n_groups] = 0;
-    }
-  }
 }
 
 // Groups of more than one row: a small GEMM per group on the tensor cores. CTA = NWG warpgroups
@@ -415,15 +375,6 @@ void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   CISA_LAUNCH_CHECK();
 }
 
-int gemv_static_pct();
-constexpr int kGemvSchedMax = 4096;
-__device__ int g_gemv_sched[kGemvSchedMax + 1];  // TEMPORARY exploration counters (zero at rest)
-int* gemv_sched() {
-  static int* p = nullptr;
-  if (p == nullptr) CISA_CUDA(cudaGetSymbolAddress(reinterpret_cast<void**>(&p), g_gemv_sched));
-  return p;
-}
-
 // The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
 // a.reserve_ctas slots), but no more than give each warp kGemvMinBatches batches.
 template <int W, int S>
@@ -437,14 +388,9 @@ void launch_gemv(const ScoreArgs& a, Stream s) {
                                                             W * 32, gemv_smem<W, S>()));
     slots = std::max(1, per_sm) * detail::device_sm_count();
   }
-  const auto& groups = *a.groups_host;
-  const int n_groups = static_cast<int>(groups.size());
+  const int n_groups = static_cast<int>(a.groups_host->size());
   int max_nb = 0;
-  for (int y = 0; y < n_groups; ++y) {
-    if (groups[y].n_rows != 1 || groups[y].row0 != groups[0].row0 + y)
-      throw std::invalid_argument("score_pages_gemv: groups must be consecutive single rows");
-    max_nb = std::max(max_nb, (groups[y].max_ne + 31) / 32);
-  }
+  for (const auto& g : *a.groups_host) max_nb = std::max(max_nb, (g.max_ne + 31) / 32);
   // at least kGemvMinBatches per warp (the table and first loads are one round trip per warp)
   const int avail = std::max(n_groups, slots - a.reserve_ctas);
   const int nx = std::max(
@@ -452,19 +398,8 @@ void launch_gemv(const ScoreArgs& a, Stream s) {
   score_gemv_kernel<W, S><<<dim3(static_cast<unsigned>(nx), static_cast<unsigned>(n_groups)),
                             W * 32, static_cast<size_t>(gemv_smem<W, S>()), s>>>(
       reinterpret_cast<const __nv_bfloat16*>(a.iq), reinterpret_cast<const __nv_bfloat16*>(a.reps),
-      a.kv_heads, a.table.ids, a.table.stride, a.rows, groups[0].row0, a.score_keys, a.score_stride,
-      gemv_static_pct() < 100 && n_groups <= kGemvSchedMax ? gemv_sched() : nullptr, gemv_static_pct());
+      a.kv_heads, a.table.ids, a.table.stride, a.rows, a.groups, a.score_keys, a.score_stride);
   CISA_LAUNCH_CHECK();
-}
-
-// TEMPORARY (session 8 exploration): CISA_GEMV_DYN = percent of each group's batches split
-// statically (100: all, no counters)
-int gemv_static_pct() {
-  static const int v = [] {
-    const char* e = std::getenv("CISA_GEMV_DYN");
-    return e ? std::atoi(e) : 100;
-  }();
-  return v;
 }
 
 // TEMPORARY (session 8 exploration, deleted before merge): CISA_GEMV_CFG = WS (warps, stages)
@@ -505,11 +440,11 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::scoring, "score_pages_gemv",
                     rep_bytes + ne_sum * 2.0 + q_tokens * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
                     2.0 * kHeadDim * ne_sum, s);
-    switch (gemv_cfg()) {
-      case 42: launch_gemv<4, 2>(a, s); break;
-      case 23: launch_gemv<2, 3>(a, s); break;
-      case 82: launch_gemv<8, 2>(a, s); break;
+    switch (gemv_cfg()) {  // TEMPORARY exploration switch
       case 24: launch_gemv<2, 4>(a, s); break;
+      case 15: launch_gemv<1, 5>(a, s); break;
+      case 26: launch_gemv<2, 6>(a, s); break;
+      case 16: launch_gemv<1, 6>(a, s); break;
       default: launch_gemv<4, 3>(a, s); break;
     }
     return;
