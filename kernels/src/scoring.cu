@@ -13,7 +13,6 @@
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <utility>
 
 #include "common.cuh"
@@ -150,12 +149,9 @@ __global__ void __launch_bounds__(W * 32)
   const __nv_bfloat16* rbase = reps + static_cast<std::int64_t>(g.kv_head) * kHeadDim + ch * 8;
   uint16_t* orow = keys + static_cast<std::int64_t>(g.row0) * key_stride;
   const uint32_t ring = detail::smem_u32(smem) + warp * (S * kGemvStageBytes) + hp * 256 + ch * 16;
-  // batch i's loads into stage i % S; pid = the table entries of batch i (lane l: page l). Called
-  // unconditionally (past the warp's last batch, i >= my_n, the copies only zero-fill a stage that
-  // is never read), so that its shuffles sit in no branch: no convergence wrapper around each
+  // batch i's loads into stage i % S; pid = the table entries of batch i (lane l: page l)
   auto issue = [&](int i, int pid_lane) {
     const int page0 = (b_lo + warp + W * i) * 32;
-    const int lim = i < my_n ? ne : 0;
     const uint32_t dst = ring + (i % S) * kGemvStageBytes;
 #pragma unroll
     for (int u = 0; u < 16; ++u) {
@@ -163,12 +159,12 @@ __global__ void __launch_bounds__(W * 32)
       const int pid = __shfl_sync(0xffffffffu, pid_lane, p);
       detail::cp_async16(dst + u * 512,
                          rbase + static_cast<std::int64_t>(pid) * kv_heads * kHeadDim,
-                         page0 + p < lim ? 16 : 0);
+                         page0 + p < ne ? 16 : 0);
     }
   };
 #pragma unroll
   for (int k = 0; k < S - 1; ++k) {
-    issue(k, pid_l[k]);
+    if (k < my_n) issue(k, pid_l[k]);
     detail::cp_async_commit();
   }
   // the main loop unrolled by R: slot (i % R) of the table ring is static, so that a table load
@@ -179,7 +175,7 @@ __global__ void __launch_bounds__(W * 32)
     for (int kk = 0; kk < R; ++kk) {
       const int i = i0 + kk;
       if (i >= my_n) break;
-      issue(i + S - 1, pid_l[(kk + S - 1) % R]);
+      if (i + S - 1 < my_n) issue(i + S - 1, pid_l[(kk + S - 1) % R]);
       detail::cp_async_commit();
       {  // slot kk (batch i, issued) <- batch i + R
         const int j = (b_lo + warp + W * (i + R)) * 32 + lane;
@@ -402,15 +398,6 @@ void launch_gemv(const ScoreArgs& a, Stream s) {
   CISA_LAUNCH_CHECK();
 }
 
-// TEMPORARY (session 8 exploration, deleted before merge): CISA_GEMV_CFG = WS (warps, stages)
-int gemv_cfg() {
-  static const int v = [] {
-    const char* e = std::getenv("CISA_GEMV_CFG");
-    return e ? std::atoi(e) : 43;
-  }();
-  return v;
-}
-
 }  // namespace
 
 void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
@@ -440,13 +427,7 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::scoring, "score_pages_gemv",
                     rep_bytes + ne_sum * 2.0 + q_tokens * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
                     2.0 * kHeadDim * ne_sum, s);
-    switch (gemv_cfg()) {  // TEMPORARY exploration switch
-      case 24: launch_gemv<2, 4>(a, s); break;
-      case 15: launch_gemv<1, 5>(a, s); break;
-      case 26: launch_gemv<2, 6>(a, s); break;
-      case 16: launch_gemv<1, 6>(a, s); break;
-      default: launch_gemv<4, 3>(a, s); break;
-    }
+    launch_gemv<4, 3>(a, s);
     return;
   }
   {

@@ -26,7 +26,6 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -328,9 +327,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
 
   topk_time_mark(0);
   TOPK_MARK(0);
-  detail::pdl_trigger();  // the attention (PDL) may become resident beside this grid; it waits for it
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
-  detail::pdl_wait();  // PDL launch: the scoring kernel's keys complete and visible
   __syncthreads();
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
   // histogram of the first digit
@@ -544,21 +541,11 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   topk_time_mark(1);
 }
 
-// TEMPORARY (session 8 exploration, deleted before merge): CISA_TOPK_PDL=0 turns the PDL launch off
-inline bool topk_pdl() {
-  static const bool v = [] {
-    const char* e = std::getenv("CISA_TOPK_PDL");
-    return !(e && e[0] == '0');
-  }();
-  return v;
-}
-
 template <class T, int SL, int NT>
 struct LaunchCfg {
   cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[2];
-  // pdl: a programmatic dependent launch (its CTAs may start while the scoring kernel drains)
-  LaunchCfg(int cluster, int n_rows, Stream s, bool pdl = false) {
+  cudaLaunchAttribute attr[1];
+  LaunchCfg(int cluster, int n_rows, Stream s) {
     cfg.gridDim = dim3(static_cast<unsigned>(cluster * n_rows));
     cfg.blockDim = dim3(NT);
     cfg.dynamicSmemBytes = smem_bytes<T, SL>();
@@ -567,10 +554,8 @@ struct LaunchCfg {
     attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
-    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[1].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 2 : 1;
+    cfg.numAttrs = 1;
   }
 };
 
@@ -588,7 +573,7 @@ template <class T, int SL, int NT>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
   set_smem_attr<T, SL, NT>();
-  LaunchCfg<T, SL, NT> lc(cluster, n_rows, s, topk_pdl());
+  LaunchCfg<T, SL, NT> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
   const int grid = cluster * n_rows;
   const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Archived: ran as .dev/score/kernels/bench/score_s8_run3.sh at 4202116; the CISA_GEMV_CFG switch it drives is deleted.)
 # Session 8 scoring helper, device call 3: main's GEMV beside the branch-free issue and four (warps,
 # stages) shapes of it (CISA_GEMV_CFG), GPU tests under each shape, ncu, then compute-sanitizer on the
 # GEMV under each shape while time is left. Run from the repo root of a copy holding .dev/score and
