@@ -4,7 +4,7 @@
 # then each of TEST_ENVS), then benchmark variants in the same call: VARIANTS="label:ENV=1,ENV2=0:case,case
 # ..." (a label is a tree name and a digit or nothing, e.g. old1 runs tree old's binary; other labels run
 # this tree's; an empty case list means CASES), NCU_CASES="case:kernel_regex ...", SAN="memcheck ..."
-# (SAN_KERNEL: kernel-name substring). Run from the repo root of a copy holding kernels/ and tests/.
+# (SAN_KERNEL: kernel-name substring, default score; empty: every kernel). Run from the repo root of a copy holding kernels/ and tests/.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -56,9 +56,10 @@ for nc in ${NCU_CASES:-}; do
   grep -E "Duration|DRAM Throughput|Memory Throughput|sm__cycles_active|dram__bytes" "$OUT/ncu_${nc%%:*}.txt" | head -12 >> "$S"
 done
 for tool in ${SAN:-}; do
-  timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --kernel-name kns=${SAN_KERNEL:-score} --error-exitcode 9 \
+  kf=""; [ "${SAN_KERNEL-score}" != "" ] && kf="--kernel-name kns=${SAN_KERNEL-score}"
+  timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool $kf --error-exitcode 9 \
     $BK/kernels_gpu_test 1 > /tmp/san_$tool.log 2>&1
-  log "compute-sanitizer $tool (${SAN_KERNEL:-score}) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/san_$tool.log | tr '\n' ' ')"
+  log "compute-sanitizer $tool (${SAN_KERNEL-score}) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/san_$tool.log | tr '\n' ' ')"
   grep -m5 -B2 -A12 -E "^========= (Invalid|Race|Barrier|Error)|Hazard" /tmp/san_$tool.log >> "$OUT/sanitize_findings.txt"
 done
 cat "$S"
