@@ -19,11 +19,21 @@ struct FieldSpec {
   PerCard* (*indexed)(ImplProfile&);  // for the page-visit array
 };
 
-PerCard* visit16(ImplProfile& p) { return &p.page_visit_ns[0]; }
-PerCard* visit32(ImplProfile& p) { return &p.page_visit_ns[1]; }
-PerCard* visit64(ImplProfile& p) { return &p.page_visit_ns[2]; }
-PerCard* visit128(ImplProfile& p) { return &p.page_visit_ns[3]; }
-PerCard* visit_decode(ImplProfile& p) { return &p.page_visit_decode_ns; }
+PerCard* visit16(ImplProfile& p) {
+  return &p.page_visit_ns[0];
+}
+PerCard* visit32(ImplProfile& p) {
+  return &p.page_visit_ns[1];
+}
+PerCard* visit64(ImplProfile& p) {
+  return &p.page_visit_ns[2];
+}
+PerCard* visit128(ImplProfile& p) {
+  return &p.page_visit_ns[3];
+}
+PerCard* visit_decode(ImplProfile& p) {
+  return &p.page_visit_decode_ns;
+}
 
 const std::vector<FieldSpec>& attention_fields() {
   static const std::vector<FieldSpec> f = {
@@ -35,9 +45,11 @@ const std::vector<FieldSpec>& attention_fields() {
   return f;
 }
 const std::vector<FieldSpec>& visit_fields() {
-  static const std::vector<FieldSpec> f = {
-      {"m16", nullptr, visit16}, {"m32", nullptr, visit32}, {"m64", nullptr, visit64}, {"m128", nullptr, visit128},
-      {"decode", nullptr, visit_decode}};
+  static const std::vector<FieldSpec> f = {{"m16", nullptr, visit16},
+                                           {"m32", nullptr, visit32},
+                                           {"m64", nullptr, visit64},
+                                           {"m128", nullptr, visit128},
+                                           {"decode", nullptr, visit_decode}};
   return f;
 }
 const std::vector<FieldSpec>& selection_fields() {
@@ -52,6 +64,9 @@ const std::vector<FieldSpec>& selection_fields() {
       {"topk_floor_us", &ImplProfile::topk_floor_us, nullptr},
       {"topk_cta_us", &ImplProfile::topk_cta_us, nullptr},
       {"topk_cluster_us", &ImplProfile::topk_cluster_us, nullptr},
+      {"topk_decode_floor_us", &ImplProfile::topk_decode_floor_us, nullptr},
+      {"topk_decode_cluster_us", &ImplProfile::topk_decode_cluster_us, nullptr},
+      {"topk_decode_keys_per_ns_per_sm", &ImplProfile::topk_decode_keys_per_ns_per_sm, nullptr},
       {"setup_latency_us", &ImplProfile::setup_latency_us, nullptr},
       {"setup_bw_gbs", &ImplProfile::setup_bw_gbs, nullptr},
       {"other_floor_us", &ImplProfile::other_floor_us, nullptr},
@@ -62,35 +77,43 @@ const std::vector<FieldSpec>& selection_fields() {
   return f;
 }
 
-std::vector<std::string> names_of(const std::vector<FieldSpec>& specs, std::vector<std::string> extra) {
+std::vector<std::string> names_of(const std::vector<FieldSpec>& specs,
+                                  std::vector<std::string> extra) {
   for (const auto& s : specs) extra.emplace_back(s.path);
   return extra;
 }
 
-PerCard& slot(ImplProfile& p, const FieldSpec& s) { return s.indexed ? *s.indexed(p) : p.*(s.member); }
+PerCard& slot(ImplProfile& p, const FieldSpec& s) {
+  return s.indexed ? *s.indexed(p) : p.*(s.member);
+}
 
-Figure positive_figure(const YamlDoc& doc, const YAML::Node& map, const std::string& key, const std::string& field) {
+Figure positive_figure(const YamlDoc& doc, const YAML::Node& map, const std::string& key,
+                       const std::string& field) {
   const Figure f = read_figure(doc, map, key, field);
   if (!(f.value > 0) || !std::isfinite(f.value))
     throw InputError(locate(doc, map[key], field + "." + key), "must be a finite number > 0");
   if (f.label() == Label::GIVEN)
-    throw InputError(locate(doc, map[key], field + "." + key),
-                     "needs a source that starts with its label: MEAS, PUB, XFER, EST, DS or CALC (e.g. "
-                     "{value: 1.0, source: \"PUB: paper, table 2\"})");
+    throw InputError(
+        locate(doc, map[key], field + "." + key),
+        "needs a source that starts with its label: MEAS, PUB, XFER, EST, DS or CALC (e.g. "
+        "{value: 1.0, source: \"PUB: paper, table 2\"})");
   return f;
 }
 
 // `field: {card: {value, source}, ...}` -> appends to the per-card figure.
-void read_per_card(const YamlDoc& doc, const YAML::Node& n, const std::string& field, PerCard& out) {
+void read_per_card(const YamlDoc& doc, const YAML::Node& n, const std::string& field,
+                   PerCard& out) {
   require_map(doc, n, field);
   const auto cards = gpu_preset_names();
   for (const auto& kv : n) {
     const std::string card = kv.first.as<std::string>();
     bool known = false;
     for (const auto& c : cards) known = known || c == card;
-    if (!known) require_keys_known(doc, n, field, cards);  // names the unknown card, with a suggestion
+    if (!known)
+      require_keys_known(doc, n, field, cards);  // names the unknown card, with a suggestion
     for (const auto& [c, f] : out.cards)
-      if (c == card) throw InputError(locate(doc, kv.first, field + "." + card), "card given twice");
+      if (c == card)
+        throw InputError(locate(doc, kv.first, field + "." + card), "card given twice");
     out.cards.emplace_back(card, positive_figure(doc, n, card, field));
   }
 }
@@ -105,24 +128,29 @@ void read_block(const YAML::Node& blk, const std::string& field,
 int tile_rows(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
   const std::int64_t v = get_int(doc, n, field);
   if (v < 16 || v > 256 || (v & (v - 1)) != 0)
-    throw InputError(locate(doc, n, field), "must be a power of two in [16, 256], got " + std::to_string(v));
+    throw InputError(locate(doc, n, field),
+                     "must be a power of two in [16, 256], got " + std::to_string(v));
   return static_cast<int>(v);
 }
 
 int small_int(const YamlDoc& doc, const YAML::Node& n, const std::string& field, int lo, int hi) {
   const std::int64_t v = get_int(doc, n, field);
   if (v < lo || v > hi)
-    throw InputError(locate(doc, n, field), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    throw InputError(locate(doc, n, field),
+                     "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return static_cast<int>(v);
 }
 
-void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string& field, ImplProfile& p) {
-  require_keys_known(doc, a, field,
-                     names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens", "split_kv", "decode_visits",
-                                                   "page_visit_ns"}));
+void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string& field,
+                     ImplProfile& p) {
+  require_keys_known(
+      doc, a, field,
+      names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens",
+                                    "split_kv", "decode_visits", "page_visit_ns"}));
   if (const YAML::Node t = a["tile_rows"]) {
     require_keys_known(doc, t, field + ".tile_rows", {"min", "max"});
-    if (!t["min"] || !t["max"]) throw InputError(locate(doc, t, field + ".tile_rows"), "give both min and max");
+    if (!t["min"] || !t["max"])
+      throw InputError(locate(doc, t, field + ".tile_rows"), "give both min and max");
     p.tile_rows_min = tile_rows(doc, t["min"], field + ".tile_rows.min");
     p.tile_rows_max = tile_rows(doc, t["max"], field + ".tile_rows.max");
     if (p.tile_rows_min > p.tile_rows_max)
@@ -130,17 +158,26 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
   }
   if (a["gqa_packing"]) p.gqa_packing = get_bool(doc, a["gqa_packing"], field + ".gqa_packing");
   if (a["split_min_tokens"])
-    p.split_min_tokens = small_int(doc, a["split_min_tokens"], field + ".split_min_tokens", 16, 1 << 20);
+    p.split_min_tokens =
+        small_int(doc, a["split_min_tokens"], field + ".split_min_tokens", 16, 1 << 20);
   if (const YAML::Node sk = a["split_kv"]) {  // which phases split the KV length to fill the SMs
     require_keys_known(doc, sk, field + ".split_kv", {"value", "source"});
     const std::string v = get_string(doc, sk["value"], field + ".split_kv.value");
     if (v != "always" && v != "decode" && v != "fa2" && v != "waves")
       throw InputError(locate(doc, sk["value"], field + ".split_kv.value"),
-                       "must be always (prefill and decode split the KV length when the grid is short), decode, fa2 "
-                       "(FlashAttention-2's split heuristic) or waves (always, and many works split to fill the last "
-                       "wave), got '" + v + "'");
-    if (!sk["source"]) throw InputError(locate(doc, sk, field + ".split_kv"), "missing source: say where this comes from");
-    p.split_kv = v == "always" ? SplitKv::always : v == "decode" ? SplitKv::decode : v == "fa2" ? SplitKv::fa2 : SplitKv::waves;
+                       "must be always (prefill and decode split the KV length when the grid is "
+                       "short), decode, fa2 "
+                       "(FlashAttention-2's split heuristic) or waves (always, and many works "
+                       "split to fill the last "
+                       "wave), got '" +
+                           v + "'");
+    if (!sk["source"])
+      throw InputError(locate(doc, sk, field + ".split_kv"),
+                       "missing source: say where this comes from");
+    p.split_kv = v == "always"   ? SplitKv::always
+                 : v == "decode" ? SplitKv::decode
+                 : v == "fa2"    ? SplitKv::fa2
+                                 : SplitKv::waves;
     p.split_kv_source = get_string(doc, sk["source"], field + ".split_kv.source");
   }
   if (const YAML::Node dv = a["decode_visits"]) {  // which pages a decode work item walks
@@ -148,9 +185,13 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
     const std::string v = get_string(doc, dv["value"], field + ".decode_visits.value");
     if (v != "selected" && v != "context")
       throw InputError(locate(doc, dv["value"], field + ".decode_visits.value"),
-                       "must be selected (the K + W selected pages) or context (every page of the context, e.g. a "
-                       "block-mask row walked whole), got '" + v + "'");
-    if (!dv["source"]) throw InputError(locate(doc, dv, field + ".decode_visits"), "missing source: say where this comes from");
+                       "must be selected (the K + W selected pages) or context (every page of the "
+                       "context, e.g. a "
+                       "block-mask row walked whole), got '" +
+                           v + "'");
+    if (!dv["source"])
+      throw InputError(locate(doc, dv, field + ".decode_visits"),
+                       "missing source: say where this comes from");
     p.decode_visits_context = v == "context";
     p.decode_visits_source = get_string(doc, dv["source"], field + ".decode_visits.source");
   }
@@ -161,13 +202,20 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
                      "({value: shared|none|unknown, source: \"...\"})");
   require_keys_known(doc, l2, field + ".l2_sharing", {"value", "source"});
   const std::string v = get_string(doc, l2["value"], field + ".l2_sharing.value");
-  if (v == "shared") p.l2_sharing = L2Sharing::shared;
-  else if (v == "none") p.l2_sharing = L2Sharing::none;
-  else if (v == "unknown") p.l2_sharing = L2Sharing::unknown;
-  else throw InputError(locate(doc, l2["value"], field + ".l2_sharing.value"), "expected shared, none or unknown");
+  if (v == "shared")
+    p.l2_sharing = L2Sharing::shared;
+  else if (v == "none")
+    p.l2_sharing = L2Sharing::none;
+  else if (v == "unknown")
+    p.l2_sharing = L2Sharing::unknown;
+  else
+    throw InputError(locate(doc, l2["value"], field + ".l2_sharing.value"),
+                     "expected shared, none or unknown");
   if (!l2["source"]) throw InputError(locate(doc, l2, field + ".l2_sharing"), "missing 'source'");
   p.l2_sharing_source = get_string(doc, l2["source"], field + ".l2_sharing.source");
-  const auto per_card = [&](const YAML::Node& n, const std::string& f, PerCard& out) { read_per_card(doc, n, f, out); };
+  const auto per_card = [&](const YAML::Node& n, const std::string& f, PerCard& out) {
+    read_per_card(doc, n, f, out);
+  };
   read_block(a, field, attention_fields(), p, per_card);
   const YAML::Node pv = a["page_visit_ns"];
   if (!pv)
@@ -184,57 +232,76 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
   }
 }
 
-void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string& field, ImplProfile& p) {
+void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string& field,
+                     ImplProfile& p) {
   require_keys_known(doc, s, field,
-                     names_of(selection_fields(), {"score_tile_rows", "score_pages_per_tile", "score_tiles_per_cta",
-                                                   "topk_radix_passes", "topk_cluster_above", "topk_few_rows_slice",
-                                                   "topk_ctas_per_sm", "score_bytes", "setup_inline_bytes"}));
-  if (s["score_tile_rows"]) p.score_tile_rows = small_int(doc, s["score_tile_rows"], field + ".score_tile_rows", 1, 1024);
+                     names_of(selection_fields(),
+                              {"score_tile_rows", "score_pages_per_tile", "score_tiles_per_cta",
+                               "topk_radix_passes", "topk_cluster_above", "topk_few_rows_slice",
+                               "topk_ctas_per_sm", "score_bytes", "setup_inline_bytes"}));
+  if (s["score_tile_rows"])
+    p.score_tile_rows = small_int(doc, s["score_tile_rows"], field + ".score_tile_rows", 1, 1024);
   if (s["score_pages_per_tile"])
-    p.score_pages_per_tile = small_int(doc, s["score_pages_per_tile"], field + ".score_pages_per_tile", 1, 4096);
+    p.score_pages_per_tile =
+        small_int(doc, s["score_pages_per_tile"], field + ".score_pages_per_tile", 1, 4096);
   if (s["score_tiles_per_cta"])
-    p.score_tiles_per_cta = small_int(doc, s["score_tiles_per_cta"], field + ".score_tiles_per_cta", 1, 1024);
+    p.score_tiles_per_cta =
+        small_int(doc, s["score_tiles_per_cta"], field + ".score_tiles_per_cta", 1, 1024);
   if (s["topk_radix_passes"])
-    p.topk_radix_passes = small_int(doc, s["topk_radix_passes"], field + ".topk_radix_passes", 1, 8);
+    p.topk_radix_passes =
+        small_int(doc, s["topk_radix_passes"], field + ".topk_radix_passes", 1, 8);
   if (s["topk_few_rows_slice"])
-    p.topk_few_rows_slice = small_int(doc, s["topk_few_rows_slice"], field + ".topk_few_rows_slice", 0, 1 << 30);
+    p.topk_few_rows_slice =
+        small_int(doc, s["topk_few_rows_slice"], field + ".topk_few_rows_slice", 0, 1 << 30);
   if (s["topk_ctas_per_sm"])
     p.topk_ctas_per_sm = small_int(doc, s["topk_ctas_per_sm"], field + ".topk_ctas_per_sm", 1, 32);
   if (s["setup_inline_bytes"])
-    p.setup_inline_bytes = small_int(doc, s["setup_inline_bytes"], field + ".setup_inline_bytes", 0, 1 << 20);
+    p.setup_inline_bytes =
+        small_int(doc, s["setup_inline_bytes"], field + ".setup_inline_bytes", 0, 1 << 20);
   if (s["topk_cluster_above"])
-    p.topk_cluster_above = small_int(doc, s["topk_cluster_above"], field + ".topk_cluster_above", 0, 1 << 30);
+    p.topk_cluster_above =
+        small_int(doc, s["topk_cluster_above"], field + ".topk_cluster_above", 0, 1 << 30);
   if (s["score_bytes"]) {
     const std::int64_t b = get_int(doc, s["score_bytes"], field + ".score_bytes");
-    if (b != 2 && b != 4) throw InputError(locate(doc, s["score_bytes"], field + ".score_bytes"), "must be 2 or 4");
+    if (b != 2 && b != 4)
+      throw InputError(locate(doc, s["score_bytes"], field + ".score_bytes"), "must be 2 or 4");
     p.score_bytes = static_cast<double>(b);
   }
   read_block(s, field, selection_fields(), p,
-             [&](const YAML::Node& n, const std::string& f, PerCard& out) { read_per_card(doc, n, f, out); });
+             [&](const YAML::Node& n, const std::string& f, PerCard& out) {
+               read_per_card(doc, n, f, out);
+             });
 }
 
 // A calibration file's `implementation: {name: <profile>, attention: {...}, selection: {...}}`
 // block: single figures measured on the file's card.
-void merge_calibration(const YamlDoc& referrer, const YAML::Node& ref, const std::string& field, ImplProfile& p) {
+void merge_calibration(const YamlDoc& referrer, const YAML::Node& ref, const std::string& field,
+                       ImplProfile& p) {
   const std::string path = get_string(referrer, ref, field);
   YamlDoc cal;
   try {
     const auto text = embedded_text(path);
     cal = text ? parse_yaml(*text, "<embedded>/" + path) : load_yaml_file(path);
   } catch (const InputError& e) {
-    throw InputError(locate(referrer, ref, field), std::string("cannot load the calibration file: ") + e.what());
+    throw InputError(locate(referrer, ref, field),
+                     std::string("cannot load the calibration file: ") + e.what());
   }
   const YAML::Node root = cal.root["calibration"];
-  if (!root) throw InputError(locate(cal, cal.root, "calibration"), "missing 'calibration:' mapping");
-  if (!root["card_name"]) throw InputError(locate(cal, root, "calibration.card_name"), "missing: the GPU preset measured");
+  if (!root)
+    throw InputError(locate(cal, cal.root, "calibration"), "missing 'calibration:' mapping");
+  if (!root["card_name"])
+    throw InputError(locate(cal, root, "calibration.card_name"),
+                     "missing: the GPU preset measured");
   const std::string card = get_string(cal, root["card_name"], "calibration.card_name");
   const YAML::Node im = root["implementation"];
   if (!im) return;  // a card-only calibration (built without the kernels): nothing for the profile
   const std::string f0 = "calibration.implementation";
   require_keys_known(cal, im, f0, {"name", "basis", "attention", "selection"});
   if (!im["name"] || get_string(cal, im["name"], f0 + ".name") != p.name)
-    throw InputError(locate(cal, im, f0 + ".name"), "must name the profile '" + p.name + "' that lists this file");
-  const auto single = [&](const YAML::Node& blk, const std::string& f, const std::vector<FieldSpec>& specs) {
+    throw InputError(locate(cal, im, f0 + ".name"),
+                     "must name the profile '" + p.name + "' that lists this file");
+  const auto single = [&](const YAML::Node& blk, const std::string& f,
+                          const std::vector<FieldSpec>& specs) {
     if (!blk) return;
     require_keys_known(cal, blk, f, names_of(specs, {"page_visit_ns"}));
     for (const auto& s : specs) {
@@ -265,45 +332,60 @@ ImplProfile parse_impl(const YamlDoc& doc, const YAML::Node& node, const std::st
   const auto field = [&](const std::string& k) { return prefix.empty() ? k : prefix + "." + k; };
   require_map(doc, node, prefix.empty() ? "profile" : prefix);
   require_keys_known(doc, node, prefix,
-                     {"name", "display_name", "description", "roles", "archs", "superseded_by", "attention", "selection", "selection_from",
-                      "calibrations"});
+                     {"name", "display_name", "description", "roles", "archs", "superseded_by",
+                      "attention", "selection", "selection_from", "calibrations"});
   ImplProfile p;
   if (!node["name"]) throw InputError(locate(doc, node, field("name")), "missing 'name'");
   p.name = get_string(doc, node["name"], field("name"));
-  p.display_name = node["display_name"] ? get_string(doc, node["display_name"], field("display_name")) : p.name;
-  p.description = node["description"] ? get_string(doc, node["description"], field("description")) : "";
-  if (node["superseded_by"]) p.superseded_by = get_string(doc, node["superseded_by"], field("superseded_by"));
+  p.display_name =
+      node["display_name"] ? get_string(doc, node["display_name"], field("display_name")) : p.name;
+  p.description =
+      node["description"] ? get_string(doc, node["description"], field("description")) : "";
+  if (node["superseded_by"])
+    p.superseded_by = get_string(doc, node["superseded_by"], field("superseded_by"));
   const YAML::Node roles = node["roles"];
   if (!roles || !roles.IsSequence() || roles.size() == 0)
-    throw InputError(locate(doc, roles ? roles : node, field("roles")), "expected a list: [dense], [cisa] or [dense, cisa]");
+    throw InputError(locate(doc, roles ? roles : node, field("roles")),
+                     "expected a list: [dense], [cisa] or [dense, cisa]");
   for (std::size_t i = 0; i < roles.size(); ++i) {
     const std::string r = get_string(doc, roles[i], field("roles"));
-    if (r == "dense") p.prices_dense = true;
-    else if (r == "cisa") p.prices_cisa = true;
-    else throw InputError(locate(doc, roles[i], field("roles")), "expected dense or cisa, got '" + r + "'");
+    if (r == "dense")
+      p.prices_dense = true;
+    else if (r == "cisa")
+      p.prices_cisa = true;
+    else
+      throw InputError(locate(doc, roles[i], field("roles")),
+                       "expected dense or cisa, got '" + r + "'");
   }
   const YAML::Node archs = node["archs"];
   if (!archs || !archs.IsSequence() || archs.size() == 0)
-    throw InputError(locate(doc, archs ? archs : node, field("archs")),
-                     "expected a list of the architectures its kernels run on: [hopper], [blackwell] or both");
+    throw InputError(
+        locate(doc, archs ? archs : node, field("archs")),
+        "expected a list of the architectures its kernels run on: [hopper], [blackwell] or both");
   for (std::size_t i = 0; i < archs.size(); ++i) {
     const std::string a = get_string(doc, archs[i], field("archs"));
     if (a != "hopper" && a != "blackwell")
-      throw InputError(locate(doc, archs[i], field("archs")), "expected hopper or blackwell, got '" + a + "'");
+      throw InputError(locate(doc, archs[i], field("archs")),
+                       "expected hopper or blackwell, got '" + a + "'");
     p.archs.push_back(a);
   }
-  if (!node["attention"]) throw InputError(locate(doc, node, field("attention")), "missing 'attention' block");
+  if (!node["attention"])
+    throw InputError(locate(doc, node, field("attention")), "missing 'attention' block");
   parse_attention(doc, node["attention"], field("attention"), p);
   if (node["selection"] && node["selection_from"])
     throw InputError(locate(doc, node["selection_from"], field("selection_from")),
-                     "give either 'selection' (its own kernels) or 'selection_from' (another profile's), not both");
-  if (node["selection_from"]) p.selection_from = get_string(doc, node["selection_from"], field("selection_from"));
+                     "give either 'selection' (its own kernels) or 'selection_from' (another "
+                     "profile's), not both");
+  if (node["selection_from"])
+    p.selection_from = get_string(doc, node["selection_from"], field("selection_from"));
   if (node["selection"]) parse_selection(doc, node["selection"], field("selection"), p);
   if (p.prices_cisa && !node["selection"] && !node["selection_from"])
     throw InputError(locate(doc, node, field("selection")),
-                     "a profile that prices CISA needs 'selection' (scoring, top-k, setup) or 'selection_from: <profile>'");
+                     "a profile that prices CISA needs 'selection' (scoring, top-k, setup) or "
+                     "'selection_from: <profile>'");
   if (const YAML::Node cals = node["calibrations"]) {
-    if (!cals.IsSequence()) throw InputError(locate(doc, cals, field("calibrations")), "expected a list of files");
+    if (!cals.IsSequence())
+      throw InputError(locate(doc, cals, field("calibrations")), "expected a list of files");
     for (std::size_t i = 0; i < cals.size(); ++i)
       merge_calibration(doc, cals[i], field("calibrations") + "[" + std::to_string(i) + "]", p);
   }
@@ -311,7 +393,9 @@ ImplProfile parse_impl(const YamlDoc& doc, const YAML::Node& node, const std::st
   return p;
 }
 
-std::vector<std::string> impl_preset_names() { return embedded_yaml_names(kImplDir); }
+std::vector<std::string> impl_preset_names() {
+  return embedded_yaml_names(kImplDir);
+}
 
 ImplProfile impl_preset(const std::string& name) {
   for (const auto& k : impl_preset_names())

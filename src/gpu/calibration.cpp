@@ -41,8 +41,8 @@ std::string calibration_yaml(const std::string& card_name) {
   const auto hb = probe_h2d_bandwidth_gbs();
   std::cerr << fmt::format("{:.2f} us + {:.1f} GB/s\n", hl.value, hb.value);
   auto fig = [&](const char* indent, const char* key, const ProbeResult& r) {
-    return fmt::format("{}{}: {{value: {:.4g}, source: \"{}; {}; spread {:.1f}%\"}}\n", indent, key, r.value, tag,
-                       r.method, 100 * r.spread);
+    return fmt::format("{}{}: {{value: {:.4g}, source: \"{}; {}; spread {:.1f}%\"}}\n", indent, key,
+                       r.value, tag, r.method, 100 * r.spread);
   };
   std::ostringstream y;
   y << "# Written by cisa-sim calibrate on " << date << " for " << dev.name << ".\n"
@@ -50,11 +50,13 @@ std::string calibration_yaml(const std::string& card_name) {
     << "# project's kernel classes on it (read by models/impl/cisa_kernels.yaml).\n"
     << "calibration:\n"
     << "  card_name: " << card_name << "\n"
-    << "  basis: \"measured on " << dev.name << " by cisa-sim calibrate " << tool_version() << ", " << date << "\"\n"
+    << "  basis: \"measured on " << dev.name << " by cisa-sim calibrate " << tool_version() << ", "
+    << date << "\"\n"
     << "  card:\n"
-    << fig("    ", "read_bw_tbs", rd) << fig("    ", "write_bw_tbs", wr) << fig("    ", "copy_bw_tbs", cp)
-    << fig("    ", "gemm_bf16_tflops", mm) << fig("    ", "launch_overhead_us", lo)
-    << fig("    ", "kernel_floor_us", kf) << fig("    ", "h2d_bw_gbs", hb) << fig("    ", "h2d_latency_us", hl);
+    << fig("    ", "read_bw_tbs", rd) << fig("    ", "write_bw_tbs", wr)
+    << fig("    ", "copy_bw_tbs", cp) << fig("    ", "gemm_bf16_tflops", mm)
+    << fig("    ", "launch_overhead_us", lo) << fig("    ", "kernel_floor_us", kf)
+    << fig("    ", "h2d_bw_gbs", hb) << fig("    ", "h2d_latency_us", hl);
 #ifdef CISA_HAVE_MEASURE
   std::cerr << "  kernel classes (attention, floors, top-k, scoring) ... " << std::flush;
   const ImplProfile kernels = impl_preset("cisa_kernels");
@@ -68,22 +70,28 @@ std::string calibration_yaml(const std::string& card_name) {
   card.sms = dev.sms;
   const KernelRates kr = measure_kernel_rates(dev.sms, shape, card);
   std::cerr << fmt::format(
-      "  {:.1f} TF/s, {:.2f} TB/s; page visit ns*SM (16/32/64/128 rows): {:.0f} {:.0f} {:.0f} {:.0f}; floors "
-      "{:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM, {:.3f} IDs/ns/SM; scoring "
+      "  {:.1f} TF/s, {:.2f} TB/s; page visit ns*SM (16/32/64/128 rows): {:.0f} {:.0f} {:.0f} "
+      "{:.0f}; floors "
+      "{:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM, {:.3f} IDs/ns/SM; "
+      "scoring "
       "{:.2f}/{:.2f} TB/s; setup {:.1f} us + {:.1f} GB/s\n",
-      kr.attention_tflops, kr.attention_read_bw_tbs, kr.attention_page_ns[0], kr.attention_page_ns[1],
-      kr.attention_page_ns[2], kr.attention_page_ns[3], kr.attention_floor_us, kr.scoring_floor_us,
-      kr.topk_floor_us, kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm,
-      kr.topk_out_ids_per_ns_per_sm, kr.scoring_read_bw_tbs, kr.scoring_write_bw_tbs, kr.setup_floor_us,
-      hb.value);
+      kr.attention_tflops, kr.attention_read_bw_tbs, kr.attention_page_ns[0],
+      kr.attention_page_ns[1], kr.attention_page_ns[2], kr.attention_page_ns[3],
+      kr.attention_floor_us, kr.scoring_floor_us, kr.topk_floor_us,
+      kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm,
+      kr.topk_out_ids_per_ns_per_sm, kr.scoring_read_bw_tbs, kr.scoring_write_bw_tbs,
+      kr.setup_floor_us, hb.value);
   auto meas = [&](const char* indent, const char* key, double v, const std::string& method) {
-    return v > 0 ? fmt::format("{}{}: {{value: {:.4g}, source: \"{}; {}\"}}\n", indent, key, v, tag, method)
-                 : fmt::format("{}# {}: not written: the measurement was not physical ({})\n", indent, key, method);
+    return v > 0 ? fmt::format("{}{}: {{value: {:.4g}, source: \"{}; {}\"}}\n", indent, key, v, tag,
+                               method)
+                 : fmt::format("{}# {}: not written: the measurement was not physical ({})\n",
+                               indent, key, method);
   };
   const char* a = "      ";
   const char* v = "        ";
-  y << "  implementation:\n    name: cisa_kernels\n    basis: \"this project's kernels (kernels/) on " << dev.name
-    << "\"\n    attention:\n"
+  y << "  implementation:\n    name: cisa_kernels\n    basis: \"this project's kernels (kernels/) "
+       "on "
+    << dev.name << "\"\n    attention:\n"
     << meas(a, "mma_tflops", kr.attention_tflops, kr.attention_method)
     << meas(a, "read_bw_tbs", kr.attention_read_bw_tbs, kr.attention_read_method)
     << meas(a, "gather_bw_tbs", kr.attention_gather_bw_tbs, kr.attention_gather_method)
@@ -98,19 +106,30 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "scoring_floor_us", kr.scoring_floor_us,
             kr.floor_method + ", scoring component (2 launches) less its CTA's 2 load steps")
     << meas(a, "scoring_step_us", kr.scoring_tile_us,
-            "cisa_kernels step of one selection with N_e = 257 (a CTA walks 4 tiles of 64 representatives) vs "
+            "cisa_kernels step of one selection with N_e = 257 (a CTA walks 4 tiles of 64 "
+            "representatives) vs "
             "N_e = 112 (2 tiles): time difference / 2, median of 31")
     << meas(a, "topk_keys_per_ns_per_sm", kr.topk_elem_passes_per_ns_per_sm, kr.topk_method)
-    << meas(a, "topk_l2_keys_per_ns_per_sm", kr.topk_l2_elem_passes_per_ns_per_sm, kr.topk_l2_method)
+    << meas(a, "topk_l2_keys_per_ns_per_sm", kr.topk_l2_elem_passes_per_ns_per_sm,
+            kr.topk_l2_method)
     << meas(a, "topk_ids_per_ns_per_sm", kr.topk_out_ids_per_ns_per_sm, kr.topk_method)
     << meas(a, "topk_floor_us", kr.topk_floor_us, kr.topk_method)
     << meas(a, "topk_cta_us", kr.topk_cta_us, kr.topk_method)
     << meas(a, "topk_cluster_us", kr.topk_cluster_us, kr.topk_method)
+    << meas(a, "topk_decode_floor_us", kr.topk_decode_floor_us, kr.topk_decode_method)
+    << (kr.topk_decode_floor_us > 0 && kr.topk_decode_cluster_us <= 0
+            ? std::string(a) +
+                  "# topk_decode_cluster_us: not written: the decode fit found no merge cost (no "
+                  "such term)\n"
+            : meas(a, "topk_decode_cluster_us", kr.topk_decode_cluster_us, kr.topk_decode_method))
+    << meas(a, "topk_decode_keys_per_ns_per_sm", kr.topk_decode_keys_per_ns_per_sm,
+            kr.topk_decode_method)
     << meas(a, "setup_latency_us", kr.setup_floor_us, kr.setup_method)
     << meas(a, "other_floor_us", kr.other_floor_us, kr.other_method)
     << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method)
     << meas(a, "scoring_decode_floor_us", kr.scoring_decode_floor_us, kr.scoring_decode_method)
-    << meas(a, "scoring_decode_read_bw_tbs", kr.scoring_decode_read_bw_tbs, kr.scoring_decode_method);
+    << meas(a, "scoring_decode_read_bw_tbs", kr.scoring_decode_read_bw_tbs,
+            kr.scoring_decode_method);
 #endif
   return y.str();
 }

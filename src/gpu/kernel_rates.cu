@@ -1,11 +1,11 @@
 // `calibrate`'s kernel-class rates: this project's kernels timed at reference shapes (attention
 // MMA rate and page-visit time per tile class, per-class floors, setup copy, top-k and scoring
 // rates), with the byte and row counts the model assigns to the same shapes.
+#include "gpu/kernel_rates.hpp"
+#include "gpu/synthetic.cuh"
 #include "model/roofline.hpp"
 #include "model/topk_fit.hpp"
 #include "model/traffic.hpp"
-#include "gpu/kernel_rates.hpp"
-#include "gpu/synthetic.cuh"
 
 namespace cisa::gpu {
 
@@ -13,12 +13,13 @@ namespace {
 
 std::string fmt_scoring(double ms1, double r1, double w1, double ms2, double r2, double w2) {
   char buf[400];
-  std::snprintf(buf, sizeof buf,
-                "cisa_kernels scoring in the step: decode 64 x 1M, K=4,096 (%.3f ms; model DRAM "
-                "read %.3g B, write %.3g B) and "
-                "prefill 4 x (1M - 512 + 512), G=1 (%.3f ms; read %.3g B, write %.3g B); t - floor = "
-                "R/read_bw + W/write_bw solved",
-                ms1, r1, w1, ms2, r2, w2);
+  std::snprintf(
+      buf, sizeof buf,
+      "cisa_kernels scoring in the step: decode 64 x 1M, K=4,096 (%.3f ms; model DRAM "
+      "read %.3g B, write %.3g B) and "
+      "prefill 4 x (1M - 512 + 512), G=1 (%.3f ms; read %.3g B, write %.3g B); t - floor = "
+      "R/read_bw + W/write_bw solved",
+      ms1, r1, w1, ms2, r2, w2);
   return buf;
 }
 
@@ -65,7 +66,8 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   OtherWork other(pt, plan, w);
   auto run = [&](K::Instrument* ins) {
     other.run(w, ins);
-    step.upload(nullptr, ins);  // setup: the descriptor copy, per step as in --measure and the model
+    step.upload(nullptr,
+                ins);  // setup: the descriptor copy, per step as in --measure and the model
     step.run(q.p, iq.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
   };
   PipelineTimes t;
@@ -102,6 +104,53 @@ std::string fmt_us(const std::string& before, double ms, const std::string& afte
 
 }  // namespace
 
+namespace {
+// The decode step's top-k on a grid of its own (its CTAs have an SM each and read scores the GEMV
+// scoring left in L2, so the prefill fit's fixed and merge terms do not carry over: NOTES session
+// 8): the three L2-rate shapes and nine more, one KV head, W = 128; rows 2 to 128, N_e 4K to 64K in
+// 1 to 4 CTAs per row, K 512 to 4,096; floor + cluster waves x merge + key passes / rate solved
+// with the prefill fit's CTA and ID terms (fit_topk_decode).
+void fit_decode_topk(std::vector<PipelineTimes> decs, Timer& timer, int sms,
+                     const KernelShape& shape, KernelRates& out) {
+  const struct {
+    int B, K;
+    std::int64_t hist;
+  } grid[] = {{8, 2048, 131072},  {8, 2048, 262144},   {8, 2048, 524288},
+              {8, 4096, 1048576}, {32, 4096, 1048576}, {2, 512, 65536},
+              {24, 3072, 393216}, {2, 4096, 786432},   {48, 1024, 196608}};
+  for (const auto& g : grid) {
+    World w(g.B, g.hist + 1, 1,
+            97 + static_cast<unsigned>(g.B) + static_cast<unsigned>(g.hist >> 16));
+    decs.push_back(time_pipeline({g.B, 1, 1, g.K, 128, g.hist}, w, timer, sms, shape, 15));
+  }
+  std::vector<TopkSample> samples;
+  std::string shapes;
+  for (const PipelineTimes& t : decs) {
+    const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
+    samples.push_back(TopkSample{k.waves, k.cluster_waves, k.key_passes, k.ids, t.topk_ms * 1e-3});
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s%.0f rows x %.0f keys: %.1f us", shapes.empty() ? "" : "; ",
+                  t.model.topk_rows, t.model.eligible_chunks_sum / t.model.topk_rows,
+                  t.topk_ms * 1e3);
+    shapes += buf;
+  }
+  const double ids_per_s = out.topk_out_ids_per_ns_per_sm * 1e9;
+  const TopkFit fit = fit_topk_decode(samples, out.topk_cta_us * 1e-6, ids_per_s);
+  if (fit.ok) {
+    out.topk_decode_floor_us = fit.floor_s * 1e6;
+    out.topk_decode_cluster_us = fit.cluster_s * 1e6;
+    out.topk_decode_keys_per_ns_per_sm = fit.key_passes_per_s / 1e9;
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%zu shapes, rms residual %.1f %%; ", samples.size(),
+                100.0 * fit.rms_rel);
+  out.topk_decode_method =
+      "cisa_kernels steps, decode, top-k after the GEMV scoring (scores in L2), one KV head, "
+      "W=128: " +
+      std::string(buf) + fit.note + "; median of 15 each: " + shapes;
+}
+}  // namespace
+
 KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates& card) {
   using namespace cisa;
   KernelRates out;
@@ -132,8 +181,9 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
           d.launches += 1;
         }
     }
-    d.ms = timer.components([&](K::Instrument* ins) { step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, ins); },
-                            reps)["attention"];
+    d.ms = timer.components(
+        [&](K::Instrument* ins) { step.run_attention(q.p, o.p, w.kv, w.bt, nullptr, ins); },
+        reps)["attention"];
     Geometry geo;
     geo.q_heads = r;
     geo.kv_heads = 1;
@@ -148,7 +198,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     const DenseRun d = dense_run(16, 512, std::int64_t(1) << 20, 77, 5);
     out.attention_tflops = d.flops / (d.ms * 1e-3) / 1e12;
     out.attention_method =
-        "cisa_kernels paged_attention, dense prefill B=16, history 1M + 512 new, r=4, 1 KV head, useful FLOPs / "
+        "cisa_kernels paged_attention, dense prefill B=16, history 1M + 512 new, r=4, 1 KV head, "
+        "useful FLOPs / "
         "median of 5 (L2 flushed)";
   }
   // Floors: one selection (K = 64, W = 16) of one sequence with 2,048 cached tokens: every kernel
@@ -203,47 +254,50 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   }
   {
     const DenseRun d = dense_run(16, 1, std::int64_t(1) << 20, 81, 9);
-    out.attention_read_bw_tbs = d.bytes / (d.ms * 1e-3 - d.launches * out.attention_floor_us * 1e-6) / 1e12;
+    out.attention_read_bw_tbs =
+        d.bytes / (d.ms * 1e-3 - d.launches * out.attention_floor_us * 1e-6) / 1e12;
     out.attention_read_method =
-        "cisa_kernels paged_attention, dense decode B=16, history 1M, r=4, 1 KV head: the model's DRAM bytes / "
+        "cisa_kernels paged_attention, dense decode B=16, history 1M, r=4, 1 KV head: the model's "
+        "DRAM bytes / "
         "(median of 9 - floors), L2 flushed";
   }
-  // Top-k: the model's form (topk_work / topk_terms: floor + waves x CTA time + cluster waves x merge
-  // time + key passes / key rate + IDs / ID rate on the busiest SM), solved by least squares of
-  // relative residuals over the floor shape and a grid of prefill shapes with scores from DRAM
+  // Top-k: the model's form (topk_work / topk_terms: floor + waves x CTA time + cluster waves x
+  // merge time + key passes / key rate + IDs / ID rate on the busiest SM), solved by least squares
+  // of relative residuals over the floor shape and a grid of prefill shapes with scores from DRAM
   // (scenarios/calib_topk_grid.yaml, r = 4, W = 128, P = 512): N_e from 2K to 64K, K from 512 to
   // 4,096, 16 to 16,384 rows, so every launch plan (16K slices in clusters of 1-4, 32K slices in
-  // clusters of 1-2, one or several waves) is in the fit. Three decode shapes (one wave each, scores
-  // left in L2 by the scoring kernel) then give the L2 key rate.
+  // clusters of 1-2, one or several waves) is in the fit. Three decode shapes (one wave each,
+  // scores left in L2 by the scoring kernel) then give the L2 key rate.
   struct GridShape {
     int B, G, K;
     std::int64_t context;
   };
-  const GridShape grid[] = {{4, 8, 4096, 131584},   {1, 8, 1024, 524800},   {1, 1, 512, 131584},
-                            {4, 32, 4096, 1048576}, {2, 1, 3072, 393728},   {4, 1, 4096, 1048576},
-                            {4, 1, 1024, 1048576},  {16, 1, 4096, 131584},  {32, 1, 512, 33280},
-                            {16, 1, 4096, 524800},  {8, 1, 2048, 262656},   {1, 16, 4096, 1048576},
-                            {2, 8, 2048, 524800},   {8, 32, 2048, 1048576}, {1, 4, 1024, 262656},
-                            {8, 2, 1024, 66048},    {4, 4, 3072, 786944},   {8, 16, 512, 393728},
-                            {16, 64, 4096, 1048576}};
+  const GridShape grid[] = {
+      {4, 8, 4096, 131584}, {1, 8, 1024, 524800},   {1, 1, 512, 131584},    {4, 32, 4096, 1048576},
+      {2, 1, 3072, 393728}, {4, 1, 4096, 1048576},  {4, 1, 1024, 1048576},  {16, 1, 4096, 131584},
+      {32, 1, 512, 33280},  {16, 1, 4096, 524800},  {8, 1, 2048, 262656},   {1, 16, 4096, 1048576},
+      {2, 8, 2048, 524800}, {8, 32, 2048, 1048576}, {1, 4, 1024, 262656},   {8, 2, 1024, 66048},
+      {4, 4, 3072, 786944}, {8, 16, 512, 393728},   {16, 64, 4096, 1048576}};
   auto sample = [&](const PipelineTimes& t, double ms) {
     const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
     return TopkSample{k.waves, k.cluster_waves, k.key_passes, k.ids, ms * 1e-3};
   };
-  PipelineTimes pre, pre128;  // 4 x 1M and 16 x 128K at G = 1, K = 4,096: scoring and setup use them below
+  PipelineTimes pre,
+      pre128;  // 4 x 1M and 16 x 128K at G = 1, K = 4,096: scoring and setup use them below
   {
     std::vector<TopkSample> samples = {sample(floor_shape, floor_shape.topk_ms)};
     std::string shapes;
     unsigned seed = 71;
     for (const GridShape& g : grid) {
       World w(g.B, g.context, 1, seed += 2);
-      const PipelineTimes t = time_pipeline({g.B, 512, g.G, g.K, 128, g.context - 512}, w, timer, sms, shape, 5);
+      const PipelineTimes t =
+          time_pipeline({g.B, 512, g.G, g.K, 128, g.context - 512}, w, timer, sms, shape, 5);
       if (g.G == 1 && g.K == 4096 && g.B == 4 && g.context == 1048576) pre = t;
       if (g.G == 1 && g.K == 4096 && g.B == 16 && g.context == 131584) pre128 = t;
       samples.push_back(sample(t, t.topk_ms));
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%s%d x %lld G %d K %d: %.1f us", shapes.empty() ? "" : "; ", g.B,
-                    static_cast<long long>(g.context), g.G, g.K, t.topk_ms * 1e3);
+      std::snprintf(buf, sizeof buf, "%s%d x %lld G %d K %d: %.1f us", shapes.empty() ? "" : "; ",
+                    g.B, static_cast<long long>(g.context), g.G, g.K, t.topk_ms * 1e3);
       shapes += buf;
     }
     const TopkFit fit = fit_topk(samples);
@@ -255,11 +309,14 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       out.topk_out_ids_per_ns_per_sm = fit.ids_per_s / 1e9;
     }
     char buf[200];
-    std::snprintf(buf, sizeof buf, "floor shape (%.1f us) and %zu grid shapes, rms residual %.1f %%; ",
+    std::snprintf(buf, sizeof buf,
+                  "floor shape (%.1f us) and %zu grid shapes, rms residual %.1f %%; ",
                   floor_shape.topk_ms * 1e3, sizeof grid / sizeof grid[0], 100.0 * fit.rms_rel);
-    out.topk_method = "cisa_kernels step, prefill P=512, W=128, scores from DRAM (scenarios/calib_topk_grid.yaml): " +
-                      std::string(buf) + fit.note + " (" + std::to_string(passes) +
-                      " radix passes per key), median of 5 each: " + shapes;
+    out.topk_method =
+        "cisa_kernels step, prefill P=512, W=128, scores from DRAM "
+        "(scenarios/calib_topk_grid.yaml): " +
+        std::string(buf) + fit.note + " (" + std::to_string(passes) +
+        " radix passes per key), median of 5 each: " + shapes;
   }
   const double topk_floor_s = out.topk_floor_us * 1e-6;
   PipelineTimes dec;
@@ -271,11 +328,15 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         dec.model.attention_cisa.dram_bytes /
         (dec.attention_ms * 1e-3 - dec.attention_launches * out.attention_floor_us * 1e-6) / 1e12;
     out.attention_gather_method =
-        "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096, W=128, random selections: the model's CISA "
+        "cisa_kernels step, decode, 64 x 1M cached tokens, K=4,096, W=128, random selections: the "
+        "model's CISA "
         "attention DRAM bytes / (median of 15 - floors), L2 flushed";
     // The L2 key rate: relative least squares over three decode shapes (one wave each; 64 x 1M in
     // 2-CTA clusters, 16 x 256K and 128 x 512K one CTA per row), every other term at its fit.
-    const struct { int B, K; std::int64_t hist; } more[] = {{16, 2048, 262144}, {128, 1024, 524288}};
+    const struct {
+      int B, K;
+      std::int64_t hist;
+    } more[] = {{16, 2048, 262144}, {128, 1024, 524288}};
     std::vector<PipelineTimes> decs = {dec};
     for (const auto& d : more) {
       World wd(d.B, d.hist + 1, 1, 89 + static_cast<unsigned>(d.B));
@@ -286,9 +347,13 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     for (const PipelineTimes& t : decs) {
       const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
       const double sec = t.topk_ms * 1e-3;
-      const double rest = topk_floor_s + k.waves * out.topk_cta_us * 1e-6 + k.cluster_waves * out.topk_cluster_us * 1e-6 +
-                          (out.topk_out_ids_per_ns_per_sm > 0 ? k.ids / (out.topk_out_ids_per_ns_per_sm * 1e9) : 0.0);
-      num += (k.key_passes / sec) * (1.0 - rest / sec);  // minimises sum ((rest + key_passes x u) / sec - 1)^2
+      const double rest =
+          topk_floor_s + k.waves * out.topk_cta_us * 1e-6 +
+          k.cluster_waves * out.topk_cluster_us * 1e-6 +
+          (out.topk_out_ids_per_ns_per_sm > 0 ? k.ids / (out.topk_out_ids_per_ns_per_sm * 1e9)
+                                              : 0.0);
+      num += (k.key_passes / sec) *
+             (1.0 - rest / sec);  // minimises sum ((rest + key_passes x u) / sec - 1)^2
       den += (k.key_passes / sec) * (k.key_passes / sec);
       char buf[64];
       std::snprintf(buf, sizeof buf, "%s%.1f us", shapes.empty() ? "" : ", ", sec * 1e6);
@@ -296,15 +361,19 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     }
     if (num > 0 && den > 0) out.topk_l2_elem_passes_per_ns_per_sm = den / num / 1e9;
     out.topk_l2_method =
-        "cisa_kernels steps, decode, 64 x 1M (K=4,096), 16 x 256K (K=2,048), 128 x 512K (K=1,024): top-k after scoring "
-        "(scores in L2; " + shapes + ", median of 15 each); the key rate by relative least squares, the floor, wave, "
+        "cisa_kernels steps, decode, 64 x 1M (K=4,096), 16 x 256K (K=2,048), 128 x 512K (K=1,024): "
+        "top-k after scoring "
+        "(scores in L2; " +
+        shapes +
+        ", median of 15 each); the key rate by relative least squares, the floor, wave, "
         "cluster and output terms at the prefill fit";
+    fit_decode_topk(decs, timer, sms, shape, out);
   }
   // Setup = latency + descriptor bytes / the card's host-to-device bandwidth (card.setup_Bps: the
   // 256 MiB probe; a solve from two step copies swung from 48 to 32 GB/s between sessions while the
   // sweeps' copies kept 55): the latency from the decode step (64 selections), with the index
-  // projection in front of the copy as in a forward. (The one-selection floor shape, with no work in
-  // front, reads a shorter latency than steps do: NOTES v11.) The 16 x (128K + 512) prefill copy
+  // projection in front of the copy as in a forward. (The one-selection floor shape, with no work
+  // in front, reads a shorter latency than steps do: NOTES v11.) The 16 x (128K + 512) prefill copy
   // (8,192 selections) is reported beside it as a check.
   {
     const double b1 = dec.model.setup_h2d_bytes, t1 = dec.setup_ms * 1e-3;
@@ -313,35 +382,45 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     out.setup_floor_us = (t1 - b1 / bw) * 1e6;
     char buf[260];
     std::snprintf(buf, sizeof buf,
-                  "decode 64 x 1M, K=4,096 (%.1f us, %.0f B) less its bytes at the card's host-to-device bandwidth "
-                  "(%.1f GB/s); check: 16 x (128K + 512), G=1 measured %.1f us for %.0f B, this form gives %.1f us",
-                  t1 * 1e6, b1, bw / 1e9, t2 * 1e6, b2, (out.setup_floor_us * 1e-6 + b2 / bw) * 1e6);
-    out.setup_method = "cisa_kernels steps with the index projection before the descriptor copy: " + std::string(buf);
+                  "decode 64 x 1M, K=4,096 (%.1f us, %.0f B) less its bytes at the card's "
+                  "host-to-device bandwidth "
+                  "(%.1f GB/s); check: 16 x (128K + 512), G=1 measured %.1f us for %.0f B, this "
+                  "form gives %.1f us",
+                  t1 * 1e6, b1, bw / 1e9, t2 * 1e6, b2,
+                  (out.setup_floor_us * 1e-6 + b2 / bw) * 1e6);
+    out.setup_method = "cisa_kernels steps with the index projection before the descriptor copy: " +
+                       std::string(buf);
   }
   // Other: the index projection (cuBLAS) of the decode step at 1M + 1 tokens, where no chunk
   // completes; its fixed cost = time - its roofline at the card's rates. The representative update:
   // the same step at 1M tokens completes one chunk per sequence (a second kernel); its fixed cost =
   // the difference in time - the update's roofline.
   auto roof = [&](const KernelCost& k) {
-    return std::max((k.dram_bytes - k.dram_write_bytes) / card.read_bw_Bps + k.dram_write_bytes / card.write_bw_Bps,
+    return std::max((k.dram_bytes - k.dram_write_bytes) / card.read_bw_Bps +
+                        k.dram_write_bytes / card.write_bw_Bps,
                     k.flops_issued / card.gemm_flops);
   };
   {
     const KernelCost& k = dec.model.other;
     if (k.launches > 0 && dec.other_ms * 1e-3 > roof(k))
       out.other_floor_us = (dec.other_ms * 1e-3 - roof(k)) / k.launches * 1e6;
-    out.other_method = fmt_us("cisa_kernels step, decode, 64 x (1M + 1): other component (", dec.other_ms,
-                              " us, the index projection) less its bytes and FLOPs at the card's rates");
+    out.other_method =
+        fmt_us("cisa_kernels step, decode, 64 x (1M + 1): other component (", dec.other_ms,
+               " us, the index projection) less its bytes and FLOPs at the card's rates");
   }
   {
     World w(64, std::int64_t(1) << 20, 1, 71);
-    const PipelineTimes fill = time_pipeline({64, 1, 1, 4096, 128, (std::int64_t(1) << 20) - 1}, w, timer, sms, shape, 15);
+    const PipelineTimes fill =
+        time_pipeline({64, 1, 1, 4096, 128, (std::int64_t(1) << 20) - 1}, w, timer, sms, shape, 15);
     const KernelCost& k = fill.model.rep_update;
     const double t = (fill.other_ms - dec.other_ms) * 1e-3 - roof(k);
     if (k.launches > 0 && t > 0) out.rep_update_floor_us = t / k.launches * 1e6;
-    out.rep_update_method = fmt_us("cisa_kernels step, decode, 64 x 1M (one chunk per sequence completes): other "
-                                   "component (", fill.other_ms, " us) less the 64 x (1M + 1) step's (") +
-                            fmt_us("", dec.other_ms, " us) and the update's bytes at the card's rates");
+    out.rep_update_method =
+        fmt_us(
+            "cisa_kernels step, decode, 64 x 1M (one chunk per sequence completes): other "
+            "component (",
+            fill.other_ms, " us) less the 64 x (1M + 1) step's (") +
+        fmt_us("", dec.other_ms, " us) and the update's bytes at the card's rates");
   }
   // Scoring: t - floor = R / read_bw + W / write_bw at both shapes (R, W: the model's DRAM bytes).
   {
@@ -370,7 +449,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   {
     World w(8, 131072 + 1, 1, 89);
     const PipelineTimes d8 = time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15);
-    const double inv_w = out.scoring_write_bw_tbs > 0 ? 1.0 / (out.scoring_write_bw_tbs * 1e12) : 0.0;
+    const double inv_w =
+        out.scoring_write_bw_tbs > 0 ? 1.0 / (out.scoring_write_bw_tbs * 1e12) : 0.0;
     auto net = [&](const PipelineTimes& t, double& r) {
       const KernelCost& k = t.model.scoring;
       r = k.dram_bytes - k.dram_write_bytes;
@@ -384,8 +464,10 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     }
     char buf[240];
     std::snprintf(buf, sizeof buf,
-                  "cisa_kernels scoring in the decode step: 64 x 1M, K=4,096 (%.1f us, read %.3g B) and 8 x 128K, "
-                  "K=4,096 (%.1f us, read %.3g B), median of 15 each, less the keys written at the scoring write "
+                  "cisa_kernels scoring in the decode step: 64 x 1M, K=4,096 (%.1f us, read %.3g "
+                  "B) and 8 x 128K, "
+                  "K=4,096 (%.1f us, read %.3g B), median of 15 each, less the keys written at the "
+                  "scoring write "
                   "rate; floor + read bytes / rate solved",
                   dec.scoring_ms * 1e3, r1, d8.scoring_ms * 1e3, r2);
     out.scoring_decode_method = buf;

@@ -14,7 +14,8 @@ struct KernelRates {
   std::string attention_method;
   double attention_read_bw_tbs = 0;  // model DRAM bytes / time, dense decode (streaming)
   std::string attention_read_method;
-  double attention_gather_bw_tbs = 0;  // model DRAM bytes / time, CISA decode attention (page gather)
+  double attention_gather_bw_tbs =
+      0;  // model DRAM bytes / time, CISA decode attention (page gather)
   std::string attention_gather_method;
   // Top-k per-SM key-pass rate (model: 4 passes per key, one CTA per row, waves of rows), in the
   // pipeline (scores written by the scoring kernel just before): rows whose scores come from DRAM
@@ -22,20 +23,25 @@ struct KernelRates {
   double topk_elem_passes_per_ns_per_sm = 0, topk_l2_elem_passes_per_ns_per_sm = 0,
          topk_out_ids_per_ns_per_sm = 0;
   double topk_cta_us = 0;  // fixed time per wave of top-k CTAs (0: the fit did not support it)
-  double topk_cluster_us = 0;  // per wave and other CTA of a row's cluster (0: the fit did not support it)
+  double topk_cluster_us =
+      0;  // per wave and other CTA of a row's cluster (0: the fit did not support it)
   std::string topk_method, topk_l2_method;
+  // The decode step's top-k on its own grid (0: not solved; cluster 0: no merge term found)
+  double topk_decode_floor_us = 0, topk_decode_cluster_us = 0, topk_decode_keys_per_ns_per_sm = 0;
+  std::string topk_decode_method;
   // Scoring: read and write rates solved from two reference shapes (read-heavy decode,
   // write-heavy prefill) with the model's own byte split; 0 when the solve is not physical.
   double scoring_read_bw_tbs = 0, scoring_write_bw_tbs = 0;
   std::string scoring_method;
-  // The decode step's scoring kernel: fixed cost and read rate from two decode steps (0: not solved).
+  // The decode step's scoring kernel: fixed cost and read rate from two decode steps (0: not
+  // solved).
   double scoring_decode_floor_us = 0, scoring_decode_read_bw_tbs = 0;
   std::string scoring_decode_method;
   // Fixed cost per launch of each class: a one-selection step on a 2,048-token sequence.
   double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0, setup_floor_us = 0;
   double scoring_tile_us = 0;  // one representative-tile load step of a scoring CTA (0: not solved)
   std::string setup_method;
-  double other_floor_us = 0;   // fixed cost per launch of the index projection
+  double other_floor_us = 0;  // fixed cost per launch of the index projection
   std::string other_method;
   double rep_update_floor_us = 0;  // fixed cost per launch of the representative update
   std::string rep_update_method;

@@ -3,10 +3,11 @@
 #include <cmath>
 #include <stdexcept>
 
-
 namespace cisa {
 
-std::string to_string(Basis b) { return b == Basis::calibrated ? "calibrated" : "speed_of_light"; }
+std::string to_string(Basis b) {
+  return b == Basis::calibrated ? "calibrated" : "speed_of_light";
+}
 
 Basis parse_basis(const std::string& s) {
   if (s == "calibrated") return Basis::calibrated;
@@ -15,7 +16,6 @@ Basis parse_basis(const std::string& s) {
 }
 
 namespace {
-
 
 // Value at one end of the band. `rate`: larger is faster (lo time takes the high end).
 double at(const Figure& f, Bound b, bool rate) {
@@ -27,13 +27,15 @@ double at(const Figure& f, Bound b, bool rate) {
 
 void need(const Figure& f, const std::string& what, const std::string& who) {
   if (!(f.value > 0) || !std::isfinite(f.value))
-    throw std::invalid_argument(who + ": " + what + " must be a finite number > 0, got " + std::to_string(f.value));
+    throw std::invalid_argument(who + ": " + what + " must be a finite number > 0, got " +
+                                std::to_string(f.value));
 }
 
 }  // namespace
 
 CardBench transfer_card(const Hardware& from, const Hardware& to) {
-  if (!from.has_card) throw std::invalid_argument("card '" + from.name + "' has no measured bench to transfer");
+  if (!from.has_card)
+    throw std::invalid_argument("card '" + from.name + "' has no measured bench to transfer");
   const CardBench& s = from.card;
   CardBench c;
   c.basis = "transferred from " + from.name + " (" + s.basis + ") by fraction of the datasheet";
@@ -43,7 +45,8 @@ CardBench transfer_card(const Hardware& from, const Hardware& to) {
   c.read_bw_tbs = transferred(s.read_bw_tbs, bw, bw_rule, from.name);
   c.write_bw_tbs = transferred(s.write_bw_tbs, bw, bw_rule, from.name);
   c.copy_bw_tbs = transferred(s.copy_bw_tbs, bw, bw_rule, from.name);
-  c.gemm_bf16_tflops = transferred(s.gemm_bf16_tflops, mma, "same fraction of the datasheet dense BF16 peak", from.name);
+  c.gemm_bf16_tflops = transferred(s.gemm_bf16_tflops, mma,
+                                   "same fraction of the datasheet dense BF16 peak", from.name);
   const std::string same = "same time (EST: launch path and host copy alike across these cards)";
   c.launch_overhead_us = transferred(s.launch_overhead_us, 1.0, same, from.name);
   c.kernel_floor_us = transferred(s.kernel_floor_us, 1.0, same, from.name);
@@ -64,11 +67,13 @@ Rates card_rates(const Hardware& hw, Basis basis, Bound b) {
     return r;
   }
   if (!hw.has_card)
-    throw std::invalid_argument("GPU '" + hw.name +
-                                "' has no card bench: run `cisa-sim calibrate` on it, add "
-                                "`card: {transfer_from: <measured card>}` to its preset, or use basis: speed_of_light");
+    throw std::invalid_argument(
+        "GPU '" + hw.name +
+        "' has no card bench: run `cisa-sim calibrate` on it, add "
+        "`card: {transfer_from: <measured card>}` to its preset, or use basis: speed_of_light");
   const CardBench& c = hw.card;
-  for (const auto& [f, what] : {std::pair{&c.read_bw_tbs, "card.read_bw_tbs"}, {&c.write_bw_tbs, "card.write_bw_tbs"},
+  for (const auto& [f, what] : {std::pair{&c.read_bw_tbs, "card.read_bw_tbs"},
+                                {&c.write_bw_tbs, "card.write_bw_tbs"},
                                 {&c.gemm_bf16_tflops, "card.gemm_bf16_tflops"},
                                 {&c.kernel_floor_us, "card.kernel_floor_us"}})
     need(*f, what, "GPU '" + hw.name + "'");
@@ -87,7 +92,8 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     // Datasheet peaks everywhere; no floors; top-k limited by shared-memory bandwidth
     // (128 B/clock/SM = 32 fp32 keys at an assumed 1.98 GHz boost clock).
     r.attention_flops = r.gemm_flops;
-    r.attention_read_Bps = r.attention_gather_Bps = r.scoring_read_bw_Bps = r.scoring_decode_read_bw_Bps = r.read_bw_Bps;
+    r.attention_read_Bps = r.attention_gather_Bps = r.scoring_read_bw_Bps =
+        r.scoring_decode_read_bw_Bps = r.read_bw_Bps;
     r.scoring_write_bw_Bps = r.write_bw_Bps;
     r.topk_keys_per_s_per_sm = r.topk_l2_keys_per_s_per_sm = 32.0 * 1.98e9;
     r.topk_ids_per_s_per_sm = INFINITY;
@@ -107,7 +113,8 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
   r.attention_floor_s = at(im.attention_floor_us, b, false) * 1e-6;
   if (im.page_visits)
     for (int i = 0; i < 4; ++i) r.attention_page_s[i] = at(im.page_visit_ns[i], b, false) * 1e-9;
-  if (im.page_visits && im.page_visit_decode) r.attention_page_decode_s = at(im.page_visit_decode_ns, b, false) * 1e-9;
+  if (im.page_visits && im.page_visit_decode)
+    r.attention_page_decode_s = at(im.page_visit_decode_ns, b, false) * 1e-9;
   if (im.has_selection) {
     r.scoring_read_bw_Bps = at(im.scoring_read_bw_tbs, b, true) * 1e12;
     r.scoring_write_bw_Bps = at(im.scoring_write_bw_tbs, b, true) * 1e12;
@@ -119,21 +126,35 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     r.topk_floor_s = at(im.topk_floor_us, b, false) * 1e-6;
     r.topk_cta_s = im.topk_cta_term ? at(im.topk_cta_us, b, false) * 1e-6 : 0.0;
     r.topk_cluster_s = im.topk_cluster_term ? at(im.topk_cluster_us, b, false) * 1e-6 : 0.0;
+    r.topk_decode_own = im.topk_decode_term;
+    if (im.topk_decode_term) {
+      r.topk_decode_floor_s = at(im.topk_decode_floor_us, b, false) * 1e-6;
+      r.topk_decode_cluster_s =
+          im.topk_decode_cluster_term ? at(im.topk_decode_cluster_us, b, false) * 1e-6 : 0.0;
+      r.topk_decode_keys_per_s_per_sm = at(im.topk_decode_keys_per_ns_per_sm, b, true) * 1e9;
+    }
     r.setup_latency_s = at(im.setup_latency_us, b, false) * 1e-6;
     if (im.setup_inline_bytes > 0) {
-      need(hw.card.h2d_latency_us, "card.h2d_latency_us (the small descriptor copy's latency)", who);
+      need(hw.card.h2d_latency_us, "card.h2d_latency_us (the small descriptor copy's latency)",
+           who);
       r.setup_inline_bytes = im.setup_inline_bytes;
       r.setup_small_latency_s = at(hw.card.h2d_latency_us, b, false) * 1e-6;
     }
-    if (!im.setup_bw_term) need(hw.card.h2d_bw_gbs, "card.h2d_bw_gbs (the setup copy's bandwidth)", who);
-    r.setup_Bps = (im.setup_bw_term ? at(im.setup_bw_gbs, b, true) : at(hw.card.h2d_bw_gbs, b, true)) * 1e9;
+    if (!im.setup_bw_term)
+      need(hw.card.h2d_bw_gbs, "card.h2d_bw_gbs (the setup copy's bandwidth)", who);
+    r.setup_Bps =
+        (im.setup_bw_term ? at(im.setup_bw_gbs, b, true) : at(hw.card.h2d_bw_gbs, b, true)) * 1e9;
     r.other_floor_s = at(im.other_floor_us, b, false) * 1e-6;
     // A profile without its own figure prices the update's launch at the projection's (XFER rule).
-    r.rep_update_floor_s = im.rep_update_term ? at(im.rep_update_floor_us, b, false) * 1e-6 : r.other_floor_s;
+    r.rep_update_floor_s =
+        im.rep_update_term ? at(im.rep_update_floor_us, b, false) * 1e-6 : r.other_floor_s;
     // Likewise the decode scoring kernel at the scoring kernel's figures.
-    r.scoring_decode_read_bw_Bps =
-        im.scoring_decode_term ? at(im.scoring_decode_read_bw_tbs, b, true) * 1e12 : r.scoring_read_bw_Bps;
-    r.scoring_decode_floor_s = im.scoring_decode_term ? at(im.scoring_decode_floor_us, b, false) * 1e-6 : r.scoring_floor_s;
+    r.scoring_decode_read_bw_Bps = im.scoring_decode_term
+                                       ? at(im.scoring_decode_read_bw_tbs, b, true) * 1e12
+                                       : r.scoring_read_bw_Bps;
+    r.scoring_decode_floor_s = im.scoring_decode_term
+                                   ? at(im.scoring_decode_floor_us, b, false) * 1e-6
+                                   : r.scoring_floor_s;
   }
   r.source += "; implementation " + im.name;
   return r;
@@ -144,7 +165,8 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   s.sms = rates.sms;
   s.l2_reuse = rates.l2_reuse;
   s.l2_capacity_bytes = rates.l2_capacity_bytes;
-  s.share_selected = im.l2_sharing == L2Sharing::shared || (im.l2_sharing == L2Sharing::unknown && b != Bound::hi);
+  s.share_selected =
+      im.l2_sharing == L2Sharing::shared || (im.l2_sharing == L2Sharing::unknown && b != Bound::hi);
   return s;
 }
 

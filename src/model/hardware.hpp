@@ -14,15 +14,15 @@ namespace cisa {
 
 // Microbenchmarks of the card itself (no kernel of this project involved).
 struct CardBench {
-  std::string basis;             // "measured on <card> by ..." or "transferred from <card>: ..."
-  Figure read_bw_tbs;            // streaming 16-byte loads
-  Figure write_bw_tbs;           // streaming 16-byte stores
-  Figure copy_bw_tbs;            // device-to-device copy, read + write counted
-  Figure gemm_bf16_tflops;       // large cuBLAS BF16 GEMM (index projection, planner layers)
-  Figure launch_overhead_us;     // per kernel in a back-to-back stream
-  Figure kernel_floor_us;        // one isolated empty kernel between two CUDA events
-  Figure h2d_bw_gbs;             // isolated pinned host-to-device copy: bandwidth ...
-  Figure h2d_latency_us;         // ... and latency (small copy on an idle GPU)
+  std::string basis;          // "measured on <card> by ..." or "transferred from <card>: ..."
+  Figure read_bw_tbs;         // streaming 16-byte loads
+  Figure write_bw_tbs;        // streaming 16-byte stores
+  Figure copy_bw_tbs;         // device-to-device copy, read + write counted
+  Figure gemm_bf16_tflops;    // large cuBLAS BF16 GEMM (index projection, planner layers)
+  Figure launch_overhead_us;  // per kernel in a back-to-back stream
+  Figure kernel_floor_us;     // one isolated empty kernel between two CUDA events
+  Figure h2d_bw_gbs;          // isolated pinned host-to-device copy: bandwidth ...
+  Figure h2d_latency_us;      // ... and latency (small copy on an idle GPU)
 };
 
 struct Hardware {
@@ -62,7 +62,7 @@ struct Rates {
   double read_bw_Bps = 0;   // the card's streaming read (other kernels, planner layers)
   double write_bw_Bps = 0;  // the card's streaming write
   double gemm_flops = 0;
-  double attention_flops = 0;    // the implementation's attention MMA rate
+  double attention_flops = 0;       // the implementation's attention MMA rate
   double attention_read_Bps = 0;    // its dense attention's streaming read rate
   double attention_gather_Bps = 0;  // its CISA attention's selected-page read rate
   double scoring_read_bw_Bps = 0, scoring_write_bw_Bps = 0;
@@ -71,20 +71,29 @@ struct Rates {
   double launch_s = 0;
   // Fixed cost per launch as a CUDA-event-timed component sees it (launch, ramp, tail).
   double attention_floor_s = 0, scoring_floor_s = 0, topk_floor_s = 0, other_floor_s = 0;
-  double rep_update_floor_s = 0;  // per launch of the representative update (other: the index projection)
+  double rep_update_floor_s =
+      0;  // per launch of the representative update (other: the index projection)
   double setup_latency_s = 0, setup_Bps = 0;  // setup: the step's descriptors uploaded in the step
   // A copy of at most setup_inline_bytes (0: none) takes the card's small-copy latency instead.
   double setup_inline_bytes = 0, setup_small_latency_s = 0;
   double topk_keys_per_s_per_sm = 0;     // radix-select key passes of one SM, scores from DRAM
   double topk_l2_keys_per_s_per_sm = 0;  // the same with the scores still in L2
   double topk_ids_per_s_per_sm = 0;      // output pass: page IDs translated + written
-  double topk_cta_s = 0;  // fixed SM time per wave of top-k CTAs: scans, barriers (0: the profile has no such term)
-  double topk_cluster_s = 0;  // per wave and other CTA of a row's cluster: the histogram merge (0: no such term)
+  double topk_cta_s =
+      0;  // fixed SM time per wave of top-k CTAs: scans, barriers (0: the profile has no such term)
+  double topk_cluster_s =
+      0;  // per wave and other CTA of a row's cluster: the histogram merge (0: no such term)
+  // The decode step's top-k: fixed time (launch + first wave), merge per other CTA, key rate
+  // (scores in L2); without figures of its own (topk_decode_own false) it is priced by the terms
+  // above.
+  bool topk_decode_own = false;
+  double topk_decode_floor_s = 0, topk_decode_cluster_s = 0, topk_decode_keys_per_s_per_sm = 0;
   double attention_page_s[4] = {0, 0, 0, 0};  // SM-s per page visit, 16/32/64/128-row tiles
-  double attention_page_decode_s = -1;        // the implementation's decode kernel (< 0: by tile class)
-  double scoring_step_s = 0;                  // one dependent load step of a scoring CTA
-  double l2_capacity_bytes = 0;  // L2 size
-  double l2_reuse = 1.0;  // h: immediate re-reads of the same pages by co-resident CTAs hit L2 (EST)
+  double attention_page_decode_s = -1;  // the implementation's decode kernel (< 0: by tile class)
+  double scoring_step_s = 0;            // one dependent load step of a scoring CTA
+  double l2_capacity_bytes = 0;         // L2 size
+  double l2_reuse =
+      1.0;  // h: immediate re-reads of the same pages by co-resident CTAs hit L2 (EST)
   int sms = 0;
   // Share of SMs whose in-flight loads saturate HBM. EST: BW x latency = 4.5 TB/s x ~600 ns
   // = 2.7 MB in flight; a 3-stage 16 KB cp.async pipeline per SM (>= 40 KB) needs ~half the SMs.
@@ -93,7 +102,8 @@ struct Rates {
 };
 
 // Rates of `impl` on `hw`. calibrated needs the card's bench (measured or transferred).
-Rates make_rates(const Hardware& hw, const ResolvedImpl& impl, Basis basis, Bound bound = Bound::point);
+Rates make_rates(const Hardware& hw, const ResolvedImpl& impl, Basis basis,
+                 Bound bound = Bound::point);
 // Card-only rates (the planner's non-attention layers): the card bench, no implementation.
 Rates card_rates(const Hardware& hw, Basis basis, Bound bound = Bound::point);
 

@@ -4,39 +4,51 @@
 #include <cmath>
 #include <stdexcept>
 
-
 #include "model/hardware.hpp"
 
 namespace cisa {
 
 std::string to_string(L2Sharing s) {
   switch (s) {
-    case L2Sharing::none: return "none";
-    case L2Sharing::shared: return "shared";
-    case L2Sharing::unknown: return "unknown";
+    case L2Sharing::none:
+      return "none";
+    case L2Sharing::shared:
+      return "shared";
+    case L2Sharing::unknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 namespace {
 
-const Hardware& card_named(const CardCatalog& cards, const std::string& name, const std::string& what) {
+const Hardware& card_named(const CardCatalog& cards, const std::string& name,
+                           const std::string& what) {
   const auto it = cards.find(name);
   if (it == cards.end())
-    throw std::invalid_argument(what + " was given on card '" + name + "', which is no known GPU preset");
+    throw std::invalid_argument(what + " was given on card '" + name +
+                                "', which is no known GPU preset");
   return it->second;
 }
 
-double read_bw_of(const Hardware& h) { return h.has_card ? h.card.read_bw_tbs.value : h.hbm_bw_tbs.value; }
-double write_bw_of(const Hardware& h) { return h.has_card ? h.card.write_bw_tbs.value : h.hbm_bw_tbs.value; }
+double read_bw_of(const Hardware& h) {
+  return h.has_card ? h.card.read_bw_tbs.value : h.hbm_bw_tbs.value;
+}
+double write_bw_of(const Hardware& h) {
+  return h.has_card ? h.card.write_bw_tbs.value : h.hbm_bw_tbs.value;
+}
 
 // Factor and rule text for moving a figure from `src` to `dst`.
-std::pair<double, std::string> transfer_factor(Transfer rule, const Hardware& src, const Hardware& dst) {
+std::pair<double, std::string> transfer_factor(Transfer rule, const Hardware& src,
+                                               const Hardware& dst) {
   switch (rule) {
-    case Transfer::same: return {1.0, "same value"};
+    case Transfer::same:
+      return {1.0, "same value"};
     case Transfer::mma:
-      return {dst.bf16_tflops.value / src.bf16_tflops.value, "same fraction of the dense BF16 peak"};
-    case Transfer::read_bw: return {read_bw_of(dst) / read_bw_of(src), "same fraction of the card's read bandwidth"};
+      return {dst.bf16_tflops.value / src.bf16_tflops.value,
+              "same fraction of the dense BF16 peak"};
+    case Transfer::read_bw:
+      return {read_bw_of(dst) / read_bw_of(src), "same fraction of the card's read bandwidth"};
     case Transfer::write_bw:
       return {write_bw_of(dst) / write_bw_of(src), "same fraction of the card's write bandwidth"};
     case Transfer::sm_time: {
@@ -50,8 +62,8 @@ std::pair<double, std::string> transfer_factor(Transfer rule, const Hardware& sr
 
 }  // namespace
 
-Figure figure_on_card(const PerCard& pc, Transfer rule, const Hardware& card, const CardCatalog& cards,
-                      const std::string& what) {
+Figure figure_on_card(const PerCard& pc, Transfer rule, const Hardware& card,
+                      const CardCatalog& cards, const std::string& what) {
   if (pc.empty()) throw std::invalid_argument(what + " is given for no card");
   for (const auto& [name, f] : pc.cards)
     if (name == card.name) return f;
@@ -72,7 +84,7 @@ struct Resolver {
   const Hardware& card;
   const CardCatalog& cards;
   ResolvedImpl& out;
-  std::string prefix;  // "profile.field" naming
+  std::string prefix;        // "profile.field" naming
   std::string label_prefix;  // "" or "XFER: <profile>'s selection kernels; "
 
   Figure get(const PerCard& pc, Transfer rule, const std::string& field) {
@@ -84,7 +96,8 @@ struct Resolver {
 };
 
 // Records (provenance only) that `field` is priced at `from`'s value, under the given XFER rule.
-void out_xfer(ResolvedImpl& o, const std::string& field, const Figure& from, const std::string& rule) {
+void out_xfer(ResolvedImpl& o, const std::string& field, const Figure& from,
+              const std::string& rule) {
   Figure f = from;
   f.source = rule + from.source;
   o.used.push_back({field, f});
@@ -109,18 +122,25 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   o.setup_inline_bytes = p.setup_inline_bytes;
   o.score_bytes = p.score_bytes;
   o.scoring_read_bw_tbs = r.get(p.scoring_read_bw_tbs, Transfer::read_bw, "scoring.read_bw_tbs");
-  o.scoring_write_bw_tbs = r.get(p.scoring_write_bw_tbs, Transfer::write_bw, "scoring.write_bw_tbs");
+  o.scoring_write_bw_tbs =
+      r.get(p.scoring_write_bw_tbs, Transfer::write_bw, "scoring.write_bw_tbs");
   o.scoring_floor_us = r.get(p.scoring_floor_us, Transfer::same, "scoring.floor_us");
-  o.scoring_step_term = !p.scoring_step_us.empty();  // structure: the CTA walks dependent load steps
-  if (o.scoring_step_term) o.scoring_step_us = r.get(p.scoring_step_us, Transfer::same, "scoring.step_us");
-  o.topk_keys_per_ns_per_sm = r.get(p.topk_keys_per_ns_per_sm, Transfer::same, "topk.keys_per_ns_per_sm");
-  o.topk_l2_keys_per_ns_per_sm = r.get(p.topk_l2_keys_per_ns_per_sm, Transfer::same, "topk.l2_keys_per_ns_per_sm");
-  o.topk_ids_per_ns_per_sm = r.get(p.topk_ids_per_ns_per_sm, Transfer::same, "topk.ids_per_ns_per_sm");
+  o.scoring_step_term =
+      !p.scoring_step_us.empty();  // structure: the CTA walks dependent load steps
+  if (o.scoring_step_term)
+    o.scoring_step_us = r.get(p.scoring_step_us, Transfer::same, "scoring.step_us");
+  o.topk_keys_per_ns_per_sm =
+      r.get(p.topk_keys_per_ns_per_sm, Transfer::same, "topk.keys_per_ns_per_sm");
+  o.topk_l2_keys_per_ns_per_sm =
+      r.get(p.topk_l2_keys_per_ns_per_sm, Transfer::same, "topk.l2_keys_per_ns_per_sm");
+  o.topk_ids_per_ns_per_sm =
+      r.get(p.topk_ids_per_ns_per_sm, Transfer::same, "topk.ids_per_ns_per_sm");
   o.topk_floor_us = r.get(p.topk_floor_us, Transfer::same, "topk.floor_us");
   o.topk_cta_term = !p.topk_cta_us.empty();
   if (o.topk_cta_term) o.topk_cta_us = r.get(p.topk_cta_us, Transfer::sm_time, "topk.cta_us");
   o.topk_cluster_term = !p.topk_cluster_us.empty();
-  if (o.topk_cluster_term) o.topk_cluster_us = r.get(p.topk_cluster_us, Transfer::sm_time, "topk.cluster_us");
+  if (o.topk_cluster_term)
+    o.topk_cluster_us = r.get(p.topk_cluster_us, Transfer::sm_time, "topk.cluster_us");
   o.setup_latency_us = r.get(p.setup_latency_us, Transfer::same, "setup.latency_us");
   // The step's copy is a pinned host-to-device copy: without a figure of its own it runs at the
   // card's host-to-device bandwidth (a 256 MiB probe: steadier than a solve from two step copies).
@@ -128,24 +148,49 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   if (o.setup_bw_term)
     o.setup_bw_gbs = r.get(p.setup_bw_gbs, Transfer::same, "setup.bw_gbs");
   else if (r.card.has_card && r.card.card.h2d_bw_gbs.value > 0)
-    out_xfer(o, "setup.bw_gbs", r.card.card.h2d_bw_gbs, "XFER: the card's host-to-device bandwidth (card.h2d_bw_gbs); ");
+    out_xfer(o, "setup.bw_gbs", r.card.card.h2d_bw_gbs,
+             "XFER: the card's host-to-device bandwidth (card.h2d_bw_gbs); ");
   o.other_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
-  // A figure the profile lacks for a kernel of its own is priced at a sibling's (the rule is named).
+  // A figure the profile lacks for a kernel of its own is priced at a sibling's (the rule is
+  // named).
   auto sibling = [&](const std::string& field, const Figure& from, const std::string& from_field) {
-    out_xfer(o, field, from, "XFER: " + from_field + " of the same profile (no figure of its own); ");
+    out_xfer(o, field, from,
+             "XFER: " + from_field + " of the same profile (no figure of its own); ");
   };
   o.rep_update_term = !p.rep_update_floor_us.empty();
   if (o.rep_update_term)
-    o.rep_update_floor_us = r.get(p.rep_update_floor_us, Transfer::same, "other.rep_update_floor_us");
+    o.rep_update_floor_us =
+        r.get(p.rep_update_floor_us, Transfer::same, "other.rep_update_floor_us");
   else
     sibling("other.rep_update_floor_us", o.other_floor_us, "other.floor_us");
-  o.scoring_decode_term = !p.scoring_decode_floor_us.empty() && !p.scoring_decode_read_bw_tbs.empty();
+  o.scoring_decode_term =
+      !p.scoring_decode_floor_us.empty() && !p.scoring_decode_read_bw_tbs.empty();
   if (o.scoring_decode_term) {
-    o.scoring_decode_floor_us = r.get(p.scoring_decode_floor_us, Transfer::same, "scoring.decode_floor_us");
-    o.scoring_decode_read_bw_tbs = r.get(p.scoring_decode_read_bw_tbs, Transfer::read_bw, "scoring.decode_read_bw_tbs");
+    o.scoring_decode_floor_us =
+        r.get(p.scoring_decode_floor_us, Transfer::same, "scoring.decode_floor_us");
+    o.scoring_decode_read_bw_tbs =
+        r.get(p.scoring_decode_read_bw_tbs, Transfer::read_bw, "scoring.decode_read_bw_tbs");
   } else {
     sibling("scoring.decode_floor_us", o.scoring_floor_us, "scoring.floor_us");
     sibling("scoring.decode_read_bw_tbs", o.scoring_read_bw_tbs, "scoring.read_bw_tbs");
+  }
+  o.topk_decode_term = !p.topk_decode_floor_us.empty() && !p.topk_decode_keys_per_ns_per_sm.empty();
+  if (o.topk_decode_term) {
+    o.topk_decode_floor_us = r.get(p.topk_decode_floor_us, Transfer::same, "topk.decode_floor_us");
+    // Structure, as topk.cluster_us: absent when the decode fit found no merge cost.
+    o.topk_decode_cluster_term = !p.topk_decode_cluster_us.empty();
+    if (o.topk_decode_cluster_term)
+      o.topk_decode_cluster_us =
+          r.get(p.topk_decode_cluster_us, Transfer::sm_time, "topk.decode_cluster_us");
+    o.topk_decode_keys_per_ns_per_sm =
+        r.get(p.topk_decode_keys_per_ns_per_sm, Transfer::same, "topk.decode_keys_per_ns_per_sm");
+  } else {  // the decode step's top-k at the prefill fit's terms, scores at the L2 key rate
+    sibling("topk.decode_floor_us", o.topk_floor_us,
+            "topk.floor_us (+ topk.cta_us for the first wave)");
+    if (o.topk_cluster_term)
+      sibling("topk.decode_cluster_us", o.topk_cluster_us, "topk.cluster_us");
+    sibling("topk.decode_keys_per_ns_per_sm", o.topk_l2_keys_per_ns_per_sm,
+            "topk.l2_keys_per_ns_per_sm");
   }
 }
 
@@ -170,16 +215,18 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   Resolver r{card, cards, o, "implementation '" + p.name + "': attention.", ""};
   o.mma_tflops = r.get(p.mma_tflops, Transfer::mma, "attention.mma_tflops");
   o.read_bw_tbs = r.get(p.read_bw_tbs, Transfer::read_bw, "attention.read_bw_tbs");
-  if (p.prices_cisa) o.gather_bw_tbs = r.get(p.gather_bw_tbs, Transfer::read_bw, "attention.gather_bw_tbs");
+  if (p.prices_cisa)
+    o.gather_bw_tbs = r.get(p.gather_bw_tbs, Transfer::read_bw, "attention.gather_bw_tbs");
   o.attention_floor_us = r.get(p.attention_floor_us, Transfer::same, "attention.floor_us");
   if (p.page_visits) {
     static const char* kTiles[4] = {"m16", "m32", "m64", "m128"};
     for (int i = 0; i < 4; ++i)
-      o.page_visit_ns[i] =
-          r.get(p.page_visit_ns[i], Transfer::sm_time, std::string("attention.page_visit_ns.") + kTiles[i]);
+      o.page_visit_ns[i] = r.get(p.page_visit_ns[i], Transfer::sm_time,
+                                 std::string("attention.page_visit_ns.") + kTiles[i]);
     o.page_visit_decode = !p.page_visit_decode_ns.empty();
     if (o.page_visit_decode)
-      o.page_visit_decode_ns = r.get(p.page_visit_decode_ns, Transfer::sm_time, "attention.page_visit_ns.decode");
+      o.page_visit_decode_ns =
+          r.get(p.page_visit_decode_ns, Transfer::sm_time, "attention.page_visit_ns.decode");
   }
   if (!p.prices_cisa) return o;
   if (p.selection_from.empty()) {
@@ -190,7 +237,8 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   }
   const auto it = impls.find(p.selection_from);
   if (it == impls.end() || !it->second.selection_from.empty())
-    throw std::invalid_argument("implementation '" + p.name + "': selection_from names '" + p.selection_from +
+    throw std::invalid_argument("implementation '" + p.name + "': selection_from names '" +
+                                p.selection_from +
                                 "', which is no profile with selection kernels of its own");
   r.prefix = "implementation '" + p.selection_from + "' (selection kernels of '" + p.name + "'): ";
   r.label_prefix = "XFER: selection kernels of " + p.selection_from + " used by " + p.name + "; ";

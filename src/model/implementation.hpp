@@ -42,24 +42,29 @@ struct ImplProfile {
   std::string yaml;  // the profile text as loaded (provenance)
   bool prices_dense = false, prices_cisa = false;
   std::vector<std::string> archs;  // architectures its kernels run on ("hopper", "blackwell")
-  std::string superseded_by;       // archived version (re-scores old measurements): never "best" or "auto"
+  std::string
+      superseded_by;  // archived version (re-scores old measurements): never "best" or "auto"
 
   // Attention: work items pack G*r rows (GQA heads x positions) into tiles of tile_rows_min..max
   // rows (powers of two); gqa_packing = false runs one work item per query head instead.
   int tile_rows_min = 128, tile_rows_max = 128;
   bool gqa_packing = true;
-  PerCard mma_tflops;   // attention MMA rate on issued FLOPs, TF/s
+  PerCard mma_tflops;     // attention MMA rate on issued FLOPs, TF/s
   PerCard read_bw_tbs;    // dense attention: streaming read rate of the history, TB/s
-  PerCard gather_bw_tbs;  // CISA attention: read rate of the selected pages (16-token page gather), TB/s
-  bool page_visits = false;  // a per-(work item, page) SM cost is modelled
-  PerCard page_visit_ns[4];  // tiles of 16 / 32 / 64 / 128 rows
-  PerCard page_visit_decode_ns;  // its decode kernel, when that is another kernel (optional: else by tile)
+  PerCard gather_bw_tbs;  // CISA attention: read rate of the selected pages (16-token page gather),
+                          // TB/s
+  bool page_visits = false;      // a per-(work item, page) SM cost is modelled
+  PerCard page_visit_ns[4];      // tiles of 16 / 32 / 64 / 128 rows
+  PerCard page_visit_decode_ns;  // its decode kernel, when that is another kernel (optional: else
+                                 // by tile)
   PerCard attention_floor_us;
   L2Sharing l2_sharing = L2Sharing::unknown;
   std::string l2_sharing_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
-  SplitKv split_kv = SplitKv::always;  // which phases split the KV length, and how (model/traffic.hpp)
-  bool decode_visits_context = false;  // decode walks the whole block-mask row (every page of the context)
+  SplitKv split_kv =
+      SplitKv::always;  // which phases split the KV length, and how (model/traffic.hpp)
+  bool decode_visits_context =
+      false;  // decode walks the whole block-mask row (every page of the context)
   std::string decode_visits_source;
   std::string split_kv_source;
 
@@ -69,18 +74,29 @@ struct ImplProfile {
   int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4;
   int topk_radix_passes = 4;
   int topk_cluster_above = 0;  // rows with more eligible keys run on a 2-CTA cluster (0: never)
-  int topk_few_rows_slice = 0;  // few rows: ceil(N_e / this) CTAs per row when rows x CTAs <= SMs (0: never)
-  int topk_ctas_per_sm = 1;     // top-k CTAs resident per SM
-  int setup_inline_bytes = 0;  // a descriptor copy of at most this many bytes takes the card's small-copy latency (0: none)
-  double score_bytes = 4;  // bytes per score written by scoring and read by top-k
+  int topk_few_rows_slice =
+      0;  // few rows: ceil(N_e / this) CTAs per row when rows x CTAs <= SMs (0: never)
+  int topk_ctas_per_sm = 1;    // top-k CTAs resident per SM
+  int setup_inline_bytes = 0;  // a descriptor copy of at most this many bytes takes the card's
+                               // small-copy latency (0: none)
+  double score_bytes = 4;      // bytes per score written by scoring and read by top-k
   PerCard scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us;
-  PerCard scoring_step_us;  // one dependent load step of a scoring CTA; absent: no such term (structure)
-  PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
-  PerCard topk_cta_us;  // fixed time per wave of top-k CTAs; a profile without it has no such term (structure)
-  PerCard topk_cluster_us;  // per wave and other CTA of a row's cluster (histogram merge); absent: no such term
+  PerCard scoring_step_us;  // one dependent load step of a scoring CTA; absent: no such term
+                            // (structure)
+  PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm,
+      topk_floor_us;
+  PerCard topk_cta_us;  // fixed time per wave of top-k CTAs; a profile without it has no such term
+                        // (structure)
+  PerCard topk_cluster_us;  // per wave and other CTA of a row's cluster (histogram merge); absent:
+                            // no such term
+  // The decode step's top-k (after the GEMV scoring, scores in L2, a CTA per SM): its own fixed
+  // time (launch and first wave), merge time per other CTA of a row, key rate; absent: the terms
+  // above.
+  PerCard topk_decode_floor_us, topk_decode_cluster_us, topk_decode_keys_per_ns_per_sm;
   PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
   PerCard other_floor_us;                  // per launch of the index projection
-  PerCard rep_update_floor_us;  // per launch of the representative update; absent: other_floor_us (XFER)
+  PerCard rep_update_floor_us;  // per launch of the representative update; absent: other_floor_us
+                                // (XFER)
   // The decode step's scoring kernel (one GEMV launch): its own fixed cost and read rate; absent:
   // scoring_floor_us and scoring_read_bw_tbs (XFER).
   PerCard scoring_decode_floor_us, scoring_decode_read_bw_tbs;
@@ -111,7 +127,8 @@ struct ResolvedImpl {
   Figure page_visit_decode_ns;
   bool has_selection = false;
   std::string selection_impl;  // profile whose selection kernels price scoring / top-k / setup
-  int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4, topk_radix_passes = 4;
+  int score_tile_rows = 128, score_pages_per_tile = 64, score_tiles_per_cta = 4,
+      topk_radix_passes = 4;
   int topk_cluster_above = 0;
   int topk_few_rows_slice = 0;
   int topk_ctas_per_sm = 1;
@@ -124,11 +141,16 @@ struct ResolvedImpl {
   Figure topk_cta_us;
   bool topk_cluster_term = false;  // the profile models the merge between a row's CTAs
   Figure topk_cluster_us;
+  bool topk_decode_term = false;  // the profile has its own figures for the decode step's top-k
+  bool topk_decode_cluster_term = false;  // ... and a merge term among them
+  Figure topk_decode_floor_us, topk_decode_cluster_us, topk_decode_keys_per_ns_per_sm;
   Figure setup_latency_us, setup_bw_gbs, other_floor_us;
-  bool setup_bw_term = false;  // the profile has its own copy bandwidth (else the card's h2d_bw_gbs, XFER)
+  bool setup_bw_term =
+      false;  // the profile has its own copy bandwidth (else the card's h2d_bw_gbs, XFER)
   bool rep_update_term = false;  // the profile has its own fixed cost for the representative update
   Figure rep_update_floor_us;
-  bool scoring_decode_term = false;  // the profile has its own figures for the decode scoring kernel
+  bool scoring_decode_term =
+      false;  // the profile has its own figures for the decode scoring kernel
   Figure scoring_decode_floor_us, scoring_decode_read_bw_tbs;
   std::vector<UsedFigure> used;  // provenance, in resolution order
 };
@@ -144,7 +166,7 @@ ResolvedImpl resolve_impl(const ImplProfile& impl, const Hardware& card, const C
 
 // One figure of a profile on `card`: exact card match, else transferred from the first listed card
 // of the same architecture, else from the first listed card.
-Figure figure_on_card(const PerCard& pc, Transfer rule, const Hardware& card, const CardCatalog& cards,
-                      const std::string& what);
+Figure figure_on_card(const PerCard& pc, Transfer rule, const Hardware& card,
+                      const CardCatalog& cards, const std::string& what);
 
 }  // namespace cisa

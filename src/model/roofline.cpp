@@ -45,14 +45,15 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates) {
 }
 
 bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
-  // The scoring kernel writes f.eligible_chunks_sum scores just before top-k reads them; when they fit
-  // in half the L2 (EST: the other half holds the representatives it streamed), top-k's one full
-  // pass reads them from L2.
-  return rates.l2_capacity_bytes > 0 && sh.score_bytes * f.eligible_chunks_sum <= 0.5 * rates.l2_capacity_bytes;
+  // The scoring kernel writes f.eligible_chunks_sum scores just before top-k reads them; when they
+  // fit in half the L2 (EST: the other half holds the representatives it streamed), top-k's one
+  // full pass reads them from L2.
+  return rates.l2_capacity_bytes > 0 &&
+         sh.score_bytes * f.eligible_chunks_sum <= 0.5 * rates.l2_capacity_bytes;
 }
 
 TopkWork topk_work(const ForwardCost& f, const KernelShape& sh) {
-  const double keys = f.eligible_chunks_sum / f.topk_rows;  // N_e per row
+  const double keys = f.eligible_chunks_sum / f.topk_rows;           // N_e per row
   const double ids = f.topk.dram_write_bytes / (4.0 * f.topk_rows);  // page IDs written per row
   const double occ = std::max(1, sh.topk_ctas_per_sm), sms = std::max(1, sh.sms);
   double split = (sh.topk_cluster_above > 0 && keys > sh.topk_cluster_above) ? 2.0 : 1.0;
@@ -68,21 +69,30 @@ TopkWork topk_work(const ForwardCost& f, const KernelShape& sh) {
 }
 
 TopkTerms topk_terms(const TopkWork& w, const KernelShape& sh) {
-  return TopkTerms{w.waves, w.waves * (w.cluster - 1.0), w.waves * w.per_sm * w.keys_per_cta * sh.topk_radix_passes,
+  return TopkTerms{w.waves, w.waves * (w.cluster - 1.0),
+                   w.waves * w.per_sm * w.keys_per_cta * sh.topk_radix_passes,
                    w.waves * w.per_sm * w.ids_per_cta};
 }
 
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
   if (f.topk.launches <= 0 || f.topk_rows <= 0) return 0.0;
-  const double rate =
-      topk_scores_in_l2(f, sh, rates) ? rates.topk_l2_keys_per_s_per_sm : rates.topk_keys_per_s_per_sm;
+  const double rate = topk_scores_in_l2(f, sh, rates) ? rates.topk_l2_keys_per_s_per_sm
+                                                      : rates.topk_keys_per_s_per_sm;
   // Per wave: a fixed part per CTA (co-resident CTAs overlap it), merges with the other CTAs of
   // the row's cluster, then the busiest SM's CTAs' radix passes over their scores and output
   // passes (translating and writing page IDs) at the SM's rates.
   const TopkTerms t = topk_terms(topk_work(f, sh), sh);
-  const double t_sm = t.waves * rates.topk_cta_s + t.cluster_waves * rates.topk_cluster_s + t.key_passes / rate +
-                      t.ids / rates.topk_ids_per_s_per_sm;
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);
+  if (f.cisa_decode_kernel && rates.topk_decode_own) {
+    // The decode step's top-k (measured on its own grid): its fixed time covers the launch and the
+    // first wave; a later wave costs the prefill fit's CTA time.
+    const double t_dec =
+        (t.waves - 1.0) * rates.topk_cta_s + t.cluster_waves * rates.topk_decode_cluster_s +
+        t.key_passes / rates.topk_decode_keys_per_s_per_sm + t.ids / rates.topk_ids_per_s_per_sm;
+    return std::max(t_dec, t_mem) + f.topk.launches * rates.topk_decode_floor_s;
+  }
+  const double t_sm = t.waves * rates.topk_cta_s + t.cluster_waves * rates.topk_cluster_s +
+                      t.key_passes / rate + t.ids / rates.topk_ids_per_s_per_sm;
   return std::max(t_sm, t_mem) + f.topk.launches * rates.topk_floor_s;
 }
 
@@ -93,14 +103,17 @@ double setup_time(const ForwardCost& f, const Rates& rates) {
   // behind kernels, a copy of at most setup_inline_bytes takes the card's small-copy latency.
   const double copies = f.setup.launches, bytes = f.setup_h2d_bytes / copies;
   const bool small = rates.setup_inline_bytes > 0 && bytes <= rates.setup_inline_bytes;
-  return copies * ((small ? rates.setup_small_latency_s : rates.setup_latency_s) + bytes / rates.setup_Bps);
+  return copies *
+         ((small ? rates.setup_small_latency_s : rates.setup_latency_s) + bytes / rates.setup_Bps);
 }
 
 namespace {
-ClassRates attention_class(const KernelCost& k, double read_Bps, const Rates& rates, bool decode_kernel = false) {
+ClassRates attention_class(const KernelCost& k, double read_Bps, const Rates& rates,
+                           bool decode_kernel = false) {
   const int tile = k.tile_rows <= 16 ? 0 : k.tile_rows <= 32 ? 1 : k.tile_rows <= 64 ? 2 : 3;
-  const double page_s =
-      decode_kernel && rates.attention_page_decode_s >= 0 ? rates.attention_page_decode_s : rates.attention_page_s[tile];
+  const double page_s = decode_kernel && rates.attention_page_decode_s >= 0
+                            ? rates.attention_page_decode_s
+                            : rates.attention_page_s[tile];
   return ClassRates{read_Bps, rates.write_bw_Bps, rates.attention_floor_s, page_s};
 }
 }  // namespace
@@ -117,23 +130,27 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   const KernelCost& a = f.attention_cisa;
   const double reads = a.dram_bytes - a.dram_write_bytes;
   const double prefix = std::min(f.cisa_dense_prefix_bytes, reads);
-  const double secs = prefix / rates.attention_read_Bps + (reads - prefix) / rates.attention_gather_Bps;
+  const double secs =
+      prefix / rates.attention_read_Bps + (reads - prefix) / rates.attention_gather_Bps;
   const double read_Bps = secs > 0 ? reads / secs : rates.attention_gather_Bps;
-  t.attention = kernel_time(a, rates.attention_flops, rates, attention_class(a, read_Bps, rates, f.cisa_decode_kernel));
+  t.attention = kernel_time(a, rates.attention_flops, rates,
+                            attention_class(a, read_Bps, rates, f.cisa_decode_kernel));
   // The scoring kernel class streams representatives in and scores out at its own rates; a decode
   // step scores with its own kernel (one GEMV launch: its fixed cost and read rate, no tile steps).
-  const ClassRates scoring = f.cisa_decode_kernel
-                                 ? ClassRates{rates.scoring_decode_read_bw_Bps, rates.scoring_write_bw_Bps,
-                                              rates.scoring_decode_floor_s, 0.0, 0.0}
-                                 : ClassRates{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps,
-                                              rates.scoring_floor_s, 0.0, rates.scoring_step_s};
+  const ClassRates scoring =
+      f.cisa_decode_kernel
+          ? ClassRates{rates.scoring_decode_read_bw_Bps, rates.scoring_write_bw_Bps,
+                       rates.scoring_decode_floor_s, 0.0, 0.0}
+          : ClassRates{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s,
+                       0.0, rates.scoring_step_s};
   t.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
   t.topk = topk_time(f, sh, rates);
   t.setup = setup_time(f, rates);
-  t.other = kernel_time(f.other, rates.gemm_flops, rates,
-                        ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s}) +
-            kernel_time(f.rep_update, rates.gemm_flops, rates,
-                        ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.rep_update_floor_s});
+  t.other =
+      kernel_time(f.other, rates.gemm_flops, rates,
+                  ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s}) +
+      kernel_time(f.rep_update, rates.gemm_flops, rates,
+                  ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.rep_update_floor_s});
   return t;
 }
 

@@ -72,4 +72,43 @@ TopkFit fit_topk(const std::vector<TopkSample>& samples) {
   return fit;
 }
 
+TopkFit fit_topk_decode(const std::vector<TopkSample>& samples, double cta_s, double ids_per_s) {
+  TopkFit fit;
+  const auto n = static_cast<Eigen::Index>(samples.size());
+  Eigen::MatrixXd X(n, 3);
+  Eigen::VectorXd t(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const TopkSample& s = samples[static_cast<std::size_t>(i)];
+    const double known = (s.waves - 1.0) * cta_s + (ids_per_s > 0 ? s.ids / ids_per_s : 0.0);
+    X.row(i) << 1.0, s.cluster_waves, s.key_passes;
+    X.row(i) /= s.seconds;
+    t(i) = 1.0 - known / s.seconds;
+  }
+  const std::vector<int> forms[] = {{0, 1, 2}, {0, 2}};
+  for (const auto& cols : forms) {
+    const auto k = static_cast<Eigen::Index>(cols.size());
+    if (n < k + 1) continue;
+    Eigen::MatrixXd Xf(n, k);
+    for (Eigen::Index j = 0; j < k; ++j) Xf.col(j) = X.col(cols[static_cast<std::size_t>(j)]);
+    Eigen::VectorXd p;
+    if (!solve(Xf, t, p)) continue;
+    fit.ok = true;
+    fit.floor_s = p(0);
+    fit.cluster_s = k == 3 ? p(1) : 0.0;
+    fit.key_passes_per_s = 1.0 / p(k - 1);
+    fit.ids_per_s = ids_per_s;
+    // Residuals relative to the measured times (t is 1 - known / time).
+    const Eigen::VectorXd rel = Xf * p - t;
+    fit.rms_rel = std::sqrt(rel.squaredNorm() / static_cast<double>(n));
+    fit.note = k == 3 ? "floor + cluster waves x merge time + key passes / rate (later waves' CTA "
+                        "time and IDs at "
+                        "the prefill fit), least squares of relative residuals"
+                      : "floor + key passes / rate (a merge term did not solve positive; later "
+                        "waves' CTA time "
+                        "and IDs at the prefill fit), least squares of relative residuals";
+    return fit;
+  }
+  return fit;
+}
+
 }  // namespace cisa

@@ -31,4 +31,10 @@ struct TopkFit {
 // else without the CTA term either (3 unknowns).
 TopkFit fit_topk(const std::vector<TopkSample>& samples);
 
+// The decode step's top-k: floor (launch and first wave) + cluster waves x merge time + key passes
+// / key rate, after the later waves' CTA time (cta_s) and the IDs (ids_per_s) of the prefill fit
+// are taken off each measured time; relative least squares, without the merge term when it does not
+// solve positive (then cluster_s = 0). ids_per_s of the result is the one given.
+TopkFit fit_topk_decode(const std::vector<TopkSample>& samples, double cta_s, double ids_per_s);
+
 }  // namespace cisa

@@ -12,16 +12,18 @@
 #include "cisa/errors.hpp"
 #include "cisa/evaluate.hpp"
 #include "cisa/presets.hpp"
-#include "model/pricing.hpp"
 #include "cisa/results.hpp"
 #include "cisa/scenario.hpp"
+#include "model/pricing.hpp"
 
 using namespace cisa;
 namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // A minimal valid dense profile; tests break one thing at a time.
 const std::string kDense =
@@ -65,7 +67,8 @@ Point point(const std::string& card, Phase phase, int r, std::int64_t L, std::in
 
 }  // namespace
 
-TEST_CASE("every shipped profile resolves on every shipped card with labelled, positive figures", "[profiles]") {
+TEST_CASE("every shipped profile resolves on every shipped card with labelled, positive figures",
+          "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   REQUIRE(pricer.impls().size() >= 6);
   for (const auto& [card, hw] : pricer.cards())
@@ -87,7 +90,8 @@ TEST_CASE("every shipped profile resolves on every shipped card with labelled, p
     }
 }
 
-TEST_CASE("transfer rules: same fraction of the datasheet, labelled with source and factor", "[profiles]") {
+TEST_CASE("transfer rules: same fraction of the datasheet, labelled with source and factor",
+          "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   const Hardware& h200 = pricer.cards().at("h200_sxm");
   const Hardware& h100 = pricer.cards().at("h100_sxm");
@@ -102,7 +106,8 @@ TEST_CASE("transfer rules: same fraction of the datasheet, labelled with source 
   CHECK(ours_h200.mma_tflops.label() == Label::MEAS);
   CHECK(ours_b300.mma_tflops.value == Approx(ours_h200.mma_tflops.value * 2250 / 989.4));
   CHECK(ours_b300.read_bw_tbs.value ==
-        Approx(ours_h200.read_bw_tbs.value * b300.card.read_bw_tbs.value / h200.card.read_bw_tbs.value));
+        Approx(ours_h200.read_bw_tbs.value * b300.card.read_bw_tbs.value /
+               h200.card.read_bw_tbs.value));
   CHECK(contains(ours_b300.mma_tflops.source, "XFER: "));
   CHECK(contains(ours_b300.mma_tflops.source, "on h200_sxm"));
   // A card of the same architecture is the preferred source: cuDNN on the B300 from the B200.
@@ -116,10 +121,12 @@ TEST_CASE("transfer rules: same fraction of the datasheet, labelled with source 
   CHECK(pricer.auto_cisa("b300") == "fa4");
 }
 
-TEST_CASE("the dense baseline is the fastest dense implementation known on the card", "[profiles]") {
+TEST_CASE("the dense baseline is the fastest dense implementation known on the card",
+          "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   const auto known = pricer.best_candidates("h200_sxm");
-  CHECK(std::find(known.begin(), known.end(), "fa3") == known.end());  // XFER on the H200: not "known"
+  CHECK(std::find(known.begin(), known.end(), "fa3") ==
+        known.end());  // XFER on the H200: not "known"
   Point p = point("h200_sxm", Phase::terminal_prefill, 4, 1 << 20, 4096, 16);
   const Prediction pr = predict(p, pricer.for_point(p));
   CHECK(pr.dense_impl == "cudnn");  // 591 vs 365 TF/s (MEAS) in compute-bound prefill
@@ -138,7 +145,8 @@ TEST_CASE("the dense baseline is the fastest dense implementation known on the c
   CHECK_THROWS_AS(pricer.for_point(p), std::invalid_argument);
 }
 
-TEST_CASE("a card at least as good on every datasheet figure is never slower on any component", "[profiles][invariants]") {
+TEST_CASE("a card at least as good on every datasheet figure is never slower on any component",
+          "[profiles][invariants]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   // Hopper -> Blackwell: every datasheet figure is larger. (H100 vs H200 share the dense peak, and
   // their own published/measured figures differ by shape within their bands: no order there.)
@@ -155,9 +163,11 @@ TEST_CASE("a card at least as good on every datasheet figure is never slower on 
                   Point a = point(slow, phase, r, L, K, G), b = point(fast, phase, r, L, K, G);
                   a.cisa_impl = b.cisa_impl = impl;
                   a.dense_impl = b.dense_impl = dense;
-                  const Prediction x = predict(a, pricer.for_point(a)), y = predict(b, pricer.for_point(b));
-                  INFO(slow << " vs " << fast << ", " << impl << "/" << dense << ", " << to_string(phase) << " r " << r
-                            << " L " << L << " K " << K << " G " << G);
+                  const Prediction x = predict(a, pricer.for_point(a)),
+                                   y = predict(b, pricer.for_point(b));
+                  INFO(slow << " vs " << fast << ", " << impl << "/" << dense << ", "
+                            << to_string(phase) << " r " << r << " L " << L << " K " << K << " G "
+                            << G);
                   const double tol = 1 + 1e-9;
                   CHECK(y.dense.attention <= x.dense.attention * tol);
                   CHECK(y.cisa.attention <= x.cisa.attention * tol);
@@ -168,7 +178,8 @@ TEST_CASE("a card at least as good on every datasheet figure is never slower on 
                 }
 }
 
-TEST_CASE("uncertainty bands: lo <= point <= hi; MEAS bands from the recorded spread", "[profiles]") {
+TEST_CASE("uncertainty bands: lo <= point <= hi; MEAS bands from the recorded spread",
+          "[profiles]") {
   Figure meas{4.0, "MEAS: probe; spread 10.0%"};
   CHECK(band_of(meas).hi == Approx(1.05));
   Figure tight{4.0, "MEAS: probe; spread 0.2%"};
@@ -195,7 +206,8 @@ TEST_CASE("uncertainty bands: lo <= point <= hi; MEAS bands from the recorded sp
 
 TEST_CASE("no silent fallback: a figure a profile lacks stops the run, naming it", "[profiles]") {
   // Drop the read rate: the profile loads (figures are per card) but cannot price anything.
-  const std::string text = replaced(kDense, "  read_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n", "");
+  const std::string text =
+      replaced(kDense, "  read_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n", "");
   const YamlDoc doc = parse_yaml(text, "p.yaml");
   ImplCatalog impls = shipped_impls();
   impls.emplace("tdense", parse_impl(doc, doc.root, ""));
@@ -213,8 +225,9 @@ TEST_CASE("no silent fallback: a figure a profile lacks stops the run, naming it
   const fs::path dir = fs::temp_directory_path() / "cisa_test_profiles";
   fs::create_directories(dir);
   std::ofstream(dir / "tdense.yaml") << text;
-  std::ofstream(dir / "s.yaml") << "name: t\nmodel: inkling_small\ntp: 8\nhardware: h200_sxm\nimplementation: {dense: "
-                                << (dir / "tdense.yaml").string() << "}\n";
+  std::ofstream(dir / "s.yaml")
+      << "name: t\nmodel: inkling_small\ntp: 8\nhardware: h200_sxm\nimplementation: {dense: "
+      << (dir / "tdense.yaml").string() << "}\n";
   try {
     load_scenario((dir / "s.yaml").string(), {});
     FAIL("no error");
@@ -227,27 +240,43 @@ TEST_CASE("no silent fallback: a figure a profile lacks stops the run, naming it
 TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]") {
   CHECK(profile_error(kDense).empty());
   CHECK(contains(profile_error(replaced(kDense, "roles: [dense]\n", "")), "roles"));
-  CHECK(contains(profile_error(replaced(kDense, "roles: [dense]", "roles: [sparse]")), "expected dense or cisa"));
-  CHECK(contains(profile_error(replaced(kDense, "archs: [hopper]", "archs: [ampere]")), "expected hopper or blackwell"));
-  CHECK(contains(profile_error(replaced(kDense, "    h200_sxm: {value: 500", "    h200_sx: {value: 500")), "h200_sxm"));
-  CHECK(contains(profile_error(replaced(kDense, "\"MEAS: test\"}\n  read", "\"measured\"}\n  read")), "label"));
-  CHECK(contains(profile_error(replaced(kDense, "{value: 500, source", "{value: -5, source")), "> 0"));
-  CHECK(contains(profile_error(replaced(kDense, "{value: 500, source", "{value: 500, lo: 600, hi: 700, source")),
+  CHECK(contains(profile_error(replaced(kDense, "roles: [dense]", "roles: [sparse]")),
+                 "expected dense or cisa"));
+  CHECK(contains(profile_error(replaced(kDense, "archs: [hopper]", "archs: [ampere]")),
+                 "expected hopper or blackwell"));
+  CHECK(contains(
+      profile_error(replaced(kDense, "    h200_sxm: {value: 500", "    h200_sx: {value: 500")),
+      "h200_sxm"));
+  CHECK(
+      contains(profile_error(replaced(kDense, "\"MEAS: test\"}\n  read", "\"measured\"}\n  read")),
+               "label"));
+  CHECK(contains(profile_error(replaced(kDense, "{value: 500, source", "{value: -5, source")),
+                 "> 0"));
+  CHECK(contains(profile_error(replaced(kDense, "{value: 500, source",
+                                        "{value: 500, lo: 600, hi: 700, source")),
                  "lo <= value <= hi"));
-  CHECK(contains(profile_error(replaced(kDense, "  l2_sharing: {value: shared, source: \"EST: test\"}\n", "")),
-                 "l2_sharing"));
-  CHECK(contains(profile_error(replaced(kDense, "value: shared", "value: sometimes")), "shared, none or unknown"));
-  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns: {none: contiguous}\n", "")), "page_visit_ns"));
+  CHECK(contains(
+      profile_error(replaced(kDense, "  l2_sharing: {value: shared, source: \"EST: test\"}\n", "")),
+      "l2_sharing"));
+  CHECK(contains(profile_error(replaced(kDense, "value: shared", "value: sometimes")),
+                 "shared, none or unknown"));
+  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns: {none: contiguous}\n", "")),
+                 "page_visit_ns"));
   CHECK(contains(profile_error(replaced(kDense, "max: 128}", "max: 100}")), "power of two"));
-  CHECK(contains(profile_error(replaced(kDense, "min: 128, max: 128", "min: 128, max: 64")), "min must be <= max"));
-  CHECK(contains(profile_error(replaced(kDense, "roles: [dense]", "roles: [dense, cisa]")), "selection"));
-  CHECK(contains(profile_error(kDense + "selection_from: cisa_kernels\nselection: {score_bytes: 4}\n"), "not both"));
+  CHECK(contains(profile_error(replaced(kDense, "min: 128, max: 128", "min: 128, max: 64")),
+                 "min must be <= max"));
+  CHECK(contains(profile_error(replaced(kDense, "roles: [dense]", "roles: [dense, cisa]")),
+                 "selection"));
+  CHECK(contains(
+      profile_error(kDense + "selection_from: cisa_kernels\nselection: {score_bytes: 4}\n"),
+      "not both"));
   CHECK(contains(profile_error(kDense + "selection: {score_bytes: 3}\n"), "2 or 4"));
   CHECK(contains(profile_error(kDense + "atention: {}\n"), "did you mean"));
   // selection_from must name a profile with kernels of its own (resolution time).
   const std::string cisa =
-      replaced(replaced(kDense, "roles: [dense]", "roles: [cisa]"), "  floor_us:",
-               "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:") +
+      replaced(
+          replaced(kDense, "roles: [dense]", "roles: [cisa]"), "  floor_us:",
+          "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:") +
       "selection_from: nonesuch\n";
   const YamlDoc doc = parse_yaml(cisa, "p.yaml");
   ImplCatalog impls = shipped_impls();
@@ -261,9 +290,11 @@ TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]"
   }
 }
 
-TEST_CASE("split-KV policy: cuDNN splits the KV length in decode only, FA2 by its own heuristic", "[profiles]") {
+TEST_CASE("split-KV policy: cuDNN splits the KV length in decode only, FA2 by its own heuristic",
+          "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
-  // One sequence, 4 q heads on one KV head, 256 new tokens: 8 query tiles of 128 rows, a short grid.
+  // One sequence, 4 q heads on one KV head, 256 new tokens: 8 query tiles of 128 rows, a short
+  // grid.
   Point p = point("h200_sxm", Phase::terminal_prefill, 4, 1 << 17, 2048, 4);
   p.work.batch = 1;
   p.work.prefill_tokens = 256;
@@ -272,7 +303,8 @@ TEST_CASE("split-KV policy: cuDNN splits the KV length in decode only, FA2 by it
   CHECK(cudnn.cost.splits_dense == 1);
   p.dense_impl = "fa2";
   CHECK(predict(p, pricer.for_point(p)).cost.splits_dense > 1);
-  // With no split the short grid fills a fraction of the SMs: same work per CTA, same time as 16x the batch.
+  // With no split the short grid fills a fraction of the SMs: same work per CTA, same time as 16x
+  // the batch.
   Point full = p;
   full.dense_impl = "cudnn";
   full.work.batch = 16;
@@ -300,16 +332,22 @@ TEST_CASE("split-KV policy: cuDNN splits the KV length in decode only, FA2 by it
   f.work.batch = 216;
   CHECK(predict(f, pricer.for_point(f)).cost.splits_dense == 1);
   // The loader: a value other than always / decode / fa2, or no source, is refused.
-  CHECK(profile_error(replaced(kDense, "  page_visit_ns:", "  split_kv: {value: decode, source: \"EST: t\"}\n  page_visit_ns:"))
+  CHECK(profile_error(replaced(kDense, "  page_visit_ns:",
+                               "  split_kv: {value: decode, source: \"EST: t\"}\n  page_visit_ns:"))
             .empty());
-  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  split_kv: {value: prefill, source: \"EST: t\"}\n  page_visit_ns:")),
-                 "always"));
-  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  split_kv: {value: decode}\n  page_visit_ns:")),
+  CHECK(contains(
+      profile_error(replaced(kDense, "  page_visit_ns:",
+                             "  split_kv: {value: prefill, source: \"EST: t\"}\n  page_visit_ns:")),
+      "always"));
+  CHECK(contains(profile_error(replaced(
+                     kDense, "  page_visit_ns:", "  split_kv: {value: decode}\n  page_visit_ns:")),
                  "source"));
 }
 
-TEST_CASE("scenarios choose implementations, sweep them and record them per point", "[profiles][scenario]") {
-  const Scenario sc = load_scenario("", {"implementation.dense=fa2", "sweep.cisa_impl=[cisa_kernels, flex, fa3]"});
+TEST_CASE("scenarios choose implementations, sweep them and record them per point",
+          "[profiles][scenario]") {
+  const Scenario sc =
+      load_scenario("", {"implementation.dense=fa2", "sweep.cisa_impl=[cisa_kernels, flex, fa3]"});
   const Table t = evaluate_scenario(sc);
   const auto& dense = std::get<std::vector<std::string>>(t.find("dense_impl")->data);
   const auto& cisa = std::get<std::vector<std::string>>(t.find("cisa_impl")->data);
@@ -323,9 +361,11 @@ TEST_CASE("scenarios choose implementations, sweep them and record them per poin
   CHECK(contains(a.at("implementation_figures.h200_sxm.cisa_kernels"), "label: MEAS"));
 }
 
-TEST_CASE("the representative update is its own kernel with its own fixed cost", "[profiles][traffic]") {
+TEST_CASE("the representative update is its own kernel with its own fixed cost",
+          "[profiles][traffic]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
-  // Decode at 2^19 tokens: the new token completes a chunk in every sequence; at 2^19 + 1 none does.
+  // Decode at 2^19 tokens: the new token completes a chunk in every sequence; at 2^19 + 1 none
+  // does.
   Point fills = point("h200_sxm", Phase::decode, 4, 1 << 19, 2048, 1);
   Point none = point("h200_sxm", Phase::decode, 4, (1 << 19) + 1, 2048, 1);
   const PointPricing pp = pricer.for_point(fills);
@@ -352,7 +392,8 @@ TEST_CASE("the representative update is its own kernel with its own fixed cost",
   CHECK(ro.rep_update_floor_s == ro.other_floor_s);
 }
 
-TEST_CASE("the decode step scores with its own kernel: its own fixed cost and read rate", "[profiles][traffic]") {
+TEST_CASE("the decode step scores with its own kernel: its own fixed cost and read rate",
+          "[profiles][traffic]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   const Point dec = point("h200_sxm", Phase::decode, 8, 1 << 19, 2048, 1);
   const Point pre = point("h200_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 4);
@@ -371,7 +412,8 @@ TEST_CASE("the decode step scores with its own kernel: its own fixed cost and re
   REQUIRE(reads > 0);
   const double before = cisa_times(a.cost, sh, r).scoring;
   r.scoring_decode_read_bw_Bps *= 0.5;
-  CHECK(cisa_times(a.cost, sh, r).scoring - before == Approx(reads / pd.cisa[1].rates.scoring_decode_read_bw_Bps));
+  CHECK(cisa_times(a.cost, sh, r).scoring - before ==
+        Approx(reads / pd.cisa[1].rates.scoring_decode_read_bw_Bps));
   CHECK(cisa_times(b.cost, sh, r).scoring == p0);
   // A profile without the figures prices the decode kernel at the scoring kernel's, and says so.
   Point old = dec;
@@ -385,7 +427,43 @@ TEST_CASE("the decode step scores with its own kernel: its own fixed cost and re
   CHECK(labelled);
 }
 
-TEST_CASE("a profile without its own setup bandwidth copies at the card's host-to-device bandwidth", "[profiles]") {
+TEST_CASE(
+    "the decode step's top-k has terms of its own; without them, the prefill fit's, labelled XFER",
+    "[profiles][traffic]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  const Point dec = point("h200_sxm", Phase::decode, 8, 1 << 20, 2048, 1);
+  const Point pre = point("h200_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 4);
+  const PointPricing pd = pricer.for_point(dec), pp = pricer.for_point(pre);
+  const Prediction a = predict(dec, pd), b = predict(pre, pp);
+  REQUIRE(a.cost.cisa_decode_kernel);
+  const KernelShape& sh = pd.cisa[1].shape;
+  Rates r = pd.cisa[1].rates;
+  r.topk_decode_own = true;
+  r.topk_decode_floor_s = 5e-6;
+  r.topk_decode_cluster_s = 0.2e-6;
+  r.topk_decode_keys_per_s_per_sm = 10e9;
+  const TopkTerms t = topk_terms(topk_work(a.cost, sh), sh);
+  REQUIRE(t.waves == 1);
+  REQUIRE(t.cluster_waves > 0);  // 1M context, 8 rows: a row spreads over several CTAs
+  const double want =
+      5e-6 + t.cluster_waves * 0.2e-6 + t.key_passes / 10e9 + t.ids / r.topk_ids_per_s_per_sm;
+  CHECK(cisa_times(a.cost, sh, r).topk ==
+        Approx(std::max(want, a.cost.topk.dram_bytes / r.read_bw_Bps)).epsilon(0.02));
+  // Prefill is priced by the prefill terms whatever the decode ones are.
+  CHECK(cisa_times(b.cost, sh, r).topk == cisa_times(b.cost, sh, pd.cisa[1].rates).topk);
+  // A profile without the decode figures: the decode top-k is priced as before, and says which
+  // terms.
+  Point old = dec;
+  old.cisa_impl = "cisa_kernels_2026_12_01d";
+  CHECK_FALSE(pricer.for_point(old).cisa[1].rates.topk_decode_own);
+  bool labelled = false;
+  for (const auto& u : pricer.resolved("h200_sxm", "cisa_kernels_2026_12_01d").used)
+    if (u.field == "topk.decode_floor_us") labelled = u.figure.label() == Label::XFER;
+  CHECK(labelled);
+}
+
+TEST_CASE("a profile without its own setup bandwidth copies at the card's host-to-device bandwidth",
+          "[profiles]") {
   ImplCatalog impls = shipped_impls();
   ImplProfile& k = impls.at("cisa_kernels");
   k.setup_bw_gbs = PerCard{};
@@ -411,7 +489,8 @@ TEST_CASE("a profile without its own setup bandwidth copies at the card's host-t
   CHECK(contains(message, "h2d_bw_gbs"));
 }
 
-TEST_CASE("Flex's decode visits every page of the context; the loader checks decode_visits", "[profiles]") {
+TEST_CASE("Flex's decode visits every page of the context; the loader checks decode_visits",
+          "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   auto flex_decode = [&](std::int64_t L, std::int64_t K, const std::string& impl) {
     Point p = point("h200_sxm", Phase::decode, 8, L, K, 1);
@@ -420,17 +499,23 @@ TEST_CASE("Flex's decode visits every page of the context; the loader checks dec
   };
   const Prediction a = flex_decode(1 << 17, 2048, "flex"), b = flex_decode(1 << 17, 4096, "flex"),
                    c = flex_decode(1 << 19, 2048, "flex");
-  CHECK(a.cost.attention_cisa.page_visits == 16.0 * (1 << 17) / 16.0);  // B = 16, one visit per 16-token page
+  CHECK(a.cost.attention_cisa.page_visits ==
+        16.0 * (1 << 17) / 16.0);  // B = 16, one visit per 16-token page
   CHECK(a.cost.cisa_decode_kernel);
   CHECK(b.cisa.attention == Approx(a.cisa.attention).epsilon(0.02));  // K hardly matters ...
   CHECK(c.cisa.attention > 3.5 * a.cisa.attention);                   // ... the context does
   // This project's kernels visit only the selected pages.
   const Prediction own = flex_decode(1 << 19, 2048, "cisa_kernels");
   CHECK(own.cost.attention_cisa.page_visits < 16.0 * (2048 + 128 + 2));
-  CHECK(profile_error(replaced(kDense, "  page_visit_ns:", "  decode_visits: {value: context, source: \"EST: t\"}\n  page_visit_ns:"))
+  CHECK(profile_error(
+            replaced(kDense, "  page_visit_ns:",
+                     "  decode_visits: {value: context, source: \"EST: t\"}\n  page_visit_ns:"))
             .empty());
-  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  decode_visits: {value: all, source: \"EST: t\"}\n  page_visit_ns:")),
+  CHECK(contains(profile_error(replaced(
+                     kDense, "  page_visit_ns:",
+                     "  decode_visits: {value: all, source: \"EST: t\"}\n  page_visit_ns:")),
                  "selected"));
-  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:", "  decode_visits: {value: context}\n  page_visit_ns:")),
+  CHECK(contains(profile_error(replaced(kDense, "  page_visit_ns:",
+                                        "  decode_visits: {value: context}\n  page_visit_ns:")),
                  "source"));
 }

@@ -80,3 +80,51 @@ TEST_CASE("top-k fit: too few samples is not a fit", "[calibration]") {
   two.resize(2);
   CHECK_FALSE(fit_topk(two).ok);
 }
+
+namespace {
+// Decode grid: one wave (rows of 1-4 CTAs) and a two-wave shape; t = floor + (waves - 1) x cta +
+// cluster waves x merge + key passes / key rate + ids / id rate.
+std::vector<TopkSample> decode_samples(const Truth& p, double merge, double noise) {
+  const double shapes[6][4] = {{1, 0, 16384, 2048}, {1, 0, 32768, 2048},  {1, 1, 32768, 1024},
+                               {1, 3, 32768, 1024}, {2, 1, 131072, 4096}, {1, 0, 4096, 512}};
+  std::vector<TopkSample> out;
+  for (int i = 0; i < 6; ++i) {
+    const double* s = shapes[i];
+    const double t =
+        p.floor + (s[0] - 1) * p.cta + s[1] * merge + s[2] / p.key_rate + s[3] / p.id_rate;
+    out.push_back({s[0], s[1], s[2], s[3], t * (1.0 + (i % 2 ? noise : -noise))});
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE(
+    "decode top-k fit: floor, merge and key rate come back; CTA and ID terms are the given ones",
+    "[calibration]") {
+  const TopkFit f =
+      cisa::fit_topk_decode(decode_samples(kTruth, 0.3e-6, 0), kTruth.cta, kTruth.id_rate);
+  REQUIRE(f.ok);
+  CHECK(f.floor_s == Approx(kTruth.floor).epsilon(1e-6));
+  CHECK(f.cluster_s == Approx(0.3e-6).epsilon(1e-6));
+  CHECK(f.key_passes_per_s == Approx(kTruth.key_rate).epsilon(1e-6));
+  CHECK(f.ids_per_s == kTruth.id_rate);
+  CHECK(f.rms_rel < 1e-9);
+  // 3 % noise: near, and the residual shows it
+  const TopkFit g =
+      cisa::fit_topk_decode(decode_samples(kTruth, 0.3e-6, 0.03), kTruth.cta, kTruth.id_rate);
+  REQUIRE(g.ok);
+  CHECK(g.floor_s == Approx(kTruth.floor).epsilon(0.25));
+  CHECK(g.rms_rel > 0.01);
+}
+
+TEST_CASE("decode top-k fit: no merge cost in the data drops the merge term and says so",
+          "[calibration]") {
+  const TopkFit f =
+      cisa::fit_topk_decode(decode_samples(kTruth, -0.4e-6, 0), kTruth.cta, kTruth.id_rate);
+  REQUIRE(f.ok);
+  CHECK(f.cluster_s == 0.0);
+  CHECK(f.note.find("merge term did not solve positive") != std::string::npos);
+  std::vector<TopkSample> two = decode_samples(kTruth, 0, 0);
+  two.resize(2);
+  CHECK_FALSE(cisa::fit_topk_decode(two, kTruth.cta, kTruth.id_rate).ok);
+}
