@@ -268,6 +268,7 @@ struct CsvRowWriter::Impl {
         std::uint64_t prev_bits = sc.bits[i];
         char* cell = sc.slot.data() + i * kRows * kCell;
         Cached* cache = sc.cache.data() + (i << kCacheBits);
+        std::size_t missed[kRows], misses = 0;  // rows formatted here
         for (std::size_t j = 0; j < m; ++j, cell += kCell) {
           const std::size_t r = r0 + j;
           std::uint64_t bits = 0;
@@ -283,15 +284,25 @@ struct CsvRowWriter::Impl {
               char* e = ref.f ? csv_number(cell, ref.f[r])
                               : std::to_chars(cell, cell + kCell, ref.i[r]).ptr;
               prev_len = static_cast<std::size_t>(e - cell);
-              hit.bits = bits;
-              hit.len = static_cast<unsigned char>(prev_len);
-              std::memcpy(hit.text, cell, kCell);
+              missed[misses++] = j;  // cached below, not read back while its stores are in flight
             }
             prev = cell;
             prev_bits = bits;
           }
           text[j] = prev;
           len[j] = prev_len;
+        }
+        for (std::size_t k = 0; k < misses; ++k) {
+          const std::size_t j = missed[k];
+          std::uint64_t bits = 0;
+          if (ref.f)
+            std::memcpy(&bits, ref.f + r0 + j, sizeof bits);
+          else
+            bits = static_cast<std::uint64_t>(ref.i[r0 + j]);
+          Cached& c = cache[(bits * 0x9E3779B97F4A7C15ULL) >> (64 - kCacheBits)];
+          c.bits = bits;
+          c.len = static_cast<unsigned char>(len[j]);
+          std::memcpy(c.text, sc.slot.data() + (i * kRows + j) * kCell, kCell);
         }
         sc.bits[i] = prev_bits;
         std::memcpy(sc.last.data() + (sc.bank * nc + i) * kCell, prev, kCell);
