@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <ctime>
 #include <exception>
@@ -109,33 +111,157 @@ class PricingTable {
 
 }  // namespace
 
+namespace {
+
+// Threads that evaluate a chunk's rows with the calling thread: blocks of rows handed out one at
+// a time (a thread that the sink or another process delays takes fewer), started once a run.
+class ChunkPool {
+ public:
+  using Work = std::function<void(std::size_t, std::size_t)>;  // rows [lo, hi)
+  explicit ChunkPool(unsigned helpers) {
+    for (unsigned k = 0; k < helpers; ++k) threads_.emplace_back([this] { loop(); });
+  }
+  ~ChunkPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+
+  // Hands rows [0, rows) out in blocks of `block` to the helpers; `before` runs on the calling
+  // thread first (while the helpers work), then it takes blocks too. Returns when every block is
+  // done; rethrows the first exception of `work` (or of `before`).
+  void run(std::size_t rows, std::size_t block, const Work& work,
+           const std::function<void()>& before) {
+    Job job{&work, rows, block, (rows + block - 1) / block, 0};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job.generation = ++generation_;
+      job_ = job;
+      done_ = 0;
+      failed_ = nullptr;
+      next_.store(job.generation << 32);
+    }
+    cv_.notify_all();
+    std::exception_ptr before_failed;
+    try {
+      if (before) before();
+    } catch (...) {
+      before_failed = std::current_exception();
+    }
+    take(job);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return done_ == job.blocks; });
+    job_.work = nullptr;
+    if (failed_) std::rethrow_exception(failed_);
+    if (before_failed) std::rethrow_exception(before_failed);
+  }
+
+ private:
+  struct Job {
+    const Work* work = nullptr;
+    std::size_t rows = 0, block = 1, blocks = 0;
+    std::uint64_t generation = 0;
+  };
+  // Takes blocks of `job` until none is left. next_ holds the job's generation with the next block,
+  // so a helper that wakes late never takes a block of a later job with this one's work.
+  void take(const Job& job) {
+    std::size_t finished = 0;
+    for (;;) {
+      std::uint64_t cur = next_.load();
+      do {
+        if ((cur >> 32) != job.generation || (cur & 0xffffffffULL) >= job.blocks) goto out;
+      } while (!next_.compare_exchange_weak(cur, cur + 1));
+      const std::size_t b = static_cast<std::size_t>(cur & 0xffffffffULL);
+      try {
+        (*job.work)(b * job.block, std::min(job.rows, (b + 1) * job.block));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!failed_) failed_ = std::current_exception();
+      }
+      ++finished;
+    }
+  out:
+    if (finished) {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ += finished;
+      if (done_ == job.blocks) done_cv_.notify_all();
+    }
+  }
+  void loop() {
+    std::uint64_t seen = 0;
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || (generation_ != seen && job_.work); });
+        if (stop_) return;
+        seen = generation_;
+        job = job_;
+      }
+      take(job);
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  Job job_;
+  std::size_t done_ = 0;
+  std::atomic<std::uint64_t> next_{0};
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr failed_;
+};
+
+}  // namespace
+
 void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const Table&)>& sink,
                               const std::function<void(std::size_t, std::size_t)>& progress, Shard shard,
                               StreamOptions opt) {
   const PricingTable prices(sc);
   const std::size_t n = sc.point_count, chunk = std::max<std::size_t>(1, opt.chunk_rows);
   const unsigned threads = std::max(1u, opt.threads);
-  // Two chunks: the sink writes one (on its own thread) while the next is evaluated.
+  // Two chunks: the sink writes one (on its own thread) while the next is evaluated. Two batches of
+  // points: the calling thread reads the next chunk's points from the sweep while this one's are
+  // evaluated.
   PointsTableBuilder builders[2] = {PointsTableBuilder(sc.design_column), PointsTableBuilder(sc.design_column)};
   std::future<void> sinking;
-  std::vector<Point> batch;
-  std::vector<std::int64_t> index;
+  std::vector<Point> batch[2];
+  std::vector<std::int64_t> index[2];
   Sweep::Cursor cur(sc.sweep);
   std::size_t i = 0;  // point index in the sweep
   bool more = true;
-  for (std::size_t k = 0; more; ++k) {
+  auto fill = [&](std::vector<Point>& pts,
+                  std::vector<std::int64_t>& idx) {  // the next chunk's points
     std::size_t rows = 0;
-    while (rows < chunk) {
-      if (batch.size() <= rows) {
-        batch.emplace_back();
-        index.emplace_back();
+    while (more && rows < chunk) {
+      if (pts.size() <= rows) {
+        pts.emplace_back();
+        idx.emplace_back();
       }
-      if (!(more = cur.next(batch[rows]))) break;  // into the slot: its strings' storage is reused
-      if (shard.takes(i)) index[rows++] = static_cast<std::int64_t>(i);
+      if (!(more = cur.next(pts[rows]))) break;  // into the slot: its strings' storage is reused
+      if (shard.takes(i)) idx[rows++] = static_cast<std::int64_t>(i);
       ++i;
     }
-    if (rows == 0) break;
+    return rows;
+  };
+  // Helpers only where a chunk has rows enough for them (the calling thread is one of `threads`).
+  const unsigned helpers =
+      static_cast<unsigned>(std::min<std::size_t>(threads - 1, (chunk + 1023) / 1024));
+  std::unique_ptr<ChunkPool> pool;
+  if (helpers) pool = std::make_unique<ChunkPool>(helpers);
+  std::size_t read_to[2] = {0, 0};  // the sweep's points read with each batch
+  std::size_t rows = fill(batch[0], index[0]);
+  read_to[0] = i;
+  for (std::size_t k = 0; rows > 0; ++k) {
     PointsTableBuilder& b = builders[k % 2];  // the sink of chunk k - 2 is done
+    const std::vector<Point>& pts = batch[k % 2];
+    const std::vector<std::int64_t>& idx = index[k % 2];
     b.set_rows(rows);
     auto work = [&](std::size_t lo, std::size_t hi) {
       // Blocks of rows predicted, then stored column by column (PointsTableBuilder::put_rows).
@@ -145,40 +271,28 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
       for (std::size_t r0 = lo; r0 < hi; r0 += kBlock) {
         const std::size_t m = std::min(kBlock, hi - r0);
         for (std::size_t j = 0; j < m; ++j) {
-          const PointPricing& pr = prices.find(batch[r0 + j]);
-          preds[j] = predict_point(sc, batch[r0 + j], pr);
+          const PointPricing& pr = prices.find(pts[r0 + j]);
+          preds[j] = predict_point(sc, pts[r0 + j], pr);
           rates[j] = &pr.cisa[1].rates;
         }
-        b.put_rows(r0, m, &index[r0], &batch[r0], preds.data(), rates);
+        b.put_rows(r0, m, &idx[r0], &pts[r0], preds.data(), rates);
       }
     };
-    const unsigned t = static_cast<unsigned>(std::min<std::size_t>(threads, (rows + 1023) / 1024));
-    if (t <= 1) {
-      work(0, rows);
-    } else {
-      std::vector<std::thread> pool;
-      std::exception_ptr failed;
-      std::mutex m;
-      for (unsigned w = 1; w < t; ++w)
-        pool.emplace_back([&, w] {
-          try {
-            work(rows * w / t, rows * (w + 1) / t);
-          } catch (...) {
-            std::lock_guard<std::mutex> lock(m);
-            if (!failed) failed = std::current_exception();
-          }
-        });
-      try {
-        work(0, rows / t);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(m);
-        if (!failed) failed = std::current_exception();
+    std::size_t next_rows = 0;
+    auto read_next = [&] {
+      next_rows = fill(batch[(k + 1) % 2], index[(k + 1) % 2]);
+      read_to[(k + 1) % 2] = i;
+    };
+    try {
+      if (pool) {
+        pool->run(rows, 512, work, read_next);
+      } else {
+        work(0, rows);
+        read_next();
       }
-      for (auto& th : pool) th.join();
-      if (failed) {
-        if (sinking.valid()) sinking.wait();
-        std::rethrow_exception(failed);
-      }
+    } catch (...) {
+      if (sinking.valid()) sinking.wait();
+      throw;
     }
     if (sinking.valid()) sinking.get();  // chunks reach the sink in order, one at a time
     const Table& done = b.table();
@@ -186,7 +300,8 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
       sinking = std::async(std::launch::async, [&sink, &done] { sink(done); });
     else
       sink(done);
-    if (progress) progress(std::min(i, n), n);
+    if (progress) progress(std::min(read_to[k % 2], n), n);
+    rows = next_rows;
   }
   if (sinking.valid()) sinking.get();
 }

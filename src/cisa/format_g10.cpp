@@ -1,25 +1,104 @@
 #include "cisa/format_g10.hpp"
 
 #include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 
 namespace cisa {
 
 namespace {
 
-// 10^0 .. 10^27: exact in an x87 long double (5^27 < 2^64), so v * 10^k carries one rounding.
-constexpr int kMaxPow = 27;
+// 10^k = m x 2^q for k in [-kMaxPow, kMaxPow], m in [2^63, 2^64): exact for 0 <= k <= 27
+// (5^27 < 2^63), else m rounded to the nearest integer (relative error at most 2^-64). Generated
+// with Python's fractions.Fraction.
+constexpr int kMaxPow = 40;
 struct Pow10 {
-  long double p[kMaxPow + 1];
-  constexpr Pow10() : p{} {
-    long double x = 1;
-    for (int i = 0; i <= kMaxPow; ++i, x *= 10) p[i] = x;
-  }
+  std::uint64_t m;
+  int q;
 };
-constexpr Pow10 kPow10{};
+constexpr Pow10 kPow10[2 * kMaxPow + 1] = {
+    {0x8b61313bbabce2c6ULL, -196},  // 1e-40 (rounded)
+    {0xae397d8aa96c1b78ULL, -193},  // 1e-39 (rounded)
+    {0xd9c7dced53c72256ULL, -190},  // 1e-38 (rounded)
+    {0x881cea14545c7575ULL, -186},  // 1e-37 (rounded)
+    {0xaa242499697392d3ULL, -183},  // 1e-36 (rounded)
+    {0xd4ad2dbfc3d07788ULL, -180},  // 1e-35 (rounded)
+    {0x84ec3c97da624ab5ULL, -176},  // 1e-34 (rounded)
+    {0xa6274bbdd0fadd62ULL, -173},  // 1e-33 (rounded)
+    {0xcfb11ead453994baULL, -170},  // 1e-32 (rounded)
+    {0x81ceb32c4b43fcf5ULL, -166},  // 1e-31 (rounded)
+    {0xa2425ff75e14fc32ULL, -163},  // 1e-30 (rounded)
+    {0xcad2f7f5359a3b3eULL, -160},  // 1e-29 (rounded)
+    {0xfd87b5f28300ca0eULL, -157},  // 1e-28 (rounded)
+    {0x9e74d1b791e07e48ULL, -153},  // 1e-27 (rounded)
+    {0xc612062576589ddbULL, -150},  // 1e-26 (rounded)
+    {0xf79687aed3eec551ULL, -147},  // 1e-25 (rounded)
+    {0x9abe14cd44753b53ULL, -143},  // 1e-24 (rounded)
+    {0xc16d9a0095928a27ULL, -140},  // 1e-23 (rounded)
+    {0xf1c90080baf72cb1ULL, -137},  // 1e-22 (rounded)
+    {0x971da05074da7befULL, -133},  // 1e-21 (rounded)
+    {0xbce5086492111aebULL, -130},  // 1e-20 (rounded)
+    {0xec1e4a7db69561a5ULL, -127},  // 1e-19 (rounded)
+    {0x9392ee8e921d5d07ULL, -123},  // 1e-18 (rounded)
+    {0xb877aa3236a4b449ULL, -120},  // 1e-17 (rounded)
+    {0xe69594bec44de15bULL, -117},  // 1e-16 (rounded)
+    {0x901d7cf73ab0acd9ULL, -113},  // 1e-15 (rounded)
+    {0xb424dc35095cd80fULL, -110},  // 1e-14 (rounded)
+    {0xe12e13424bb40e13ULL, -107},  // 1e-13 (rounded)
+    {0x8cbccc096f5088ccULL, -103},  // 1e-12 (rounded)
+    {0xafebff0bcb24aaffULL, -100},  // 1e-11 (rounded)
+    {0xdbe6fecebdedd5bfULL, -97},   // 1e-10 (rounded)
+    {0x89705f4136b4a597ULL, -93},   // 1e-9 (rounded)
+    {0xabcc77118461cefdULL, -90},   // 1e-8 (rounded)
+    {0xd6bf94d5e57a42bcULL, -87},   // 1e-7 (rounded)
+    {0x8637bd05af6c69b6ULL, -83},   // 1e-6 (rounded)
+    {0xa7c5ac471b478423ULL, -80},   // 1e-5 (rounded)
+    {0xd1b71758e219652cULL, -77},   // 1e-4 (rounded)
+    {0x83126e978d4fdf3bULL, -73},   // 1e-3 (rounded)
+    {0xa3d70a3d70a3d70aULL, -70},   // 1e-2 (rounded)
+    {0xcccccccccccccccdULL, -67},   // 1e-1 (rounded)
+    {0x8000000000000000ULL, -63},   // 1e0
+    {0xa000000000000000ULL, -60},   // 1e1
+    {0xc800000000000000ULL, -57},   // 1e2
+    {0xfa00000000000000ULL, -54},   // 1e3
+    {0x9c40000000000000ULL, -50},   // 1e4
+    {0xc350000000000000ULL, -47},   // 1e5
+    {0xf424000000000000ULL, -44},   // 1e6
+    {0x9896800000000000ULL, -40},   // 1e7
+    {0xbebc200000000000ULL, -37},   // 1e8
+    {0xee6b280000000000ULL, -34},   // 1e9
+    {0x9502f90000000000ULL, -30},   // 1e10
+    {0xba43b74000000000ULL, -27},   // 1e11
+    {0xe8d4a51000000000ULL, -24},   // 1e12
+    {0x9184e72a00000000ULL, -20},   // 1e13
+    {0xb5e620f480000000ULL, -17},   // 1e14
+    {0xe35fa931a0000000ULL, -14},   // 1e15
+    {0x8e1bc9bf04000000ULL, -10},   // 1e16
+    {0xb1a2bc2ec5000000ULL, -7},    // 1e17
+    {0xde0b6b3a76400000ULL, -4},    // 1e18
+    {0x8ac7230489e80000ULL, 0},     // 1e19
+    {0xad78ebc5ac620000ULL, 3},     // 1e20
+    {0xd8d726b7177a8000ULL, 6},     // 1e21
+    {0x878678326eac9000ULL, 10},    // 1e22
+    {0xa968163f0a57b400ULL, 13},    // 1e23
+    {0xd3c21bcecceda100ULL, 16},    // 1e24
+    {0x84595161401484a0ULL, 20},    // 1e25
+    {0xa56fa5b99019a5c8ULL, 23},    // 1e26
+    {0xcecb8f27f4200f3aULL, 26},    // 1e27
+    {0x813f3978f8940984ULL, 30},    // 1e28 (rounded)
+    {0xa18f07d736b90be5ULL, 33},    // 1e29 (rounded)
+    {0xc9f2c9cd04674edfULL, 36},    // 1e30 (rounded)
+    {0xfc6f7c4045812296ULL, 39},    // 1e31 (rounded)
+    {0x9dc5ada82b70b59eULL, 43},    // 1e32 (rounded)
+    {0xc5371912364ce305ULL, 46},    // 1e33 (rounded)
+    {0xf684df56c3e01bc7ULL, 49},    // 1e34 (rounded)
+    {0x9a130b963a6c115cULL, 53},    // 1e35 (rounded)
+    {0xc097ce7bc90715b3ULL, 56},    // 1e36 (rounded)
+    {0xf0bdc21abb48db20ULL, 59},    // 1e37 (rounded)
+    {0x96769950b50d88f4ULL, 63},    // 1e38 (rounded)
+    {0xbc143fa4e250eb31ULL, 66},    // 1e39 (rounded)
+    {0xeb194f8e1ae525fdULL, 69},    // 1e40 (rounded)
+};
 
 char* library_g10(char* p, double v) { return std::to_chars(p, p + 32, v, std::chars_format::general, 10).ptr; }
 
@@ -43,69 +122,71 @@ void put5(char* d, std::uint32_t h) {
   std::memcpy(d + 3, kPairs.c + 2 * (r % 100), 2);
 }
 
-// Strips trailing '0's of digits [b, e); returns the new end.
-const char* strip_zeros(const char* b, const char* e) {
-  while (e > b && e[-1] == '0') --e;
-  return e;
-}
-
-// Whether long double arithmetic really carries 64 bits here: not under an emulator that computes
-// it in double (valgrind) or with the x87 precision control lowered.
-bool extended_at_run_time() {
-  volatile long double one = 1.0L, tiny = 1.0L / 9223372036854775808.0L;  // 2^-63
-  return static_cast<long double>(one + tiny) != one;
-}
-
 }  // namespace
 
 char* format_g10(char* p, double v) {
-  // The fast path needs a 64-bit significand (x87 extended) to scale with a single rounding.
-  if constexpr (std::numeric_limits<long double>::digits < 64) return library_g10(p, v);
-  static const bool extended = extended_at_run_time();
-  if (!extended || !std::isfinite(v) || v == 0) return library_g10(p, v);
-  const double a = std::fabs(v);
+#ifndef __SIZEOF_INT128__
+  return library_g10(p, v);
+#else
   std::uint64_t bits = 0;
-  std::memcpy(&bits, &a, sizeof bits);
-  const int e2 = static_cast<int>(bits >> 52) - 1022;  // a in [2^(e2-1), 2^e2) (normal numbers)
-  if (e2 < -1000) return library_g10(p, v);           // subnormal
-  // floor(log10 a) or one less: log10(2) ~ 78913 / 2^18 (exact for these exponents).
+  std::memcpy(&bits, &v, sizeof bits);
+  const int be = static_cast<int>((bits >> 52) & 0x7ff);
+  if (be == 0 || be == 0x7ff) return library_g10(p, v);  // zero, subnormal, inf, nan
+  // |v| = m2 x 2^(be - 1075), m2 in [2^52, 2^53); |v| in [2^(e2-1), 2^e2).
+  const std::uint64_t m2 = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
+  const int e2 = be - 1022;
+  // floor(log10 |v|) or one less: log10(2) ~ 78913 / 2^18 (exact for these exponents).
   int x = ((e2 - 1) * 78913) >> 18;
-  long double s = 0;
-  for (int tries = 0;; ++tries) {
-    const int k = 9 - x;  // s = a * 10^k in [1e9, 1e10)
-    if (k > kMaxPow || k < -kMaxPow || tries == 2) return library_g10(p, v);
-    s = k >= 0 ? static_cast<long double>(a) * kPow10.p[k] : static_cast<long double>(a) / kPow10.p[-k];
-    if (s >= 1e10L) ++x;
-    else if (s < 1e9L) --x;
-    else break;
-  }
-  // s is within 2^-64 relative (< 6e-10 absolute) of the exact a * 10^k: rounding to the nearest
-  // integer is certain unless s lies near a half; there the library decides.
-  // Adding 2^63 leaves a unit in the last place of 1: the sum holds s rounded to the nearest
-  // integer, read from its significand (no float-to-int conversion, which changes the x87 mode).
-  constexpr long double kTwo63 = 9223372036854775808.0L;
-  const long double rounded = s + kTwo63;
-  const long double rest = s - (rounded - kTwo63);  // in [-0.5, 0.5]
-  if (rest > 0.5L - 1e-6L || rest < -0.5L + 1e-6L) return library_g10(p, v);
+  // s = |v| x 10^k in [1e9, 1e10), k = 9 - x, as the integer n and the fraction f / 2^shift. The
+  // product of the significands is exact, so s is exact where 10^k is (0 <= k <= 27), else within
+  // 2^-64 relative (< 6e-10 absolute).
+  __extension__ typedef unsigned __int128 U128;  // GCC and Clang on 64-bit targets
   std::uint64_t n = 0;
-  std::memcpy(&n, &rounded, sizeof n);  // the explicit 64-bit significand: 2^63 + round(s)
-  n -= 1ULL << 63;
+  U128 f = 0, half = 0;
+  int shift = 0;
+  for (int tries = 0;; ++tries) {
+    const int k = 9 - x;
+    if (k > kMaxPow || k < -kMaxPow || tries == 2) return library_g10(p, v);
+    const Pow10& t = kPow10[k + kMaxPow];
+    const U128 prod = static_cast<U128>(m2) * t.m;  // in [2^115, 2^117)
+    shift = 1075 - be - t.q;  // s = prod / 2^shift: shift in (80, 90) near [1e9, 1e10)
+    if (shift <= 64 || shift >= 116) return library_g10(p, v);
+    n = static_cast<std::uint64_t>(prod >> shift);
+    if (n >= 10000000000ULL) {
+      ++x;
+    } else if (n < 1000000000ULL) {
+      --x;
+    } else {
+      half = static_cast<U128>(1) << (shift - 1);
+      f = prod & ((half << 1) - 1);
+      break;
+    }
+  }
+  // Rounding to the nearest integer is certain unless s lies within ~1e-6 of a half (a tie, or
+  // where an inexact 10^k could decide it wrongly): there the library decides.
+  const U128 margin = static_cast<U128>(1) << (shift - 20);
+  if (f + margin >= half && f <= half + margin) return library_g10(p, v);
+  n += f > half;
   if (n == 10000000000ULL) {
     n = 1000000000ULL;
     ++x;
   }
-  char d[10];
+  // The ten digits, then zeros: the copies below are of a fixed 16 bytes (room: 32 at p).
+  char d[32] = {};
   put5(d, static_cast<std::uint32_t>(n / 100000));  // two independent halves: a short dependency chain
   put5(d + 5, static_cast<std::uint32_t>(n % 100000));
-  if (v < 0) *p++ = '-';
+  // nd: the digits up to the last non-zero one (d[0] is not '0'), from the '0' bytes of d[2..9].
+  std::uint64_t w = 0;
+  std::memcpy(&w, d + 2, sizeof w);
+  w ^= 0x3030303030303030ULL;  // little-endian: d[9] is the top byte
+  const int nd = w ? 10 - (__builtin_clzll(w) >> 3) : (d[1] != '0' ? 2 : 1);
+  *p = '-';
+  p += v < 0;
   if (x < -4 || x >= 10) {  // d.ddddddddde[+-]XX
-    *p++ = d[0];
-    const char* e = strip_zeros(d + 1, d + 10);
-    if (e > d + 1) {
-      *p++ = '.';
-      std::memcpy(p, d + 1, static_cast<std::size_t>(e - d - 1));
-      p += e - d - 1;
-    }
+    p[0] = d[0];
+    p[1] = '.';
+    std::memcpy(p + 2, d + 1, 16);
+    p += nd > 1 ? nd + 1 : 1;
     *p++ = 'e';
     *p++ = x < 0 ? '-' : '+';
     const int ax = x < 0 ? -x : x;
@@ -115,23 +196,18 @@ char* format_g10(char* p, double v) {
     return p;
   }
   if (x >= 0) {  // x + 1 integer digits, then the fraction without trailing zeros
-    std::memcpy(p, d, static_cast<std::size_t>(x + 1));
-    p += x + 1;
-    const char* e = strip_zeros(d + x + 1, d + 10);
-    if (e > d + x + 1) {
-      *p++ = '.';
-      std::memcpy(p, d + x + 1, static_cast<std::size_t>(e - d - x - 1));
-      p += e - d - x - 1;
-    }
-    return p;
+    std::memcpy(p, d, 16);
+    if (nd <= x + 1) return p + x + 1;
+    p[x + 1] = '.';
+    std::memcpy(p + x + 2, d + x + 1, 16);
+    return p + nd + 1;
   }
   // 0.000ddd: -x - 1 zeros after the point, then the digits without trailing zeros
-  *p++ = '0';
-  *p++ = '.';
-  for (int i = 0; i < -x - 1; ++i) *p++ = '0';
-  const char* e = strip_zeros(d, d + 10);
-  std::memcpy(p, d, static_cast<std::size_t>(e - d));
-  return p + (e - d);
+  std::memcpy(p, "0.000\0\0", 8);
+  p += 1 - x;
+  std::memcpy(p, d, 16);
+  return p + nd;
+#endif
 }
 
 }  // namespace cisa

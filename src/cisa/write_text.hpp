@@ -1,6 +1,7 @@
 // Text renderings of a Table: csv, json (records), markdown, and the aligned console table.
 #pragma once
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,6 +17,21 @@ void write_json(std::ostream& os, const Table& t, const Attributes& attributes);
 // begin + rows + end). Rows are formatted on `threads` threads and written in order.
 void write_csv_header(std::ostream& os, const Table& schema);
 void write_csv_rows(std::ostream& os, const Table& t, unsigned threads = 1);
+// write_csv_rows for a stream of chunks (of one schema): its buffers and threads' scratch are
+// kept from chunk to chunk. Rows are formatted on `threads` threads while the calling thread
+// writes the finished ones, in order.
+class CsvRowWriter {
+ public:
+  explicit CsvRowWriter(unsigned threads = 1);
+  ~CsvRowWriter();
+  CsvRowWriter(const CsvRowWriter&) = delete;
+  CsvRowWriter& operator=(const CsvRowWriter&) = delete;
+  void write(std::ostream& os, const Table& chunk);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 void write_json_begin(std::ostream& os, const Table& schema, const Attributes& attributes);
 // `first`: no row was written before this chunk.
 void write_json_rows(std::ostream& os, const Table& t, bool first, unsigned threads = 1);

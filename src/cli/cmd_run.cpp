@@ -139,6 +139,8 @@ int cmd_run(int argc, char** argv) {
       write();
       if (!std::cout) stdout_ok = false;
     };
+    std::unique_ptr<CsvRowWriter> csv;
+    if (format == "csv") csv = std::make_unique<CsvRowWriter>(opt.threads);
     if (format == "csv") to_stdout([&] { write_csv_header(std::cout, schema); });
     if (format == "json") to_stdout([&] { write_json_begin(std::cout, schema, attrs); });
     {
@@ -147,7 +149,7 @@ int cmd_run(int argc, char** argv) {
           sc,
           [&](const Table& chunk) {
             if (h5) h5->append(chunk);
-            if (format == "csv") to_stdout([&] { write_csv_rows(std::cout, chunk, opt.threads); });
+            if (format == "csv") to_stdout([&] { csv->write(std::cout, chunk); });
             if (format == "json") to_stdout([&] { write_json_rows(std::cout, chunk, first, opt.threads); });
             if (tabular) digest.add(chunk);
             first = false;

@@ -61,3 +61,52 @@ TEST_CASE("format_g10 prints what %.10g prints", "[format]") {
   CHECK(bad == 0);
   CHECK(checked > 1000000);
 }
+
+TEST_CASE("format_g10: special values, subnormals, every power of ten and the table's ends",
+          "[format]") {
+  std::size_t bad = 0, checked = 0;
+  auto check = [&](double v) {
+    for (double w : {v, -v}) {
+      ++checked;
+      if (ours(w) != library(w) && bad++ < 5) FAIL_CHECK(ours(w) << " vs " << library(w));
+    }
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double v : {0.0, inf, std::numeric_limits<double>::quiet_NaN(),
+                   std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::min(),
+                   std::numeric_limits<double>::max(),
+                   std::nextafter(std::numeric_limits<double>::min(), 0.0), 1e-310, 2.5e-320})
+    check(v);
+  // Subnormals: every exponent bit pattern 0 with spread significands.
+  for (std::uint64_t m = 1; m < (1ULL << 52); m = m * 3 + 1) {
+    double v = 0;
+    std::memcpy(&v, &m, sizeof v);
+    check(v);
+  }
+  // Every power of ten a double holds, its neighbours, and the decade ends around it (1e9 - 0.5
+  // ulp style values: where the first estimate of the exponent is one off and where rounding
+  // carries into a new digit).
+  for (int e = -325; e <= 308; ++e) {
+    const double p10 = std::pow(10.0, e);
+    for (double v :
+         {p10, std::nextafter(p10, 0.0), std::nextafter(p10, inf), p10 * 0.99999999995,
+          p10 * 0.999999999949, p10 * 0.9999999999501, p10 * 1.00000000005, p10 * 9.9999999995,
+          p10 * 9.99999999949, p10 * 5.0, p10 * 1.5, p10 * 1.25, p10 * 1.2345678905})
+      if (std::isfinite(v)) check(v);
+  }
+  // Every binary exponent (the table of 10^k: |k| <= 40, then the library), a few significands
+  // each.
+  std::mt19937_64 g(12345);
+  for (int be = 1; be < 2047; ++be)
+    for (int i = 0; i < 64; ++i) {
+      const std::uint64_t bits = (static_cast<std::uint64_t>(be) << 52) | (g() >> 12);
+      double v = 0;
+      std::memcpy(&v, &bits, sizeof v);
+      check(v);
+    }
+  // Short decimals (the values sweeps print most): n / 10^j for small n.
+  for (int j = 0; j <= 12; ++j)
+    for (int n = 1; n < 20000; n += 7) check(n / std::pow(10.0, j));
+  CHECK(bad == 0);
+  CHECK(checked > 300000);
+}
