@@ -210,9 +210,10 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   the same call (6c14602); scored with the archived profile cisa_kernels_2026_12_01d. Read in
   session 8 (the peers' prefill grid, tried and reverted): inspected.
 - **held-out v8** (`results/h200/heldout8/`, `scenarios/heldout8_*.yaml`): written and committed
-  (95e29ed) at the start of session 8, before anything of session 8 was tried on the model; no model
-  change of session 8 was kept, so it measures session 7's model structure with session 8's kernels
-  and the calibration taken in the same call. Measured once, used for nothing else.
+  (95e29ed) at the start of session 8, before the one model change of session 8 (the decode step's
+  top-k priced by terms of its own, measured on calibrate's decode grid), measured once after it
+  with session 8's kernels and the calibration taken in the same call (036e00f), used for nothing
+  else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
