@@ -141,12 +141,35 @@ int small_int(const YamlDoc& doc, const YAML::Node& n, const std::string& field,
   return static_cast<int>(v);
 }
 
+L2Sharing l2_sharing_value(const YamlDoc& doc, const YAML::Node& n, const std::string& field) {
+  const std::string v = get_string(doc, n, field);
+  if (v == "shared") return L2Sharing::shared;
+  if (v == "none") return L2Sharing::none;
+  if (v == "unknown") return L2Sharing::unknown;
+  throw InputError(locate(doc, n, field), "expected shared, none or unknown, got '" + v + "'");
+}
+
+// Decode work items: at most `rows` query heads each; whether a KV group's items share its
+// history in L2.
+void parse_decode_tiles(const YamlDoc& doc, const YAML::Node& dt, const std::string& field,
+                        ImplProfile& p) {
+  require_keys_known(doc, dt, field, {"rows", "l2_sharing", "source"});
+  for (const char* k : {"rows", "l2_sharing", "source"})
+    if (!dt[k])
+      throw InputError(locate(doc, dt, field),
+                       std::string("missing '") + k +
+                           "': give {rows: N, l2_sharing: shared|none|unknown, source: \"...\"}");
+  p.decode_tile_rows = tile_rows(doc, dt["rows"], field + ".rows");
+  p.decode_tile_sharing = l2_sharing_value(doc, dt["l2_sharing"], field + ".l2_sharing");
+  p.decode_tile_source = get_string(doc, dt["source"], field + ".source");
+}
+
 void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string& field,
                      ImplProfile& p) {
   require_keys_known(
       doc, a, field,
       names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens",
-                                    "split_kv", "decode_visits", "page_visit_ns"}));
+                                    "split_kv", "decode_visits", "decode_tiles", "page_visit_ns"}));
   if (const YAML::Node t = a["tile_rows"]) {
     require_keys_known(doc, t, field + ".tile_rows", {"min", "max"});
     if (!t["min"] || !t["max"])
@@ -195,22 +218,14 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
     p.decode_visits_context = v == "context";
     p.decode_visits_source = get_string(doc, dv["source"], field + ".decode_visits.source");
   }
+  if (const YAML::Node dt = a["decode_tiles"]) parse_decode_tiles(doc, dt, field + ".decode_tiles", p);
   const YAML::Node l2 = a["l2_sharing"];
   if (!l2)
     throw InputError(locate(doc, a, field + ".l2_sharing"),
                      "missing: say whether co-resident CTAs share selected pages in L2 "
                      "({value: shared|none|unknown, source: \"...\"})");
   require_keys_known(doc, l2, field + ".l2_sharing", {"value", "source"});
-  const std::string v = get_string(doc, l2["value"], field + ".l2_sharing.value");
-  if (v == "shared")
-    p.l2_sharing = L2Sharing::shared;
-  else if (v == "none")
-    p.l2_sharing = L2Sharing::none;
-  else if (v == "unknown")
-    p.l2_sharing = L2Sharing::unknown;
-  else
-    throw InputError(locate(doc, l2["value"], field + ".l2_sharing.value"),
-                     "expected shared, none or unknown");
+  p.l2_sharing = l2_sharing_value(doc, l2["value"], field + ".l2_sharing.value");
   if (!l2["source"]) throw InputError(locate(doc, l2, field + ".l2_sharing"), "missing 'source'");
   p.l2_sharing_source = get_string(doc, l2["source"], field + ".l2_sharing.source");
   const auto per_card = [&](const YAML::Node& n, const std::string& f, PerCard& out) {

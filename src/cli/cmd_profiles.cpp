@@ -44,6 +44,10 @@ void show(const std::string& name, const std::string& card, Pricer& pricer) {
                            p.split_kv_source.empty() ? "" : " (" + p.split_kv_source + ")");
   if (p.decode_visits_context)
     std::cout << fmt::format("  decode visits every page of the context ({})\n", p.decode_visits_source);
+  if (p.decode_tile_rows > 0)
+    std::cout << fmt::format("  decode packs at most {} query heads per work item; L2 sharing between a KV group's "
+                             "items {} ({})\n",
+                             p.decode_tile_rows, to_string(p.decode_tile_sharing), p.decode_tile_source);
   if (p.prices_cisa)
     std::cout << "  selection kernels (scoring, top-k, setup): " << r.selection_impl << "\n";
   std::cout << "\n";

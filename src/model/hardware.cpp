@@ -167,6 +167,17 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   s.l2_capacity_bytes = rates.l2_capacity_bytes;
   s.share_selected =
       im.l2_sharing == L2Sharing::shared || (im.l2_sharing == L2Sharing::unknown && b != Bound::hi);
+  switch (im.decode_tile_sharing) {
+    case L2Sharing::shared:
+      s.decode_tile_reuse = 1.0;
+      break;
+    case L2Sharing::none:
+      s.decode_tile_reuse = 0.0;
+      break;
+    case L2Sharing::unknown:
+      s.decode_tile_reuse = b == Bound::lo ? 1.0 : b == Bound::hi ? 0.0 : 0.5;
+      break;
+  }
   return s;
 }
 

@@ -127,11 +127,13 @@ KernelShape structure_of(const Profile& p) {
   s.split_min_tokens = p.split_min_tokens;
   s.split_kv = p.split_kv;
   s.decode_visits_context = p.decode_visits_context;
+  s.decode_tile_rows = p.decode_tile_rows;
   return s;
 }
 
 // Kernel structure of `impl` on the card, for the traffic model. `bound` picks an unknown L2
-// sharing's end (lo: shared, hi: none).
+// sharing's end (lo: shared, hi: none); an unknown sharing between a KV group's decode work items
+// takes the middle of its band at the point (half their re-reads hit L2).
 KernelShape kernel_shape(const ResolvedImpl& impl, const Rates& rates, Bound bound = Bound::point);
 
 }  // namespace cisa

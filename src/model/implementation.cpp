@@ -209,6 +209,8 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   o.split_min_tokens = p.split_min_tokens;
   o.split_kv = p.split_kv;
   o.decode_visits_context = p.decode_visits_context;
+  o.decode_tile_rows = p.decode_tile_rows;
+  o.decode_tile_sharing = p.decode_tile_sharing;
   o.page_visits = p.page_visits;
   for (const auto& a : p.archs) o.runs_on_card = o.runs_on_card || a == card.arch;
   o.known_on_card = known_here(p.mma_tflops, card.name) || known_here(p.read_bw_tbs, card.name);

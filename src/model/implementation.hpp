@@ -66,6 +66,12 @@ struct ImplProfile {
   bool decode_visits_context =
       false;  // decode walks the whole block-mask row (every page of the context)
   std::string decode_visits_source;
+  // Decode (one position per sequence) packs at most decode_tile_rows query heads per work item
+  // (0: tile_rows_max); a KV group of more heads runs ceil(r / decode_tile_rows) work items, each
+  // streaming the group's history. decode_tile_sharing: whether those items' re-reads hit L2.
+  int decode_tile_rows = 0;
+  L2Sharing decode_tile_sharing = L2Sharing::shared;
+  std::string decode_tile_source;
   std::string split_kv_source;
 
   // Selection path (scoring, top-k, setup). selection_from names the profile whose selection
@@ -120,6 +126,8 @@ struct ResolvedImpl {
   int split_min_tokens = 256;
   SplitKv split_kv = SplitKv::always;
   bool decode_visits_context = false;
+  int decode_tile_rows = 0;
+  L2Sharing decode_tile_sharing = L2Sharing::shared;
   Figure mma_tflops, read_bw_tbs, gather_bw_tbs, attention_floor_us;
   bool page_visits = false;
   Figure page_visit_ns[4];

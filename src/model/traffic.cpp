@@ -352,17 +352,21 @@ struct DensePart {
 };
 DensePart dense_part(const Span& s, i64 n, const KernelShape& sh, KernelCost& a) {
   DensePart out;
-  const int M = sh.attention_tile_rows;
+  // Decode: a kernel packing fewer query heads than r runs several work items per KV group, each
+  // streaming its history; how many of their re-reads hit L2 is the implementation's.
+  const bool decode_tiles = n == 1 && sh.decode_tile_rows > 0 && s.r > sh.decode_tile_rows;
+  const int M = decode_tiles ? sh.decode_tile_rows : sh.attention_tile_rows;
+  const double h = decode_tiles ? s.h * sh.decode_tile_reuse : s.h;
   const DenseTiles t = dense_tiles(s.start, n, s.r, M);
   const double req = s.kv_tok * t.token_reads, uniq = s.kv_tok * t.unique_tokens;
   const double reads = uniq * dense_stream_reads(t.tiles, sh);
   out.kv_req = req;
-  out.kv_dram = reads + (req - reads) * (1.0 - s.h);
+  out.kv_dram = reads + (req - reads) * (1.0 - h);
   out.meta = kId * t.token_reads / static_cast<double>(s.c);
   out.qo = 2.0 * static_cast<double>(n) * s.r * s.d * s.b_act;
   out.tiles = t.tiles;
   out.min_tokens = t.min_tile_tokens;
-  const int Md = attention_tile_for(static_cast<int>(std::min<i64>(n, std::max(1, M / s.r))) * s.r, sh);
+  const int Md = decode_tiles ? M : attention_tile_for(static_cast<int>(std::min<i64>(n, std::max(1, M / s.r))) * s.r, sh);
   a.flops_issued += 4.0 * s.d * Md * t.token_reads;
   a.flops_useful += 4.0 * s.d * t.useful_token_rows;
   a.page_visits += t.token_reads / static_cast<double>(s.c);
@@ -647,7 +651,7 @@ struct DenseKey {
 };
 
 // Every field (the static_assert asks whoever adds one to KernelShape to add it here).
-static_assert(sizeof(KernelShape) == 96, "a KernelShape field was added: compare it in same_key");
+static_assert(sizeof(KernelShape) == 104, "a KernelShape field was added: compare it in same_key");
 bool same_key(const DenseKey& a, const DenseKey& b) {
   const KernelShape &x = a.shape, &y = b.shape;
   return a.geo.q_heads == b.geo.q_heads && a.geo.kv_heads == b.geo.kv_heads && a.geo.head_dim == b.geo.head_dim &&
@@ -661,7 +665,8 @@ bool same_key(const DenseKey& a, const DenseKey& b) {
          x.l2_capacity_bytes == y.l2_capacity_bytes && x.share_selected == y.share_selected &&
          x.gqa_packing == y.gqa_packing && x.score_bytes == y.score_bytes &&
          x.topk_cluster_above == y.topk_cluster_above && x.topk_few_rows_slice == y.topk_few_rows_slice &&
-         x.topk_ctas_per_sm == y.topk_ctas_per_sm;
+         x.topk_ctas_per_sm == y.topk_ctas_per_sm && x.decode_tile_rows == y.decode_tile_rows &&
+         x.decode_tile_reuse == y.decode_tile_reuse;
 }
 
 std::size_t slot_of(const DenseKey& k, std::size_t slots) {

@@ -29,6 +29,8 @@ struct KernelShape {
   int topk_cluster_above = 0;  // top-k rows with more eligible keys run on 2 CTAs (0: never)
   int topk_few_rows_slice = 0;  // few rows: ceil(N_e / this) CTAs per row when they fit one per SM (0: never)
   int topk_ctas_per_sm = 1;     // top-k CTAs resident per SM (a wave is this x SMs CTAs)
+  int decode_tile_rows = 0;     // dense decode: most query heads per work item (0: attention_tile_rows)
+  double decode_tile_reuse = 1.0;  // share of the extra decode work items' history re-reads hit in L2
 };
 
 // Tile rows the attention kernel uses for work items of `rows` rows: the smallest power of two

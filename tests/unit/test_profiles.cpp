@@ -519,3 +519,53 @@ TEST_CASE("Flex's decode visits every page of the context; the loader checks dec
                                         "  decode_visits: {value: context}\n  page_visit_ns:")),
                  "source"));
 }
+
+TEST_CASE("cuDNN decode packs at most 16 query heads per work item; the loader checks decode_tiles",
+          "[profiles]") {
+  ImplCatalog impls = shipped_impls();
+  REQUIRE(impls.at("cudnn").decode_tile_rows == 16);
+  ImplProfile one_item = impls.at("cudnn");  // the same kernel with one item per KV group
+  one_item.decode_tile_rows = 0;
+  impls.emplace("cudnn_one_item", one_item);
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  // K/V bytes from DRAM of dense decode, r query heads on one KV head, at bound b.
+  auto kv = [&](int r, const std::string& impl, Bound b) {
+    Point p = point("h200_sxm", Phase::decode, r, 1 << 19, 2048, 1);
+    p.dense_impl = impl;
+    PointPricing at = pricer.for_point(p);
+    for (auto& d : at.dense) d.fill(d[static_cast<int>(b)]);
+    return predict(p, at).cost.bytes_dense.kv;
+  };
+  // r <= 16: one item streams each KV group's history.
+  for (int r : {4, 8, 16})
+    CHECK(kv(r, "cudnn", Bound::point) == Approx(kv(r, "cudnn_one_item", Bound::point)).epsilon(1e-12));
+  // r = 32: two items; the second item's re-reads hit L2 (lo), half of them (point), none (hi).
+  const double one = kv(32, "cudnn_one_item", Bound::point);
+  CHECK(one == Approx(kv(16, "cudnn", Bound::point)).epsilon(1e-12));
+  CHECK(kv(32, "cudnn", Bound::lo) == Approx(one).epsilon(0.01));
+  CHECK(kv(32, "cudnn", Bound::point) == Approx(1.5 * one).epsilon(0.01));
+  CHECK(kv(32, "cudnn", Bound::hi) == Approx(2.0 * one).epsilon(0.01));
+  // Prefill is untouched.
+  Point pf = point("h200_sxm", Phase::terminal_prefill, 32, 1 << 17, 2048, 4);
+  pf.work.prefill_tokens = 256;
+  pf.dense_impl = "cudnn";
+  const double a = predict(pf, pricer.for_point(pf)).cost.bytes_dense.kv;
+  pf.dense_impl = "cudnn_one_item";
+  CHECK(a == predict(pf, pricer.for_point(pf)).cost.bytes_dense.kv);
+  // The loader.
+  const std::string at = "  page_visit_ns:";
+  CHECK(profile_error(replaced(kDense, at,
+                               "  decode_tiles: {rows: 16, l2_sharing: none, source: \"EST: t\"}\n" + at))
+            .empty());
+  CHECK(contains(profile_error(replaced(kDense, at,
+                                        "  decode_tiles: {rows: 16, l2_sharing: some, source: \"EST: t\"}\n" + at)),
+                 "shared, none or unknown"));
+  CHECK(contains(profile_error(replaced(kDense, at, "  decode_tiles: {rows: 16, l2_sharing: none}\n" + at)),
+                 "source"));
+  CHECK(contains(profile_error(replaced(kDense, at,
+                                        "  decode_tiles: {rows: 16, l2_sharing: none, source: \"t\", x: 1}\n" + at)),
+                 "x"));
+  CHECK(!profile_error(replaced(kDense, at,
+                                "  decode_tiles: {rows: 0, l2_sharing: none, source: \"EST: t\"}\n" + at))
+             .empty());
+}
