@@ -73,6 +73,10 @@ const std::vector<FieldSpec>& selection_fields() {
       {"rep_update_floor_us", &ImplProfile::rep_update_floor_us, nullptr},
       {"scoring_decode_floor_us", &ImplProfile::scoring_decode_floor_us, nullptr},
       {"scoring_decode_read_bw_tbs", &ImplProfile::scoring_decode_read_bw_tbs, nullptr},
+      {"scoring_prefill_floor_us", &ImplProfile::scoring_prefill_floor_us, nullptr},
+      {"scoring_prefill_read_bw_tbs", &ImplProfile::scoring_prefill_read_bw_tbs, nullptr},
+      {"scoring_prefill_write_bw_tbs", &ImplProfile::scoring_prefill_write_bw_tbs, nullptr},
+      {"scoring_prefill_query_us", &ImplProfile::scoring_prefill_query_us, nullptr},
   };
   return f;
 }

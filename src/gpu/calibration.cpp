@@ -129,7 +129,13 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method)
     << meas(a, "scoring_decode_floor_us", kr.scoring_decode_floor_us, kr.scoring_decode_method)
     << meas(a, "scoring_decode_read_bw_tbs", kr.scoring_decode_read_bw_tbs,
-            kr.scoring_decode_method);
+            kr.scoring_decode_method)
+    << meas(a, "scoring_prefill_floor_us", kr.scoring_prefill_floor_us, kr.scoring_prefill_method)
+    << meas(a, "scoring_prefill_read_bw_tbs", kr.scoring_prefill_read_bw_tbs, kr.scoring_prefill_method)
+    << meas(a, "scoring_prefill_write_bw_tbs", kr.scoring_prefill_write_bw_tbs, kr.scoring_prefill_method)
+    << (kr.scoring_prefill_floor_us > 0 && kr.scoring_prefill_query_us <= 0
+            ? std::string(a) + "# scoring_prefill_query_us: not written: the fit found no per-query cost (no such term)\n"
+            : meas(a, "scoring_prefill_query_us", kr.scoring_prefill_query_us, kr.scoring_prefill_method));
 #endif
   return y.str();
 }

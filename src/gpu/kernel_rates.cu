@@ -4,6 +4,7 @@
 #include "gpu/kernel_rates.hpp"
 #include "gpu/synthetic.cuh"
 #include "model/roofline.hpp"
+#include "model/scoring_fit.hpp"
 #include "model/topk_fit.hpp"
 #include "model/traffic.hpp"
 
@@ -286,7 +287,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       pre128;  // 4 x 1M and 16 x 128K at G = 1, K = 4,096: scoring and setup use them below
   {
     std::vector<TopkSample> samples = {sample(floor_shape, floor_shape.topk_ms)};
-    std::string shapes;
+    std::vector<ScoringSample> scoring;  // the same steps' scoring component (prefill kernels)
+    std::string shapes, scoring_shapes;
     unsigned seed = 71;
     for (const GridShape& g : grid) {
       World w(g.B, g.context, 1, seed += 2);
@@ -295,11 +297,32 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       if (g.G == 1 && g.K == 4096 && g.B == 4 && g.context == 1048576) pre = t;
       if (g.G == 1 && g.K == 4096 && g.B == 16 && g.context == 131584) pre128 = t;
       samples.push_back(sample(t, t.topk_ms));
+      const KernelCost& sc = t.model.scoring;
+      scoring.push_back({sc.dram_bytes - sc.dram_write_bytes, sc.dram_write_bytes, sc.summed_queries,
+                         sc.serial_steps * out.scoring_tile_us * 1e-6, t.scoring_ms * 1e-3});
+      char sbuf[96];
+      std::snprintf(sbuf, sizeof sbuf, "%s%d x %lld G %d: %.1f us", scoring_shapes.empty() ? "" : "; ", g.B,
+                    static_cast<long long>(g.context), g.G, t.scoring_ms * 1e3);
+      scoring_shapes += sbuf;
       char buf[96];
       std::snprintf(buf, sizeof buf, "%s%d x %lld G %d K %d: %.1f us", shapes.empty() ? "" : "; ",
                     g.B, static_cast<long long>(g.context), g.G, g.K, t.topk_ms * 1e3);
       shapes += buf;
     }
+    const ScoringFit sf = fit_scoring_prefill(scoring);
+    if (sf.ok) {
+      out.scoring_prefill_floor_us = sf.floor_s * 1e6;
+      out.scoring_prefill_query_us = sf.query_s * 1e6;
+      out.scoring_prefill_read_bw_tbs = sf.read_Bps / 1e12;
+      out.scoring_prefill_write_bw_tbs = sf.write_Bps / 1e12;
+    }
+    char sb[240];
+    std::snprintf(sb, sizeof sb,
+                  "cisa_kernels step, prefill P=512, W=128 (the top-k grid, scenarios/calib_topk_grid.yaml): scoring "
+                  "component = floor + G x query + max(R / read, W / write) + load steps x step, %zu shapes, rms "
+                  "residual %.1f %%%s%s; median of 5 each: ",
+                  scoring.size(), 100.0 * sf.rms_rel, sf.ok ? "" : "; not solved: ", sf.note.c_str());
+    out.scoring_prefill_method = sb + scoring_shapes;
     const TopkFit fit = fit_topk(samples);
     if (fit.ok) {
       out.topk_floor_us = fit.floor_s * 1e6;

@@ -37,6 +37,11 @@ struct KernelRates {
   // solved).
   double scoring_decode_floor_us = 0, scoring_decode_read_bw_tbs = 0;
   std::string scoring_decode_method;
+  // The prefill scoring kernels on the top-k grid's steps: floor, time per summed index query,
+  // read and write rates (overlapping streams; 0: not solved).
+  double scoring_prefill_floor_us = 0, scoring_prefill_query_us = 0, scoring_prefill_read_bw_tbs = 0,
+         scoring_prefill_write_bw_tbs = 0;
+  std::string scoring_prefill_method;
   // Fixed cost per launch of each class: a one-selection step on a 2,048-token sequence.
   double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0, setup_floor_us = 0;
   double scoring_tile_us = 0;  // one representative-tile load step of a scoring CTA (0: not solved)

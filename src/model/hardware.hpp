@@ -68,6 +68,10 @@ struct Rates {
   double scoring_read_bw_Bps = 0, scoring_write_bw_Bps = 0;
   // The decode step's scoring kernel (a GEMV): its read rate and fixed cost.
   double scoring_decode_read_bw_Bps = 0, scoring_decode_floor_s = 0;
+  // The prefill scoring kernels' own figures (scoring_prefill_own): reads and writes overlap.
+  bool scoring_prefill_own = false;
+  double scoring_prefill_read_bw_Bps = 0, scoring_prefill_write_bw_Bps = 0, scoring_prefill_floor_s = 0,
+         scoring_prefill_query_s = 0;
   double launch_s = 0;
   // Fixed cost per launch as a CUDA-event-timed component sees it (launch, ramp, tail).
   double attention_floor_s = 0, scoring_floor_s = 0, topk_floor_s = 0, other_floor_s = 0;

@@ -174,6 +174,19 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
     sibling("scoring.decode_floor_us", o.scoring_floor_us, "scoring.floor_us");
     sibling("scoring.decode_read_bw_tbs", o.scoring_read_bw_tbs, "scoring.read_bw_tbs");
   }
+  o.scoring_prefill_term = !p.scoring_prefill_floor_us.empty() && !p.scoring_prefill_read_bw_tbs.empty() &&
+                           !p.scoring_prefill_write_bw_tbs.empty();
+  if (o.scoring_prefill_term) {
+    o.scoring_prefill_floor_us = r.get(p.scoring_prefill_floor_us, Transfer::same, "scoring.prefill_floor_us");
+    o.scoring_prefill_read_bw_tbs =
+        r.get(p.scoring_prefill_read_bw_tbs, Transfer::read_bw, "scoring.prefill_read_bw_tbs");
+    o.scoring_prefill_write_bw_tbs =
+        r.get(p.scoring_prefill_write_bw_tbs, Transfer::write_bw, "scoring.prefill_write_bw_tbs");
+    // Structure, as topk.cluster_us: absent when the fit found no per-query cost.
+    o.scoring_prefill_query_term = !p.scoring_prefill_query_us.empty();
+    if (o.scoring_prefill_query_term)
+      o.scoring_prefill_query_us = r.get(p.scoring_prefill_query_us, Transfer::same, "scoring.prefill_query_us");
+  }
   o.topk_decode_term = !p.topk_decode_floor_us.empty() && !p.topk_decode_keys_per_ns_per_sm.empty();
   if (o.topk_decode_term) {
     o.topk_decode_floor_us = r.get(p.topk_decode_floor_us, Transfer::same, "topk.decode_floor_us");

@@ -106,6 +106,12 @@ struct ImplProfile {
   // The decode step's scoring kernel (one GEMV launch): its own fixed cost and read rate; absent:
   // scoring_floor_us and scoring_read_bw_tbs (XFER).
   PerCard scoring_decode_floor_us, scoring_decode_read_bw_tbs;
+  // The prefill scoring kernels (index queries summed, then the tile GEMM): their own fixed cost,
+  // read and write rates (reads of representatives and writes of keys overlap: the slower stream
+  // sets the time) and the time per index query one thread adds to a selection's sum; absent: the
+  // scoring_* figures above, reads and writes added (the structure before session 10).
+  PerCard scoring_prefill_floor_us, scoring_prefill_read_bw_tbs, scoring_prefill_write_bw_tbs,
+      scoring_prefill_query_us;
 };
 
 // A profile's figure resolved for one card, with how it got there.
@@ -160,6 +166,10 @@ struct ResolvedImpl {
   bool scoring_decode_term =
       false;  // the profile has its own figures for the decode scoring kernel
   Figure scoring_decode_floor_us, scoring_decode_read_bw_tbs;
+  bool scoring_prefill_term = false;  // the profile has the prefill scoring kernels' own figures
+  bool scoring_prefill_query_term = false;  // ... and a time per summed index query
+  Figure scoring_prefill_floor_us, scoring_prefill_read_bw_tbs, scoring_prefill_write_bw_tbs,
+      scoring_prefill_query_us;
   std::vector<UsedFigure> used;  // provenance, in resolution order
 };
 

@@ -29,13 +29,14 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
   const double waves = std::ceil(ctas / sms);
   const double fill = ctas / (waves * sms);
   const double writes = std::min(k.dram_write_bytes, k.dram_bytes);
-  const double t_mem = ((k.dram_bytes - writes) / cls.read_Bps + writes / cls.write_Bps) / share;
+  const double t_read = (k.dram_bytes - writes) / cls.read_Bps, t_write = writes / cls.write_Bps;
+  const double t_mem = (cls.overlap ? std::max(t_read, t_write) : t_read + t_write) / share;
   const double t_mma = k.flops_issued / (flop_rate * fill);
   // Page visits served from L2 at the kernel's measured per-visit SM time for its tile class.
   const double t_visit = k.page_visits * cls.page_s / (sms * fill);
   // Pipeline fill and drain: the stream of CTAs cannot finish sooner than one CTA's chain of
   // dependent load steps after it starts; that latency adds to the streaming time.
-  const double t_fill = k.serial_steps * cls.step_s;
+  const double t_fill = k.serial_steps * cls.step_s + k.summed_queries * cls.query_s;
   return std::max({t_mem, t_mma, t_visit}) + t_fill + k.launches * cls.floor_s;
 }
 
@@ -137,10 +138,15 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
                             attention_class(a, read_Bps, rates, f.cisa_decode_kernel));
   // The scoring kernel class streams representatives in and scores out at its own rates; a decode
   // step scores with its own kernel (one GEMV launch: its fixed cost and read rate, no tile steps).
+  // Prefill scoring with figures of its own: its fixed cost, the summed index queries' chain, and
+  // representative reads overlapping key writes.
   const ClassRates scoring =
       f.cisa_decode_kernel
           ? ClassRates{rates.scoring_decode_read_bw_Bps, rates.scoring_write_bw_Bps,
                        rates.scoring_decode_floor_s, 0.0, 0.0}
+      : rates.scoring_prefill_own
+          ? ClassRates{rates.scoring_prefill_read_bw_Bps, rates.scoring_prefill_write_bw_Bps,
+                       rates.scoring_prefill_floor_s, 0.0, rates.scoring_step_s, rates.scoring_prefill_query_s, true}
           : ClassRates{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s,
                        0.0, rates.scoring_step_s};
   t.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);

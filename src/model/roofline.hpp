@@ -22,6 +22,8 @@ struct ClassRates {
   double read_Bps, write_Bps, floor_s;
   double page_s = 0;  // SM-seconds per page visit (attention; 0 = no such term)
   double step_s = 0;  // one dependent load step of a CTA (scoring; 0 = no such term)
+  double query_s = 0;  // per index query a thread adds to its selection's sum (prefill scoring)
+  bool overlap = false;  // reads and writes use different limits: the slower one sets the time
 };
 
 // Time of one kernel class. A kernel with fewer CTAs than SMs reaches that share of the

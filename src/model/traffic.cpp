@@ -19,6 +19,7 @@ void KernelCost::add(const KernelCost& o) {
   page_visits += o.page_visits;
   serial_steps = std::max(serial_steps, o.serial_steps);
   tile_rows = std::max(tile_rows, o.tile_rows);
+  summed_queries = std::max(summed_queries, o.summed_queries);
 }
 
 int attention_tile_for(int rows, const KernelShape& sh) {
@@ -539,6 +540,8 @@ void scoring_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, Fo
   // A CTA walks up to score_tiles_per_cta tiles of representatives one after another.
   sc.serial_steps = std::min(static_cast<double>(sh.score_tiles_per_cta),
                              std::ceil(ne_final / std::max(1, sh.score_pages_per_tile)));
+  // Prefill: a thread of sum_index_queries adds the G index queries of its selection in order.
+  sc.summed_queries = s.positions > 1 ? static_cast<double>(G) : 0.0;
   f.l2_rep = s.seqs * rep_req;
   f.bytes_cisa.rep = s.seqs * rep_dram;
   f.bytes_cisa.meta += s.seqs * (iq + scores_w);

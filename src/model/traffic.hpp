@@ -55,6 +55,7 @@ struct KernelCost {
   double serial_steps =
       0;              // dependent load steps of the longest CTA (scoring representative tiles)
   int tile_rows = 0;  // attention tile of the kernel (max over its work items)
+  double summed_queries = 0;  // index queries one thread sums, one after another (prefill scoring: G)
   void add(const KernelCost& o);
 };
 

@@ -1,0 +1,125 @@
+// The prefill scoring fit recovers planted terms from shapes laid out as calibrate's top-k grid is
+// (reads and writes of the model's byte split, G summed queries), and the model prices prefill
+// scoring with them: overlapping streams, the summed-query chain, the profile's own fixed cost.
+#include <cmath>
+#include <vector>
+
+#include "catch.hpp"
+#include "cisa/presets.hpp"
+#include "model/pricing.hpp"
+#include "model/roofline.hpp"
+#include "model/scoring_fit.hpp"
+
+using namespace cisa;
+
+namespace {
+struct Truth {
+  double floor, query, read, write;
+};
+// (read bytes, write bytes, G) of grid-like shapes: G = 1 write-bound, G >= 16 on 1M read-bound,
+// small ones floor-bound.
+const double kShapes[][3] = {{6.7e7, 2.7e8, 1},  {6.7e7, 8.4e6, 32}, {2.7e8, 1.7e7, 64}, {1.7e7, 2.1e6, 16},
+                             {8.4e5, 6.6e6, 1},  {2.1e6, 5.2e5, 8},  {4.2e6, 4.2e6, 4},  {1.3e8, 2.1e7, 32},
+                             {3.4e7, 1.35e8, 1}, {1.1e6, 8.1e5, 2}};
+std::vector<ScoringSample> samples(const Truth& p, double noise) {
+  std::vector<ScoringSample> out;
+  int i = 0;
+  for (const auto& s : kShapes) {
+    const double fixed = 2 * 0.4e-6;
+    const double t = p.floor + p.query * s[2] + std::max(s[0] / p.read, s[1] / p.write) + fixed;
+    out.push_back({s[0], s[1], s[2], fixed, t * (1.0 + noise * ((i++ % 3) - 1))});
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("prefill scoring fit: exact samples give back every term", "[calibration]") {
+  const Truth truth{16e-6, 0.3e-6, 3.2e12, 1.7e12};
+  const ScoringFit f = fit_scoring_prefill(samples(truth, 0.0));
+  REQUIRE(f.ok);
+  CHECK(f.floor_s == Approx(truth.floor).epsilon(0.02));
+  CHECK(f.query_s == Approx(truth.query).epsilon(0.05));
+  CHECK(f.read_Bps == Approx(truth.read).epsilon(0.02));
+  CHECK(f.write_Bps == Approx(truth.write).epsilon(0.02));
+  CHECK(f.rms_rel < 0.005);
+}
+
+TEST_CASE("prefill scoring fit: noisy samples stay near, too few or one-sided shapes refuse", "[calibration]") {
+  const Truth truth{10e-6, 0.5e-6, 2.5e12, 2.0e12};
+  const ScoringFit f = fit_scoring_prefill(samples(truth, 0.03));
+  REQUIRE(f.ok);
+  CHECK(f.read_Bps == Approx(truth.read).epsilon(0.1));
+  CHECK(f.write_Bps == Approx(truth.write).epsilon(0.1));
+  CHECK(f.rms_rel < 0.05);
+  std::vector<ScoringSample> few = samples(truth, 0.0);
+  few.resize(3);
+  CHECK_FALSE(fit_scoring_prefill(few).ok);
+  // Only write-bound shapes: the read rate cannot be told.
+  std::vector<ScoringSample> writes;
+  for (const ScoringSample& s : samples(truth, 0.0))
+    if (s.write_bytes / truth.write > s.read_bytes / truth.read) writes.push_back(s);
+  REQUIRE(writes.size() >= 4);
+  const ScoringFit w = fit_scoring_prefill(writes);
+  CHECK_FALSE(w.ok);
+  CHECK_FALSE(w.note.empty());
+}
+
+TEST_CASE("kernel_time: overlapping streams take the slower one, summed queries add a chain", "[roofline]") {
+  KernelCost k;
+  k.launches = 1;
+  k.ctas = 1000;
+  k.dram_bytes = 3e8;
+  k.dram_write_bytes = 1e8;
+  k.summed_queries = 32;
+  Rates r;
+  r.sms = 132;
+  r.read_bw_Bps = 4e12;
+  const ClassRates add{2e12, 1e12, 5e-6};
+  ClassRates ovl = add;
+  ovl.overlap = true;
+  ovl.query_s = 0.25e-6;
+  CHECK(kernel_time(k, 1e15, r, add) == Approx(5e-6 + 2e8 / 2e12 + 1e8 / 1e12));
+  CHECK(kernel_time(k, 1e15, r, ovl) == Approx(5e-6 + std::max(2e8 / 2e12, 1e8 / 1e12) + 32 * 0.25e-6));
+}
+
+TEST_CASE("a profile with prefill scoring figures prices prefill scoring by them, decode not", "[profiles]") {
+  ImplCatalog impls = shipped_impls();
+  ImplProfile p = impls.at("cisa_kernels");
+  auto fig = [](double v) {
+    PerCard c;
+    c.cards.push_back({"h200_sxm", Figure{v, "MEAS: test"}});
+    return c;
+  };
+  p.scoring_prefill_floor_us = fig(16.0);
+  p.scoring_prefill_read_bw_tbs = fig(3.2);
+  p.scoring_prefill_write_bw_tbs = fig(1.7);
+  p.scoring_prefill_query_us = fig(0.3);
+  impls["with_prefill"] = p;
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  auto at = [&](const std::string& impl, Phase phase, int G) {
+    Point pt;
+    pt.hardware = "h200_sxm";
+    pt.geo.q_heads = 4;
+    pt.geo.kv_heads = 1;
+    pt.work.phase = phase;
+    pt.work.context_tokens = 1 << 20;
+    pt.work.batch = 8;
+    pt.work.prefill_tokens = 512;
+    pt.cisa.budget_chunks = 2048;
+    pt.cisa.qshare_g = phase == Phase::decode ? 1 : G;
+    pt.cisa_impl = impl;
+    return predict(pt, pricer.for_point(pt));
+  };
+  for (int G : {1, 4, 32}) {
+    const Prediction a = at("with_prefill", Phase::terminal_prefill, G);
+    const KernelCost& sc = a.cost.scoring;
+    CHECK(sc.summed_queries == G);
+    const double reads = sc.dram_bytes - sc.dram_write_bytes;
+    const double want = 16e-6 + 0.3e-6 * G + std::max(reads / 3.2e12, sc.dram_write_bytes / 1.7e12);
+    // load steps at the profile's step time on top
+    CHECK(a.cisa.scoring >= want * (1 - 1e-9));
+    CHECK(a.cisa.scoring <= want + 8 * 0.5e-6);
+  }
+  // Decode keeps the GEMV's figures: the same time with and without the prefill figures.
+  CHECK(at("with_prefill", Phase::decode, 1).cisa.scoring == at("cisa_kernels", Phase::decode, 1).cisa.scoring);
+}
