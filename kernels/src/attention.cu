@@ -75,6 +75,7 @@ struct KParams {
   // 0: every work split num_splits ways (grid works x splits). > 0 (tail split): works [0, n_full)
   // whole, the others num_splits ways, one CTA each, in a 1-D grid (whole works first)
   int n_full;
+  int early;  // AttnArgs::early (16/32/64-row kernels)
   float* part_o;
   float* part_lse;
 };
@@ -117,16 +118,38 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int* list = w.list_src == 0
                         ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
                         : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
-  int per = (w.n_pages + nsplit - 1) / nsplit;
+  // Two ranges with an early part (AttnArgs::early): the split's share of the early entries
+  // [n_sel, n_pages), read through the block table (tiles [0, nte)), then its share of [0, n_sel)
+  // (tiles [nte, ntiles)); each share rounded to whole tiles. Otherwise one range, nte = 0.
+  const bool two = !WS && p.early && w.n_early > 0;
+  const int n_sel = two ? w.n_pages - w.n_early : w.n_pages;
+  int per = (n_sel + nsplit - 1) / nsplit;
   per = (per + TP - 1) / TP * TP;
-  const int p_begin = min(w.n_pages, split * per);
-  const int p_end = min(w.n_pages, p_begin + per);
+  const int p_begin = min(n_sel, split * per);
+  const int p_end = min(n_sel, p_begin + per);
+  int e_begin = n_sel, e_end = n_sel;
+  std::int64_t e_base = 0;  // early entry li is p.table[e_base + li]
+  if (two) {
+    int pe = (w.n_early + nsplit - 1) / nsplit;
+    pe = (pe + TP - 1) / TP * TP;
+    e_begin = n_sel + min(w.n_early, split * pe);
+    e_end = n_sel + min(w.n_early, split * pe + pe);
+    e_base = static_cast<std::int64_t>(w.early_row) * p.table_stride + w.early_col - n_sel;
+  }
   const int nrows = w.n_pos * p.r;
-  const int ntiles = (p_end - p_begin + TP - 1) / TP;
+  const int nte = (e_end - e_begin + TP - 1) / TP;
+  const int ntiles = nte + (p_end - p_begin + TP - 1) / TP;
+  // first list index and end of the range of tile t
+  auto tile_lb = [&](int t) { return t < nte ? e_begin + t * TP : p_begin + (t - nte) * TP; };
+  auto tile_end = [&](int t) { return t < nte ? e_end : p_end; };
   // the work descriptors are plan data (copied before any kernel of the step); Q and the lists may
-  // come from the previous kernel
-  detail::pdl_wait();
-  detail::pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
+  // come from the previous kernel. With an early part the wait comes before the first tile of the
+  // other entries (issue), or before the epilogue when the split has none.
+  auto wait_prev = [&] {
+    detail::pdl_wait();
+    detail::pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
+  };
+  if (!two) wait_prev();
 
   // Q rows -> shared memory (zero-filled past nrows)
   for (int c = tid; c < M * 16; c += NTT) {
@@ -143,14 +166,16 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   detail::cp_async_commit();
 
   auto issue = [&](int tile) {
+    if (two && tile == nte) wait_prev();
     const int stage = tile % STAGES;
     const uint32_t dK = uKV + stage * (2 * TT * 256), dV = dK + TT * 256;
-    const int lb = p_begin + tile * TP;
-    const int n_ok = min(TP, p_end - lb);
-    const int pid0 = __ldg(list + lb);
-    const int pid1 = n_ok > 1 ? __ldg(list + lb + 1) : 0;
-    const int pid2 = n_ok > 2 ? __ldg(list + lb + 2) : 0;
-    const int pid3 = n_ok > 3 ? __ldg(list + lb + 3) : 0;
+    const int lb = tile_lb(tile);
+    const int n_ok = min(TP, tile_end(tile) - lb);
+    const int* lp = tile < nte ? p.table + e_base + lb : list + lb;
+    const int pid0 = __ldg(lp);
+    const int pid1 = n_ok > 1 ? __ldg(lp + 1) : 0;
+    const int pid2 = n_ok > 2 ? __ldg(lp + 2) : 0;
+    const int pid3 = n_ok > 3 ? __ldg(lp + 3) : 0;
 #pragma unroll
     for (int it = 0; it < (TT * 16) / NT; ++it) {
       const int c = tid + it * NT;
@@ -182,21 +207,20 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
   const int row_a = wm * 16 + gid;  // rows row_a and row_a + 8
   const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
-  const int mask_lim = min(p_end, w.mask_from);
 
   // Softmax of one S tile (exp2 domain): causal/list mask, running max and sum; P replaces S in
   // place; alpha = rescale factor of the previous O rows. The scale (> 0, so the max commutes with
   // it) is folded into one FFMA per element, the mask is skipped whole on tiles it cannot touch.
   auto softmax_tile = [&](float(&sc)[TN / 8][4], int tile, float(&alpha)[2]) {
-    const int tli = p_begin + tile * TP;
-    if (tli + TP > mask_lim) {
+    const int tli = tile_lb(tile), tend = tile_end(tile);
+    if (tli + TP > min(tend, w.mask_from)) {
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int tok = wn * TN + j * 8 + 2 * tig + (e & 1);
           const int li = tli + (tok >> 4);
-          bool dead = li >= p_end;
+          bool dead = li >= tend;
           if (!dead && li >= w.mask_from) {
             const int key = w.mask_tok0 + (li - w.mask_from) * kPageTokens + (tok & 15);
             dead = key > qpos[e >> 1];
@@ -518,6 +542,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   if constexpr (!WS) {
     detail::cp_async_wait<0>();
     __syncthreads();
+    if (two && ntiles == nte) wait_prev();
     epilogue();
   }
 }
@@ -751,6 +776,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
   }
   KParams kp{};
   kp.n_full = n_full;
+  kp.early = a.early && rows < kMaxAttnRows ? 1 : 0;
   kp.q = reinterpret_cast<const __nv_bfloat16*>(a.q);
   kp.o = reinterpret_cast<__nv_bfloat16*>(a.o);
   kp.k = reinterpret_cast<const __nv_bfloat16*>(a.kv.k);

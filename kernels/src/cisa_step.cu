@@ -9,6 +9,7 @@
 // part's top-k. With `reserve`, the kernels that run beside a top-k leave it room: the next part's
 // scoring launches as many fewer CTAs as the top-k has, and the attention of a part picks its split
 // count for as many fewer SMs as the next part's top-k takes. Instrumented runs are serial.
+#include <cstdlib>
 #include <cstring>
 
 #include "cisa_kernels/cisa_step.hpp"
@@ -293,6 +294,9 @@ void attention_range(const DevDesc& d, const CisaPlan& plan, const int* sparse, 
   a.scratch_floats = scratch_floats;
   a.num_splits = splits;
   a.work_host = &work;
+  // the window and tail pages (block table) are read while the top-k runs: Q, the block table and
+  // the pages are inputs of the step, which the top-k does not write
+  a.early = std::getenv("CISA_S10_NOEARLY") == nullptr;  // TEMP A/B switch (session 10 run 1)
   paged_attention(a, s, ins);
 }
 

@@ -21,8 +21,9 @@
 // CTA translates the list through the block table in position order (physical IDs, ascending
 // logical order; session 7); the window and tail pages are appended. When the grid is larger than
 // what is resident, each CTA prefetches (into L2) the slice of the CTA that will follow it once its
-// own slice has landed. Deterministic: no floating-point reductions, ties resolved by index (lower
-// first; -0.0 ties with +0.0).
+// own slice has landed. A dependent launch may start at this kernel's start (the CISA step's
+// attention reads its early part meanwhile; issue 14 session 10). Deterministic: no floating-point
+// reductions, ties resolved by index (lower first; -0.0 ties with +0.0).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -325,6 +326,10 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   const T* s = srow + lo;
   const int tid = threadIdx.x;
 
+  // a programmatic dependent launch after this one (the CISA step's split attention) may start now:
+  // it reads the window pages (block table) while this kernel runs, and waits for it
+  // (griddepcontrol.wait) before reading the selections
+  detail::pdl_trigger();
   topk_time_mark(0);
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
