@@ -171,11 +171,16 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     const uint32_t dK = uKV + stage * (2 * TT * 256), dV = dK + TT * 256;
     const int lb = tile_lb(tile);
     const int n_ok = min(TP, tile_end(tile) - lb);
+    // The block table (and the early entries) through the read-only path; the sparse table, which
+    // the previous kernel writes while this one may already run (PDL), by L2 loads ordered after
+    // the wait (ld.global.nc may be served stale or scheduled early)
+    const bool ro = tile < nte || w.list_src == 0;
     const int* lp = tile < nte ? p.table + e_base + lb : list + lb;
-    const int pid0 = __ldg(lp);
-    const int pid1 = n_ok > 1 ? __ldg(lp + 1) : 0;
-    const int pid2 = n_ok > 2 ? __ldg(lp + 2) : 0;
-    const int pid3 = n_ok > 3 ? __ldg(lp + 3) : 0;
+    auto ld = [&](const int* a) { return ro ? __ldg(a) : detail::ld_cg_ordered(a); };
+    const int pid0 = ld(lp);
+    const int pid1 = n_ok > 1 ? ld(lp + 1) : 0;
+    const int pid2 = n_ok > 2 ? ld(lp + 2) : 0;
+    const int pid3 = n_ok > 3 ? ld(lp + 3) : 0;
 #pragma unroll
     for (int it = 0; it < (TT * 16) / NT; ++it) {
       const int c = tid + it * NT;

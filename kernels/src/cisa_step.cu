@@ -9,7 +9,6 @@
 // part's top-k. With `reserve`, the kernels that run beside a top-k leave it room: the next part's
 // scoring launches as many fewer CTAs as the top-k has, and the attention of a part picks its split
 // count for as many fewer SMs as the next part's top-k takes. Instrumented runs are serial.
-#include <cstdlib>
 #include <cstring>
 
 #include "cisa_kernels/cisa_step.hpp"
@@ -272,6 +271,9 @@ void topk_range(const DevDesc& d, const CisaPlan& plan, const std::uint16_t* key
   a.out = sparse + static_cast<std::int64_t>(r0) * plan.sparse_stride;
   a.out_stride = plan.sparse_stride;
   a.k = plan.budget;
+  // the attention after it reads its early part (window and tail pages) meanwhile; the 128-row
+  // kernel has none (AttnArgs::early), so its launch waits for the top-k's end as before
+  a.trigger_dependents = plan.rows_per_cta < kMaxAttnRows;
   a.rows_host = &rows;
   topk_select(a, s, ins);
 }
@@ -296,7 +298,7 @@ void attention_range(const DevDesc& d, const CisaPlan& plan, const int* sparse, 
   a.work_host = &work;
   // the window and tail pages (block table) are read while the top-k runs: Q, the block table and
   // the pages are inputs of the step, which the top-k does not write
-  a.early = std::getenv("CISA_S10_NOEARLY") == nullptr;  // TEMP A/B switch (session 10 run 1)
+  a.early = true;
   paged_attention(a, s, ins);
 }
 
