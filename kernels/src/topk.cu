@@ -23,8 +23,8 @@
 // what is resident, each CTA prefetches (into L2) the slice of the CTA that will follow it once its
 // own slice has landed. On request (TopkArgs::trigger_dependents) a dependent launch may start at
 // this kernel's start (the CISA step's attention reads its early part meanwhile; issue 14 session
-// 10). Deterministic: no floating-point
-// reductions, ties resolved by index (lower first; -0.0 ties with +0.0).
+// 10). Deterministic: no floating-point reductions, ties resolved by index (lower first; -0.0 ties
+// with +0.0).
 #include <cooperative_groups.h>
 
 #include <algorithm>
