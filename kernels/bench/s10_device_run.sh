@@ -21,6 +21,13 @@ wait
 log "build new rc=$rc old rc=$(cat /tmp/bo.rc) in $(( $(date +%s) - t0 )) s"
 grep -B1 -A3 -E "Compiling entry function.*(attn_kernel|topk_kernel)" /tmp/bn.log | grep -E "Compiling|registers|spill" > "$OUT/build.txt"
 [ $rc -ne 0 ] && { grep -B5 -A20 -E "error|FAILED" /tmp/bn.log | head -60; cat "$OUT/summary.txt"; exit 1; }
+# SASS of the 16-row kernel (the decode attention): where the grid-dependency wait sits among the
+# loads, old and new
+for t in bo bn; do
+  echo "### SASS $t attn_kernel<1,4,3> (wait / loads)" >> "$OUT/build.txt"
+  cuobjdump -sass /tmp/$t/libcisa_kernels.a 2>/dev/null | awk '/Function : /{f = /attn_kernelILi1ELi4E/} f' \
+    | grep -nE "ACQBULK|PREEXIT|LDG|LDGSTS|CCTL|DEPBAR|griddep" | head -50 >> "$OUT/build.txt"
+done
 for seed in 1010 2020; do
   t0=$(date +%s)
   /tmp/bn/kernels_gpu_test $seed >> "$OUT/gpu_test.log" 2>&1; log "gpu_test seed $seed rc=$? $(tail -1 $OUT/gpu_test.log) in $(( $(date +%s) - t0 )) s"
