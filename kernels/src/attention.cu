@@ -75,16 +75,18 @@ struct KParams {
   // 0: every work split num_splits ways (grid works x splits). > 0 (tail split): works [0, n_full)
   // whole, the others num_splits ways, one CTA each, in a 1-D grid (whole works first)
   int n_full;
-  int early;  // AttnArgs::early (16/32/64-row kernels)
   float* part_o;
   float* part_lse;
 };
 
 // WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
 // TT: KV tile tokens (64; the warp-specialised kernel 128: half the ping-pong turns per FLOP).
-template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
+// EARLY: the early part (AttnArgs::early; 16/32-row split launches whose CTAs are all resident):
+// without it the kernel is the one before session 10.
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok, bool EARLY = false>
 __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     attn_kernel(const __grid_constant__ KParams p) {
+  static_assert(!EARLY || (!WS && !WG), "early part: mma.sync kernels only");
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = TT / WN, TP = TT / kPageTokens;
   static_assert(TT == kTileTok || (WS && TT == 128), "128-token tiles: warp-specialised kernel only");
   constexpr int NTT = NT + (WS ? 128 : 0);  // + one producer warpgroup when warp-specialised
@@ -118,10 +120,10 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int* list = w.list_src == 0
                         ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
                         : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
-  // Two ranges with an early part (AttnArgs::early): the split's share of the early entries
-  // [n_sel, n_pages), read through the block table (tiles [0, nte)), then its share of [0, n_sel)
-  // (tiles [nte, ntiles)); each share rounded to whole tiles. Otherwise one range, nte = 0.
-  const bool two = !WS && p.early && w.n_early > 0;
+  // Two ranges with an early part (EARLY): the split's share of the early entries [n_sel, n_pages),
+  // read through the block table (tiles [0, nte)), then its share of [0, n_sel) (tiles [nte,
+  // ntiles)); each share rounded to whole tiles. Otherwise one range, nte = 0.
+  const bool two = EARLY && w.n_early > 0;
   const int n_sel = two ? w.n_pages - w.n_early : w.n_pages;
   int per = (n_sel + nsplit - 1) / nsplit;
   per = (per + TP - 1) / TP * TP;
@@ -137,11 +139,11 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     e_base = static_cast<std::int64_t>(w.early_row) * p.table_stride + w.early_col - n_sel;
   }
   const int nrows = w.n_pos * p.r;
-  const int nte = (e_end - e_begin + TP - 1) / TP;
+  const int nte = two ? (e_end - e_begin + TP - 1) / TP : 0;
   const int ntiles = nte + (p_end - p_begin + TP - 1) / TP;
   // first list index and end of the range of tile t
-  auto tile_lb = [&](int t) { return t < nte ? e_begin + t * TP : p_begin + (t - nte) * TP; };
-  auto tile_end = [&](int t) { return t < nte ? e_end : p_end; };
+  auto tile_lb = [&](int t) { return two && t < nte ? e_begin + t * TP : p_begin + (t - nte) * TP; };
+  auto tile_end = [&](int t) { return two && t < nte ? e_end : p_end; };
   // the work descriptors are plan data (copied before any kernel of the step); Q and the lists may
   // come from the previous kernel. With an early part the wait comes before the first tile of the
   // other entries (issue), or before the epilogue when the split has none.
@@ -174,8 +176,8 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     // The block table (and the early entries) through the read-only path; the sparse table, which
     // the previous kernel writes while this one may already run (PDL), by L2 loads ordered after
     // the wait (ld.global.nc may be served stale or scheduled early)
-    const bool ro = tile < nte || w.list_src == 0;
-    const int* lp = tile < nte ? p.table + e_base + lb : list + lb;
+    const bool ro = !EARLY || tile < nte || w.list_src == 0;
+    const int* lp = two && tile < nte ? p.table + e_base + lb : list + lb;
     auto ld = [&](const int* a) { return ro ? __ldg(a) : detail::ld_cg_ordered(a); };
     const int pid0 = ld(lp);
     const int pid1 = n_ok > 1 ? ld(lp + 1) : 0;
@@ -212,13 +214,14 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
   const int row_a = wm * 16 + gid;  // rows row_a and row_a + 8
   const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
+  const int mask_lim = min(p_end, w.mask_from);  // (the single range's)
 
   // Softmax of one S tile (exp2 domain): causal/list mask, running max and sum; P replaces S in
   // place; alpha = rescale factor of the previous O rows. The scale (> 0, so the max commutes with
   // it) is folded into one FFMA per element, the mask is skipped whole on tiles it cannot touch.
   auto softmax_tile = [&](float(&sc)[TN / 8][4], int tile, float(&alpha)[2]) {
     const int tli = tile_lb(tile), tend = tile_end(tile);
-    if (tli + TP > min(tend, w.mask_from)) {
+    if (tli + TP > (two ? min(tend, w.mask_from) : mask_lim)) {
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j)
 #pragma unroll
@@ -609,7 +612,7 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * TT * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok, bool EARLY = false>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {  // n_work: CTAs along x
   constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
   static_assert(WM * WN * 16 * kOStride * 4 + 2 * 16 * WM * 4 <= smem - 1024,
@@ -617,13 +620,13 @@ void launch_cfg(const KParams& kp, int n_work, Stream s) {  // n_work: CTAs alon
   static_assert(smem <= 227 * 1024 - 1152, "shared memory (with the static arrays) over 227 KB");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT>,
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT, EARLY>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.n_full > 0 ? 1 : kp.num_splits));
-  detail::launch_ex(attn_kernel<WM, WN, STAGES, WG, WS, TT>, grid, dim3(WM * WN * 32 + (WS ? 128 : 0)),
-                    smem, s, kp.num_splits > 1, kp);
+  detail::launch_ex(attn_kernel<WM, WN, STAGES, WG, WS, TT, EARLY>, grid,
+                    dim3(WM * WN * 32 + (WS ? 128 : 0)), smem, s, kp.num_splits > 1, kp);
 }
 
 template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
@@ -692,7 +695,27 @@ int occupancy_for(int rows) {
   }
 }
 
+// The early part is used for split launches (programmatic dependent launches) of the 16/32-row
+// kernels whose CTAs are all resident at once (decode): only CTAs resident while the previous kernel
+// runs can read their early part meanwhile; in grids of many works the reordering bought nothing
+// and the sparse-list loads it needs (L2, not L1) cost the 16-row prefill (g4) 9 % (session 10).
+bool early_fits(int n_work, int rows, int splits, int n_full, int num_sms) {
+  if (rows > 32 || splits <= 1 || n_full > 0) return false;
+  return static_cast<long long>(n_work) * splits <= static_cast<long long>(num_sms) * occupancy_for(rows);
+}
+
 }  // namespace
+
+bool attention_early(const AttnArgs& a) {
+  if (!a.early || a.work_host == nullptr || a.work_host->empty()) return false;
+  const int num_sms = detail::device_sm_count();
+  const int rows = attention_rows_per_cta(*a.work_host, a.r);
+  const int splits = std::max(1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, num_sms));
+  // a tail split (n_full > 0) needs more works than slots / 2, the early part all CTAs resident:
+  // only a forced one can be set here
+  const int n_full = splits > 1 && a.n_full > 0 ? a.n_full : 0;
+  return early_fits(static_cast<int>(a.work_host->size()), rows, splits, n_full, num_sms);
+}
 
 std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_cta) {
   if (num_splits <= 1) return 0;
@@ -781,7 +804,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
   }
   KParams kp{};
   kp.n_full = n_full;
-  kp.early = a.early && rows < kMaxAttnRows ? 1 : 0;
+  const bool early = a.early && early_fits(n, rows, splits, n_full, num_sms);
   kp.q = reinterpret_cast<const __nv_bfloat16*>(a.q);
   kp.o = reinterpret_cast<__nv_bfloat16*>(a.o);
   kp.k = reinterpret_cast<const __nv_bfloat16*>(a.kv.k);
@@ -820,10 +843,16 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
                     cost.flops_useful, cost.flops_issued, s);
     switch (rows) {
       case 16:
-        launch_cfg<1, 4, 3, false>(kp, gx, s);
+        if (early)
+          launch_cfg<1, 4, 3, false, false, kTileTok, true>(kp, gx, s);
+        else
+          launch_cfg<1, 4, 3, false>(kp, gx, s);
         break;
       case 32:
-        launch_cfg<2, 2, 3, false>(kp, gx, s);
+        if (early)
+          launch_cfg<2, 2, 3, false, false, kTileTok, true>(kp, gx, s);
+        else
+          launch_cfg<2, 2, 3, false>(kp, gx, s);
         break;
       case 64:
         if (!use_wgmma())

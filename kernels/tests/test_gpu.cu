@@ -19,6 +19,7 @@ using harness::DevBuf;
 namespace {
 
 int g_fail = 0, g_checks = 0;
+int g_early_launches = 0;  // direct paged_attention launches that took the early part
 
 void expect(bool ok, const std::string& what) {
   ++g_checks;
@@ -490,12 +491,15 @@ void run_case(const Case& c) {
       aa.work_host = &plan.work;
       dout4.poison();
       scr.poison();
+      const bool used = attention_early(aa);
+      g_early_launches += used;
       paged_attention(aa, nullptr, nullptr);
       HCHECK(cudaDeviceSynchronize());
       const auto got4 = harness::to_float(dout4.download());
       bool nan4 = false;
       const double e4 = rel_err(got4, ref_o, nullptr, &nan4);
-      std::printf("%searly part, %d split(s): attention rel err %.3g\n", tag.c_str(), ns, e4);
+      std::printf("%searly part %s, %d split(s): attention rel err %.3g\n", tag.c_str(), used ? "taken" : "not taken",
+                  ns, e4);
       expect(!nan4 && e4 < 1e-2, tag + "early part, " + std::to_string(ns) + " split(s)");
     }
   }
@@ -647,6 +651,8 @@ int main(int argc, char** argv) {
         {"prefill_r32_g4_tile128", {9000, 4111}, {13, 6}, 1, 32, 4, 8, 300},
     };
     for (const auto& c : cases) run_case(c);
+    std::printf("early part taken in %d direct launches\n", g_early_launches);
+    expect(g_early_launches >= 6, "early part exercised");
   } catch (const std::exception& ex) {
     std::printf("FAIL: exception: %s\n", ex.what());
     return 1;
