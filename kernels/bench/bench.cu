@@ -344,6 +344,25 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
                     p, recs.size());
       add(pv == parts0 ? name : name + ":parts" + std::to_string(p) + (pv < 0 ? "_noreserve" : ""), "cisa_step(graph)", ms,
           all.bytes, all.flops, note, sb);
+      if (pv == parts0 && p == 1 && !plan.topk_rows.empty()) {
+        // the top-k of the last replay (inside the graph, beside whatever the attention's early CTAs
+        // do): per-CTA phases of thread 0 and the span of its CTAs' starts and ends
+        int max_ne = 0;
+        for (const auto& t : plan.topk_rows) max_ne = std::max(max_ne, t.n_e);
+        const int n_cta = topk_plan(max_ne, static_cast<int>(plan.topk_rows.size()), true).cluster *
+                          static_cast<int>(plan.topk_rows.size());
+        const auto ph = topk_phase_cycles(n_cta);
+        const auto tm = topk_cta_times_us(n_cta);
+        double s1 = 0, e0 = 1e30, e1 = 0;
+        for (size_t b = 0; b < tm.size() / 2; ++b) {
+          s1 = std::max(s1, tm[2 * b]);
+          e0 = std::min(e0, tm[2 * b + 1]);
+          e1 = std::max(e1, tm[2 * b + 1]);
+        }
+        std::printf("%s top-k in the graph: %d CTAs, starts 0-%.2f us, ends %.2f-%.2f us; phases (cycles): load+hist0 %.0f"
+                    "  merge0 %.0f  hist1 %.0f  merge1+ %.0f  flags %.0f  stage %.0f  out %.0f\n",
+                    name.c_str(), n_cta, s1, e0, e1, ph[0], ph[1], ph[2], ph[3], ph[4], ph[5], ph[6]);
+      }
       HCHECK(cudaGraphExecDestroy(exec));
       HCHECK(cudaGraphDestroy(graph));
     }

@@ -112,6 +112,7 @@ CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c) {
       continue;
     }
     const int row = static_cast<int>(plan.score_rows.size());
+    const std::size_t first_work = plan.work.size();
     ScoreRow sr;
     sr.seq = sl.seq;
     sr.kv_head = sl.kvh;
@@ -124,6 +125,13 @@ CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c) {
     plan.score_stride = std::max(plan.score_stride, sl.n_e);
     add_works(plan.work, b, toff, sl.seq, sl.kvh, sl.pa, sl.pb, 1, row,
               c.budget + (sl.npage - sl.n_e), sl.npage, c.max_rows);
+    // the window and tail pages the top-k appends (sparse row entries K.. = block table entries n_e..)
+    for (std::size_t i = first_work; i < plan.work.size(); ++i) {
+      AttnWork& w = plan.work[i];
+      w.n_early = w.n_pages - c.budget;
+      w.early_row = sl.seq;
+      w.early_col = sl.n_e;
+    }
   }
   plan.score_groups = make_score_groups(plan.score_rows);
   plan.rows_per_cta = rows_per_cta_for(plan.work, b.r);

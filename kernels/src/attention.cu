@@ -81,9 +81,12 @@ struct KParams {
 
 // WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
 // TT: KV tile tokens (64; the warp-specialised kernel 128: half the ping-pong turns per FLOP).
-template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
+// EARLY: the early part (AttnArgs::early; 16/32-row split launches whose CTAs are all resident):
+// without it the kernel is the one before session 10.
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok, bool EARLY = false>
 __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     attn_kernel(const __grid_constant__ KParams p) {
+  static_assert(!EARLY || (!WS && !WG), "early part: mma.sync kernels only");
   constexpr int NW = WM * WN, NT = NW * 32, M = 16 * WM, TN = TT / WN, TP = TT / kPageTokens;
   static_assert(TT == kTileTok || (WS && TT == 128), "128-token tiles: warp-specialised kernel only");
   constexpr int NTT = NT + (WS ? 128 : 0);  // + one producer warpgroup when warp-specialised
@@ -117,16 +120,38 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int* list = w.list_src == 0
                         ? p.table + static_cast<std::int64_t>(w.list_row) * p.table_stride
                         : p.sparse + static_cast<std::int64_t>(w.list_row) * p.sparse_stride;
-  int per = (w.n_pages + nsplit - 1) / nsplit;
+  // Two ranges with an early part (EARLY): the split's share of the early entries [n_sel, n_pages),
+  // read through the block table (tiles [0, nte)), then its share of [0, n_sel) (tiles [nte,
+  // ntiles)); each share rounded to whole tiles. Otherwise one range, nte = 0.
+  const bool two = EARLY && w.n_early > 0;
+  const int n_sel = two ? w.n_pages - w.n_early : w.n_pages;
+  int per = (n_sel + nsplit - 1) / nsplit;
   per = (per + TP - 1) / TP * TP;
-  const int p_begin = min(w.n_pages, split * per);
-  const int p_end = min(w.n_pages, p_begin + per);
+  const int p_begin = min(n_sel, split * per);
+  const int p_end = min(n_sel, p_begin + per);
+  int e_begin = n_sel, e_end = n_sel;
+  std::int64_t e_base = 0;  // early entry li is p.table[e_base + li]
+  if (two) {
+    int pe = (w.n_early + nsplit - 1) / nsplit;
+    pe = (pe + TP - 1) / TP * TP;
+    e_begin = n_sel + min(w.n_early, split * pe);
+    e_end = n_sel + min(w.n_early, split * pe + pe);
+    e_base = static_cast<std::int64_t>(w.early_row) * p.table_stride + w.early_col - n_sel;
+  }
   const int nrows = w.n_pos * p.r;
-  const int ntiles = (p_end - p_begin + TP - 1) / TP;
+  const int nte = two ? (e_end - e_begin + TP - 1) / TP : 0;
+  const int ntiles = nte + (p_end - p_begin + TP - 1) / TP;
+  // first list index and end of the range of tile t
+  auto tile_lb = [&](int t) { return two && t < nte ? e_begin + t * TP : p_begin + (t - nte) * TP; };
+  auto tile_end = [&](int t) { return two && t < nte ? e_end : p_end; };
   // the work descriptors are plan data (copied before any kernel of the step); Q and the lists may
-  // come from the previous kernel
-  detail::pdl_wait();
-  detail::pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
+  // come from the previous kernel. With an early part the wait comes before the first tile of the
+  // other entries (issue), or before the epilogue when the split has none.
+  auto wait_prev = [&] {
+    detail::pdl_wait();
+    detail::pdl_trigger();  // the combine (if any) may be scheduled; it waits for this grid's end
+  };
+  if (!two) wait_prev();
 
   // Q rows -> shared memory (zero-filled past nrows)
   for (int c = tid; c < M * 16; c += NTT) {
@@ -143,14 +168,21 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   detail::cp_async_commit();
 
   auto issue = [&](int tile) {
+    if (two && tile == nte) wait_prev();
     const int stage = tile % STAGES;
     const uint32_t dK = uKV + stage * (2 * TT * 256), dV = dK + TT * 256;
-    const int lb = p_begin + tile * TP;
-    const int n_ok = min(TP, p_end - lb);
-    const int pid0 = __ldg(list + lb);
-    const int pid1 = n_ok > 1 ? __ldg(list + lb + 1) : 0;
-    const int pid2 = n_ok > 2 ? __ldg(list + lb + 2) : 0;
-    const int pid3 = n_ok > 3 ? __ldg(list + lb + 3) : 0;
+    const int lb = tile_lb(tile);
+    const int n_ok = min(TP, tile_end(tile) - lb);
+    // The block table (and the early entries) through the read-only path; the sparse table, which
+    // the previous kernel writes while this one may already run (PDL), by L2 loads ordered after
+    // the wait (ld.global.nc may be served stale or scheduled early)
+    const bool ro = !EARLY || tile < nte || w.list_src == 0;
+    const int* lp = two && tile < nte ? p.table + e_base + lb : list + lb;
+    auto ld = [&](const int* a) { return ro ? __ldg(a) : detail::ld_cg_ordered(a); };
+    const int pid0 = ld(lp);
+    const int pid1 = n_ok > 1 ? ld(lp + 1) : 0;
+    const int pid2 = n_ok > 2 ? ld(lp + 2) : 0;
+    const int pid3 = n_ok > 3 ? ld(lp + 3) : 0;
 #pragma unroll
     for (int it = 0; it < (TT * 16) / NT; ++it) {
       const int c = tid + it * NT;
@@ -182,21 +214,21 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
   const int row_a = wm * 16 + gid;  // rows row_a and row_a + 8
   const int qpos[2] = {w.q_pos0 + row_a / p.r, w.q_pos0 + (row_a + 8) / p.r};
-  const int mask_lim = min(p_end, w.mask_from);
+  const int mask_lim = min(p_end, w.mask_from);  // (the single range's)
 
   // Softmax of one S tile (exp2 domain): causal/list mask, running max and sum; P replaces S in
   // place; alpha = rescale factor of the previous O rows. The scale (> 0, so the max commutes with
   // it) is folded into one FFMA per element, the mask is skipped whole on tiles it cannot touch.
   auto softmax_tile = [&](float(&sc)[TN / 8][4], int tile, float(&alpha)[2]) {
-    const int tli = p_begin + tile * TP;
-    if (tli + TP > mask_lim) {
+    const int tli = tile_lb(tile), tend = tile_end(tile);
+    if (tli + TP > (two ? min(tend, w.mask_from) : mask_lim)) {
 #pragma unroll
       for (int j = 0; j < TN / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int tok = wn * TN + j * 8 + 2 * tig + (e & 1);
           const int li = tli + (tok >> 4);
-          bool dead = li >= p_end;
+          bool dead = li >= tend;
           if (!dead && li >= w.mask_from) {
             const int key = w.mask_tok0 + (li - w.mask_from) * kPageTokens + (tok & 15);
             dead = key > qpos[e >> 1];
@@ -518,6 +550,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   if constexpr (!WS) {
     detail::cp_async_wait<0>();
     __syncthreads();
+    if (two && ntiles == nte) wait_prev();
     epilogue();
   }
 }
@@ -579,7 +612,7 @@ constexpr int smem_bytes() {
   return 16 * WM * 256 + STAGES * 2 * TT * 256 + 1024;  // + alignment slack (1024-B atoms)
 }
 
-template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
+template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok, bool EARLY = false>
 void launch_cfg(const KParams& kp, int n_work, Stream s) {  // n_work: CTAs along x
   constexpr int smem = smem_bytes<WM, WN, STAGES, TT>();
   static_assert(WM * WN * 16 * kOStride * 4 + 2 * 16 * WM * 4 <= smem - 1024,
@@ -587,13 +620,13 @@ void launch_cfg(const KParams& kp, int n_work, Stream s) {  // n_work: CTAs alon
   static_assert(smem <= 227 * 1024 - 1152, "shared memory (with the static arrays) over 227 KB");
   static bool set = false;
   if (!set) {
-    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT>,
+    CISA_CUDA(cudaFuncSetAttribute(attn_kernel<WM, WN, STAGES, WG, WS, TT, EARLY>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     set = true;
   }
   dim3 grid(static_cast<unsigned>(n_work), static_cast<unsigned>(kp.n_full > 0 ? 1 : kp.num_splits));
-  detail::launch_ex(attn_kernel<WM, WN, STAGES, WG, WS, TT>, grid, dim3(WM * WN * 32 + (WS ? 128 : 0)),
-                    smem, s, kp.num_splits > 1, kp);
+  detail::launch_ex(attn_kernel<WM, WN, STAGES, WG, WS, TT, EARLY>, grid,
+                    dim3(WM * WN * 32 + (WS ? 128 : 0)), smem, s, kp.num_splits > 1, kp);
 }
 
 template <int WM, int WN, int STAGES, bool WG, bool WS = false, int TT = kTileTok>
@@ -662,7 +695,27 @@ int occupancy_for(int rows) {
   }
 }
 
+// The early part is used for split launches (programmatic dependent launches) of the 16/32-row
+// kernels whose CTAs are all resident at once (decode): only CTAs resident while the previous kernel
+// runs can read their early part meanwhile; in grids of many works the reordering bought nothing
+// and the sparse-list loads it needs (L2, not L1) cost the 16-row prefill (g4) 9 % (session 10).
+bool early_fits(int n_work, int rows, int splits, int n_full, int num_sms) {
+  if (rows > 32 || splits <= 1 || n_full > 0) return false;
+  return static_cast<long long>(n_work) * splits <= static_cast<long long>(num_sms) * occupancy_for(rows);
+}
+
 }  // namespace
+
+bool attention_early(const AttnArgs& a) {
+  if (!a.early || a.work_host == nullptr || a.work_host->empty()) return false;
+  const int num_sms = detail::device_sm_count();
+  const int rows = attention_rows_per_cta(*a.work_host, a.r);
+  const int splits = std::max(1, a.num_splits > 0 ? a.num_splits : attention_num_splits(a, num_sms));
+  // a tail split (n_full > 0) needs more works than slots / 2, the early part all CTAs resident:
+  // only a forced one can be set here
+  const int n_full = splits > 1 && a.n_full > 0 ? a.n_full : 0;
+  return early_fits(static_cast<int>(a.work_host->size()), rows, splits, n_full, num_sms);
+}
 
 std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_cta) {
   if (num_splits <= 1) return 0;
@@ -751,6 +804,7 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
   }
   KParams kp{};
   kp.n_full = n_full;
+  const bool early = a.early && early_fits(n, rows, splits, n_full, num_sms);
   kp.q = reinterpret_cast<const __nv_bfloat16*>(a.q);
   kp.o = reinterpret_cast<__nv_bfloat16*>(a.o);
   kp.k = reinterpret_cast<const __nv_bfloat16*>(a.kv.k);
@@ -789,10 +843,16 @@ void paged_attention(const AttnArgs& a, Stream s, Instrument* ins) {
                     cost.flops_useful, cost.flops_issued, s);
     switch (rows) {
       case 16:
-        launch_cfg<1, 4, 3, false>(kp, gx, s);
+        if (early)
+          launch_cfg<1, 4, 3, false, false, kTileTok, true>(kp, gx, s);
+        else
+          launch_cfg<1, 4, 3, false>(kp, gx, s);
         break;
       case 32:
-        launch_cfg<2, 2, 3, false>(kp, gx, s);
+        if (early)
+          launch_cfg<2, 2, 3, false, false, kTileTok, true>(kp, gx, s);
+        else
+          launch_cfg<2, 2, 3, false>(kp, gx, s);
         break;
       case 64:
         if (!use_wgmma())

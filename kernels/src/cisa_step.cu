@@ -46,6 +46,9 @@ struct CisaStep::Impl {
   int* sparse = nullptr;
   float* scratch = nullptr;
   std::int64_t scratch_floats = 0;
+  // serial run: the attention reads its early part (window and tail pages) while the top-k runs
+  // (attention_early: decode-like plans), and the top-k lets it start at its own start
+  bool early = false;
   // pipelined run: parts (more than one when it pipelines), side streams and events
   std::vector<StepPart> parts;
   int parts_wanted = 0;
@@ -153,6 +156,9 @@ CisaStep::CisaStep(const CisaPlan& plan, int kv_heads, int r, int num_sms)
   a.work_host = &plan_.work;
   splits_ = attention_num_splits(a, num_sms);
   m.scratch_floats = attention_scratch_floats(static_cast<int>(plan_.work.size()), splits_, plan_.rows_per_cta);
+  a.num_splits = splits_;
+  a.early = !plan_.score_rows.empty();  // an early part exists only beside a top-k
+  m.early = attention_early(a);
   if (m.scratch_floats > 0) CISA_CUDA(cudaMalloc(&m.scratch, static_cast<std::size_t>(m.scratch_floats) * sizeof(float)));
   set_pipeline(1);
 }
@@ -261,7 +267,8 @@ void score_range(const DevDesc& d, const CisaPlan& plan, bf16_bits* qsum, std::u
 }
 
 void topk_range(const DevDesc& d, const CisaPlan& plan, const std::uint16_t* keys, int* sparse,
-                const std::vector<TopkRow>& rows, int r0, const BlockTable& table, Stream s, Instrument* ins) {
+                const std::vector<TopkRow>& rows, int r0, const BlockTable& table, bool early, Stream s,
+                Instrument* ins) {
   if (rows.empty()) return;
   TopkArgs a;
   a.score_keys = keys + static_cast<std::int64_t>(r0) * plan.score_stride;
@@ -271,14 +278,16 @@ void topk_range(const DevDesc& d, const CisaPlan& plan, const std::uint16_t* key
   a.out = sparse + static_cast<std::int64_t>(r0) * plan.sparse_stride;
   a.out_stride = plan.sparse_stride;
   a.k = plan.budget;
+  // the attention after it reads its early part (window and tail pages) meanwhile
+  a.trigger_dependents = early;
   a.rows_host = &rows;
   topk_select(a, s, ins);
 }
 
 void attention_range(const DevDesc& d, const CisaPlan& plan, const int* sparse, const std::vector<AttnWork>& work,
                      int w0, int splits, float* scratch, std::int64_t scratch_floats, int kv_heads, int r,
-                     const bf16_bits* q, bf16_bits* o, const PagedKV& kv, const BlockTable& table, Stream s,
-                     Instrument* ins) {
+                     const bf16_bits* q, bf16_bits* o, const PagedKV& kv, const BlockTable& table, bool early,
+                     Stream s, Instrument* ins) {
   AttnArgs a;
   a.q = q;
   a.o = o;
@@ -293,6 +302,9 @@ void attention_range(const DevDesc& d, const CisaPlan& plan, const int* sparse, 
   a.scratch_floats = scratch_floats;
   a.num_splits = splits;
   a.work_host = &work;
+  // the window and tail pages (block table) are read while the top-k runs: Q, the block table and
+  // the pages are inputs of the step, which the top-k does not write
+  a.early = early;
   paged_attention(a, s, ins);
 }
 
@@ -315,7 +327,7 @@ void CisaStep::run_scoring(const bf16_bits* iq, const bf16_bits* reps, const Blo
 void CisaStep::run_topk(const BlockTable& table, Stream s, Instrument* ins) {
   auto& m = *impl_;
   const DevDesc d = dev_desc(m.dev_blob, m.off_rows, m.off_groups, m.off_topk, m.off_work);
-  topk_range(d, plan_, m.keys, m.sparse, plan_.topk_rows, 0, table, s, ins);
+  topk_range(d, plan_, m.keys, m.sparse, plan_.topk_rows, 0, table, m.early, s, ins);
 }
 
 void CisaStep::run_attention(const bf16_bits* q, bf16_bits* o, const PagedKV& kv, const BlockTable& table, Stream s,
@@ -323,7 +335,7 @@ void CisaStep::run_attention(const bf16_bits* q, bf16_bits* o, const PagedKV& kv
   auto& m = *impl_;
   const DevDesc d = dev_desc(m.dev_blob, m.off_rows, m.off_groups, m.off_topk, m.off_work);
   attention_range(d, plan_, m.sparse, plan_.work, 0, splits_, m.scratch, m.scratch_floats, kv_heads_, r_, q, o, kv,
-                  table, s, ins);
+                  table, m.early, s, ins);
 }
 
 void CisaStep::run(const bf16_bits* q, const bf16_bits* iq, bf16_bits* o, const PagedKV& kv, const bf16_bits* reps,
@@ -350,14 +362,14 @@ void CisaStep::run(const bf16_bits* q, const bf16_bits* iq, bf16_bits* o, const 
   for (int k = 0; k < n; ++k) {
     const StepPart& p = m.parts[static_cast<std::size_t>(k)];
     CISA_CUDA(cudaStreamWaitEvent(m.st_topk, m.ev_score[k], 0));
-    topk_range(d, plan_, m.keys, m.sparse, p.topk, p.r0, table, m.st_topk, nullptr);
+    topk_range(d, plan_, m.keys, m.sparse, p.topk, p.r0, table, false, m.st_topk, nullptr);
     CISA_CUDA(cudaEventRecord(m.ev_topk[k], m.st_topk));
   }
   for (int k = 0; k < n; ++k) {
     const StepPart& p = m.parts[static_cast<std::size_t>(k)];
     CISA_CUDA(cudaStreamWaitEvent(m.st_attn[k], m.ev_topk[k], 0));
     attention_range(d, plan_, m.sparse, p.work, p.w0, p.splits, p.scratch, p.scratch_floats, kv_heads_, r_, q, o, kv,
-                    table, m.st_attn[k], nullptr);
+                    table, false, m.st_attn[k], nullptr);
     CISA_CUDA(cudaEventRecord(m.ev_join[k], m.st_attn[k]));
     CISA_CUDA(cudaStreamWaitEvent(s, m.ev_join[k], 0));
   }

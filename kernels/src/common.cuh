@@ -85,6 +85,13 @@ inline int device_sm_count() {
 // finish); it calls pdl_wait (griddepcontrol.wait: the previous grid complete, its writes visible)
 // before reading anything that grid wrote. Without the launch attribute both are no-ops.
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+// A 32-bit load cached in L2 only, kept in program order with the asm statements around it (e.g.
+// after pdl_wait, for data the previous grid writes).
+__device__ __forceinline__ int ld_cg_ordered(const int* p) {
+  int v;
+  asm volatile("ld.global.cg.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
 __device__ __forceinline__ void pdl_trigger() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }

@@ -21,8 +21,10 @@
 // CTA translates the list through the block table in position order (physical IDs, ascending
 // logical order; session 7); the window and tail pages are appended. When the grid is larger than
 // what is resident, each CTA prefetches (into L2) the slice of the CTA that will follow it once its
-// own slice has landed. Deterministic: no floating-point reductions, ties resolved by index (lower
-// first; -0.0 ties with +0.0).
+// own slice has landed. On request (TopkArgs::trigger_dependents) a dependent launch may start at
+// this kernel's start (the CISA step's attention reads its early part meanwhile; issue 14 session
+// 10). Deterministic: no floating-point reductions, ties resolved by index (lower first; -0.0 ties
+// with +0.0).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -294,7 +296,7 @@ template <class T, int SL, int NT>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave) {
+                int out_stride, int K, int next_wave, int trigger) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -325,6 +327,10 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   const T* s = srow + lo;
   const int tid = threadIdx.x;
 
+  // with `trigger`, a programmatic dependent launch after this one (the CISA step's split
+  // attention) may start now: it reads the window pages (block table) while this kernel runs, and
+  // waits for it (griddepcontrol.wait) before reading the selections
+  if (trigger) detail::pdl_trigger();
   topk_time_mark(0);
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
@@ -579,7 +585,7 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int res
   const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k, next_wave));
+                               a.out_stride, a.k, next_wave, a.trigger_dependents ? 1 : 0));
   CISA_LAUNCH_CHECK();
 }
 

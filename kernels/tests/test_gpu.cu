@@ -19,6 +19,7 @@ using harness::DevBuf;
 namespace {
 
 int g_fail = 0, g_checks = 0;
+int g_early_launches = 0;  // direct paged_attention launches that took the early part
 
 void expect(bool ok, const std::string& what) {
   ++g_checks;
@@ -454,6 +455,54 @@ void run_case(const Case& c) {
   std::printf("%sattention rel err %.3g  (works %zu, splits %d, sparse rows %zu)\n", tag.c_str(), e, plan.work.size(),
               step.num_splits(), nrows);
   expect(!nan && e < 1e-2, tag + "cisa attention");
+  if (nrows > 0) {
+    // the early part (window and tail pages through the block table, AttnArgs::early) at forced
+    // split counts, direct through paged_attention: splits with and without early tiles, and (7
+    // splits of short lists) splits whose share of the selected pages is empty
+    size_t emism = 0;
+    for (const auto& w : plan.work) {
+      if (w.list_src != 1) continue;
+      emism += !(w.n_early > 0 && w.n_early == w.n_pages - plan.budget);
+      for (int i = 0; i < w.n_early; ++i)
+        emism += gsparse[static_cast<size_t>(w.list_row) * plan.sparse_stride + plan.budget + i] !=
+                 tb.ids[static_cast<size_t>(w.early_row) * tb.stride + w.early_col + i];
+    }
+    expect(emism == 0, tag + "early part = the block table's entries");
+    const int nw = static_cast<int>(plan.work.size());
+    DevBuf<AttnWork> dwork(plan.work);
+    for (int ns : {1, 3, 7}) {
+      DevBuf<float> scr(std::max<size_t>(1, static_cast<size_t>(attention_scratch_floats(nw, ns, plan.rows_per_cta))));
+      DevBuf<bf16_bits> dout4(T * h_q * 128);
+      AttnArgs aa;
+      aa.q = dq.p;
+      aa.o = dout4.p;
+      aa.kv = kv;
+      aa.table = table;
+      aa.sparse = BlockTable{step.sparse_table(), plan.sparse_stride};
+      aa.work = dwork.p;
+      aa.n_work = nw;
+      aa.h_q = h_q;
+      aa.r = c.r;
+      aa.scratch = scr.p;
+      aa.scratch_floats = static_cast<std::int64_t>(scr.n);
+      aa.num_splits = ns;
+      aa.n_full = 0;
+      aa.early = true;
+      aa.work_host = &plan.work;
+      dout4.poison();
+      scr.poison();
+      const bool used = attention_early(aa);
+      g_early_launches += used;
+      paged_attention(aa, nullptr, nullptr);
+      HCHECK(cudaDeviceSynchronize());
+      const auto got4 = harness::to_float(dout4.download());
+      bool nan4 = false;
+      const double e4 = rel_err(got4, ref_o, nullptr, &nan4);
+      std::printf("%searly part %s, %d split(s): attention rel err %.3g\n", tag.c_str(), used ? "taken" : "not taken",
+                  ns, e4);
+      expect(!nan4 && e4 < 1e-2, tag + "early part, " + std::to_string(ns) + " split(s)");
+    }
+  }
   // full CPU step (own scoring + selection): outputs close when selections agree
   if (nrows == 0) {
     // K >= N_e everywhere: must be the dense path exactly in selection -> compare with plan_dense
@@ -602,6 +651,8 @@ int main(int argc, char** argv) {
         {"prefill_r32_g4_tile128", {9000, 4111}, {13, 6}, 1, 32, 4, 8, 300},
     };
     for (const auto& c : cases) run_case(c);
+    std::printf("early part taken in %d direct launches\n", g_early_launches);
+    expect(g_early_launches >= 6, "early part exercised");
   } catch (const std::exception& ex) {
     std::printf("FAIL: exception: %s\n", ex.what());
     return 1;

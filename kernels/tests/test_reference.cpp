@@ -71,6 +71,39 @@ TEST_CASE("plan: a group crossing N_e > K splits into dense prefix and sparse su
   CHECK(plan.work[1].mask_from == K + W);
 }
 
+TEST_CASE("plan: the early part of a sparse work is the window and tail the top-k appends") {
+  // ragged histories, prefill groups and a decode-like row; every sparse work's last n_early list
+  // entries (sparse row from K on) equal the block table's row early_row from entry early_col on
+  const int W = 8, K = 40;
+  StepBatch b{{3000, 900, 17, 2049}, {5, 33, 1, 1}, 2, 4};
+  const auto plan = plan_cisa_step(b, StepConfig{W, K, 4});
+  std::mt19937_64 rng(9);
+  const int stride = 300;
+  std::vector<int> ids(b.history.size() * stride);
+  for (auto& x : ids) x = static_cast<int>(rng() % 100000);
+  const BlockTable table{ids.data(), stride};
+  int sparse_works = 0;
+  for (const auto& w : plan.work) {
+    if (w.list_src != 1) {
+      CHECK(w.n_early == 0);
+      continue;
+    }
+    ++sparse_works;
+    const auto& row = plan.topk_rows[static_cast<size_t>(w.list_row)];
+    CHECK(w.n_early == w.n_pages - K);
+    CHECK(w.early_row == row.seq);
+    CHECK(w.early_col == row.n_e);
+    CHECK(w.mask_from >= K);  // the causal tail lies inside the early part
+    std::vector<float> sc(static_cast<size_t>(row.n_e));
+    for (auto& x : sc) x = static_cast<float>(rng() % 1000);
+    const auto sp = ref::sparse_row(sc.data(), row, K, table);
+    REQUIRE(static_cast<int>(sp.size()) >= w.n_pages);
+    for (int i = 0; i < w.n_early; ++i)
+      CHECK(sp[static_cast<size_t>(K + i)] == ids[static_cast<size_t>(w.early_row) * stride + w.early_col + i]);
+  }
+  CHECK(sparse_works > 0);
+}
+
 TEST_CASE("plan: G not dividing P, rows chunked to 128") {
   StepBatch b{{20000}, {50}, 1, 32};
   const auto plan = plan_cisa_step(b, StepConfig{16, 64, 16});

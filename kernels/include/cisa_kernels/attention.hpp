@@ -28,6 +28,13 @@ struct AttnWork {
   int n_pages = 0;     // entries of the list read
   int mask_from = 0;   // list index where causal masking starts
   int mask_tok0 = 0;   // logical token of the first key of list[mask_from]
+  // The last n_early entries of the list, [n_pages - n_early, n_pages), equal block-table row
+  // early_row from entry early_col on (CISA: the window and tail pages that the top-k appends to
+  // its selection). With AttnArgs::early they are read from the block table, before the previous
+  // kernel (the top-k) has finished. 0: none.
+  int n_early = 0;
+  int early_row = 0;
+  int early_col = 0;
 };
 
 struct AttnArgs {
@@ -47,12 +54,22 @@ struct AttnArgs {
   int num_splits = 0;            // 0: choose automatically
   int n_full = -1;               // with num_splits > 1: -1 automatic; >= 0 forces a tail split
                                  // (works [0, n_full) whole, the rest num_splits ways; 0: all split)
+  // Early part, taken where attention_early() says so (split launches of the 16/32-row kernels
+  // whose CTAs are all resident at once: decode): each split reads its share of every work's early
+  // entries (AttnWork::n_early) first, through the block table, and only then waits for the
+  // previous kernel (programmatic dependent launch) before its share of the other entries. The
+  // caller promises that Q, the block table and the K/V pages of the early entries are not written
+  // by the kernel launched just before (CisaStep: the top-k, which it then lets start its
+  // dependents at its own start: TopkArgs::trigger_dependents).
+  bool early = false;
   // host copy
   const std::vector<AttnWork>* work_host = nullptr;
 };
 
 // Splits the launch would use and the fp32 scratch it needs.
 int attention_num_splits(const AttnArgs& a, int num_sms);
+// Whether paged_attention(a) takes the early part (a.early and a launch that allows it).
+bool attention_early(const AttnArgs& a);
 std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_cta);
 int attention_rows_per_cta(const std::vector<AttnWork>& work, int r);
 // Split-KV pieces for n_work (>= capacity / 2) equal works of `tiles` 64-token tiles on `capacity`

@@ -29,6 +29,9 @@ struct TopkArgs {
   int* out = nullptr;             // [n_rows][out_stride]: K selected + (list_end - n_e) appended
   int out_stride = 0;
   int k = 0;
+  // let a programmatic dependent launch that follows (the CISA step's attention with an early
+  // part) start at this kernel's start instead of its end
+  bool trigger_dependents = false;
   // host copy
   const std::vector<TopkRow>* rows_host = nullptr;
 };
