@@ -82,7 +82,8 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   thread_local std::vector<std::array<double, 3>> dense;
   thread_local std::vector<ForwardCost> dense_cost, dense_scratch;
   thread_local std::vector<const ForwardCost*> dense_last;  // one forward: each candidate's traffic
-  thread_local ForwardCost f_pt, f_bound, f_own;
+  thread_local ForwardCost f_pt, f_bound, f_own, f_dense_bound;
+  std::int64_t last_start = 0, last_n = 0;
   dense.assign(nd, {0.0, 0.0, 0.0});
   if (!one_forward) dense_cost.assign(nd, ForwardCost{});
   dense_scratch.resize(nd);
@@ -93,6 +94,14 @@ Prediction predict(const Point& p, const PointPricing& pr) {
     if (same_traffic(d[kPt].shape, pr.cisa[kPt].shape)) return f_pt;
     scratch = dense_forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[kPt].shape);
     return scratch;
+  };
+  // A dense candidate's traffic at bound b: the point's, unless its structure differs there (an
+  // unknown L2 sharing between a KV group's decode work items).
+  auto dense_at = [&](const std::array<Pricing, 3>& d, int b, const ForwardCost& fd, std::int64_t start,
+                      std::int64_t n) -> const ForwardCost& {
+    if (b == kPt || same_traffic(d[b].shape, d[kPt].shape)) return fd;
+    f_dense_bound = dense_forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[b].shape);
+    return f_dense_bound;
   };
   auto run = [&](std::int64_t start, std::int64_t n) {
     // CISA: the traffic depends on the bound only through the implementation's structure
@@ -109,7 +118,8 @@ Prediction predict(const Point& p, const PointPricing& pr) {
     for (std::size_t i = 0; i < nd; ++i) {
       const ForwardCost& fd = dense_of(pr.dense[i], start, n, dense_scratch[i]);
       for (int b : {kPt, kLo, kHi})
-        if (b == kPt || !one_forward) dense[i][b] += dense_attention_time(fd, pr.dense[i][b].rates);
+        if (b == kPt || !one_forward)
+          dense[i][b] += dense_attention_time(dense_at(pr.dense[i], b, fd, start, n), pr.dense[i][b].rates);
       if (one_forward)
         dense_last[i] = &fd;
       else
@@ -117,8 +127,9 @@ Prediction predict(const Point& p, const PointPricing& pr) {
     }
     if (pr.has_own) {
       const ForwardCost& fo = dense_of(pr.own, start, n, f_own);
-      for (int b = 0; b < 3; ++b) own[b] += dense_attention_time(fo, pr.own[b].rates);
+      for (int b = 0; b < 3; ++b) own[b] += dense_attention_time(dense_at(pr.own, b, fo, start, n), pr.own[b].rates);
     }
+    last_start = start, last_n = n;
     out.forwards += 1;
   };
   switch (w.phase) {
@@ -135,7 +146,9 @@ Prediction predict(const Point& p, const PointPricing& pr) {
     if (dense[i][kPt] < dense[best][kPt]) best = i;
   if (nd > 0) {
     if (one_forward)
-      for (int b : {kLo, kHi}) dense[best][b] += dense_attention_time(*dense_last[best], pr.dense[best][b].rates);
+      for (int b : {kLo, kHi})
+        dense[best][b] += dense_attention_time(dense_at(pr.dense[best], b, *dense_last[best], last_start, last_n),
+                                               pr.dense[best][b].rates);
     const ForwardCost& fd = one_forward ? *dense_last[best] : dense_cost[best];
     out.cost.attention_dense = fd.attention_dense;
     out.cost.bytes_dense = fd.bytes_dense;

@@ -545,6 +545,13 @@ TEST_CASE("cuDNN decode packs at most 16 query heads per work item; the loader c
   CHECK(kv(32, "cudnn", Bound::lo) == Approx(one).epsilon(0.01));
   CHECK(kv(32, "cudnn", Bound::point) == Approx(1.5 * one).epsilon(0.01));
   CHECK(kv(32, "cudnn", Bound::hi) == Approx(2.0 * one).epsilon(0.01));
+  // The prediction's band carries it: the dense time's lo / hi ends price the two extremes.
+  Point d = point("h200_sxm", Phase::decode, 32, 1 << 19, 2048, 1);
+  d.dense_impl = "cudnn";
+  const Prediction band = predict(d, pricer.for_point(d));
+  CHECK(band.dense_hi.attention > 1.6 * band.dense_lo.attention);
+  CHECK(band.dense_lo.attention < band.dense.attention);
+  CHECK(band.dense.attention < band.dense_hi.attention);
   // Prefill is untouched.
   Point pf = point("h200_sxm", Phase::terminal_prefill, 32, 1 << 17, 2048, 4);
   pf.work.prefill_tokens = 256;
