@@ -13,6 +13,7 @@ ARCHIVED_S5="--set implementation.cisa=cisa_kernels_2026_12_01"   # session 5 be
 ARCHIVED_S5B="--set implementation.cisa=cisa_kernels_2026_12_01b" # session 5's final kernels
 ARCHIVED_S6="--set implementation.cisa=cisa_kernels_2026_12_01c"  # session 6's final kernels
 ARCHIVED_S7="--set implementation.cisa=cisa_kernels_2026_12_01d"  # session 7's final kernels
+ARCHIVED_S8="--set implementation.cisa=cisa_kernels_2026_12_02"   # session 8's kernels, session 10's first calibration
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -85,22 +86,29 @@ for f in results/h200/heldout7/*_device_run.h5; do
   [ -f "$f" ] || continue
   rescore results/h200/heldout7 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S7
 done
-# Session 8's final kernels (the current profile, calibrated again in session 10 with the same kernels): the committed
-# sweeps measured again, and held-out v8, measured once.
+# Session 8's final kernels (archived profile cisa_kernels_2026_12_02: the calibration of session
+# 10's first call, same kernels): the committed sweeps measured again, and held-out v8, measured once.
 for f in results/h200/remeasured_s8/*_device_run.h5; do
   [ -f "$f" ] || continue
   s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s8 "$f" "${s%_s8}"
+  rescore results/h200/remeasured_s8 "$f" "${s%_s8}" $ARCHIVED_S8
 done
 for f in results/h200/heldout8/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/heldout8 "$f" "$(basename "$f" _device_run.h5)"
+  rescore results/h200/heldout8 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S8
 done
 # Held-out v9 (committed before session 10's model changes), measured once after them with the same
-# kernels (session 8's) and the calibration taken in the same call.
+# kernels (session 8's) and the calibration taken in the same call (archived with them).
 for f in results/h200/heldout9/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/heldout9 "$f" "$(basename "$f" _device_run.h5)"
+  rescore results/h200/heldout9 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S8
+done
+# Session 10's final kernels (the decode step's early window reads; the current profile, calibrated
+# in the same call): the committed sweeps measured again.
+for f in results/h200/remeasured_s10/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  s=$(basename "$f" _device_run.h5)
+  rescore results/h200/remeasured_s10 "$f" "${s%_s10}"
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -184,8 +192,12 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   with session 7's final kernels (6c14602), scored with their calibration (taken in the same call;
   archived profile cisa_kernels_2026_12_01d). Not held out; read in session 8 (decode top-k).
 - **re-measured sweeps, session 8** (`results/h200/remeasured_s8/`): the same three sweeps measured
-  with session 8's final kernels, scored with the current calibration (session 10's, same kernels).
-  Not held out; read in session 10 to choose the prefill scoring structure.
+  with session 8's final kernels, scored with the calibration of session 10's first call (same
+  kernels; archived profile cisa_kernels_2026_12_02). Not held out; read in session 10 to choose the
+  prefill scoring structure.
+- **re-measured sweeps, session 10** (`results/h200/remeasured_s10/`): the same three sweeps measured
+  with session 10's final kernels (the decode step's attention reads the window pages during the
+  top-k), scored with the current calibration (taken in the same call). Not held out.
 - **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with
   session 4's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
   grid were read off it before the top-k CTA term and the split-KV policy were added) and in
@@ -220,11 +232,13 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   top-k priced by terms of its own, measured on calibrate's decode grid), measured once after it
   with session 8's kernels and the calibration taken in the same call (036e00f). Read in session 10
   (its cuDNN decode at r = 20, 28 for the decode work items, its prefill scoring for the scoring
-  structure): inspected. Now scored with the calibration of session 10 (same kernels).
+  structure): inspected. Now scored with the calibration of session 10's first call (same kernels, archived profile
+  cisa_kernels_2026_12_02).
 - **held-out v9** (`results/h200/heldout9/`, `scenarios/heldout9_*.yaml`): written and committed
   (0e813ab) before the model changes of session 10 (cuDNN decode work items, the queued small-copy
   probe, the prefill scoring kernels' own terms), measured once after them with session 8's kernels
-  and the calibration taken in the same call (2b62451), used for nothing else.
+  and the calibration taken in the same call (2b62451; archived profile cisa_kernels_2026_12_02),
+  used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -234,7 +248,8 @@ TXT
               "remeasured_s5|re-measured sweeps, session 5 (final kernels at 2330948, profile cisa_kernels_2026_12_01b; cuDNN peer times of 2026-11-29)" \
               "remeasured_s6|re-measured sweeps, session 6 (final kernels at adc6094, profile cisa_kernels_2026_12_01c; cuDNN peer times of 2026-11-29)" \
               "remeasured_s7|re-measured sweeps, session 7 (final kernels at 6c14602, profile cisa_kernels_2026_12_01d; cuDNN peer times of 2026-11-29)" \
-              "remeasured_s8|re-measured sweeps, session 8 (final kernels, profile cisa_kernels calibrated in session 10; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s8|re-measured sweeps, session 8 (final kernels, profile cisa_kernels_2026_12_02; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s10|re-measured sweeps, session 10 (final kernels, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
               "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout3|held-out v3, inspected (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)" \
@@ -242,8 +257,8 @@ TXT
               "heldout5|held-out v5, inspected for setup (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
               "heldout6|held-out v6, scored in session 6 (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
               "heldout7|held-out v7, inspected (kernels of session 7 at 6c14602, profile cisa_kernels_2026_12_01d; cuDNN and FA2 on its dense shapes)" \
-              "heldout8|held-out v8, inspected (kernels of session 8, profile cisa_kernels calibrated in session 10; cuDNN and FA2 on its dense shapes)" \
-              "heldout9|held-out v9 (kernels of session 8, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "heldout8|held-out v8, inspected (kernels of session 8, profile cisa_kernels_2026_12_02; cuDNN and FA2 on its dense shapes)" \
+              "heldout9|held-out v9 (kernels of session 8, profile cisa_kernels_2026_12_02 calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
