@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/least_squares.hpp"
+
 namespace cisa {
 
 namespace {
@@ -11,41 +13,28 @@ struct Trial {
   double floor_s = 0, query_s = 0, rms = INFINITY;
 };
 
-// Floor and query time (both >= 0) minimising the relative residuals at the given rates.
+// Floor and query time (both >= 0: a term that solves negative is dropped) minimising the relative
+// residuals (floor + q x G_i + m_i) / t_i - 1 at the given rates, m_i = fixed + max(R/rb, W/wb).
 Trial solve_at(const std::vector<ScoringSample>& v, double rb, double wb) {
-  // Residual_i = (floor + q x G_i + m_i) / t_i - 1 with m_i = fixed + max(R/rb, W/wb).
-  double s11 = 0, s12 = 0, s22 = 0, b1 = 0, b2 = 0;
-  std::vector<double> m(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const ScoringSample& x = v[i];
-    m[i] = x.fixed_s + std::max(x.read_bytes / rb, x.write_bytes / wb);
-    const double a1 = 1.0 / x.t_s, a2 = x.summed_queries / x.t_s, y = 1.0 - m[i] / x.t_s;
-    s11 += a1 * a1, s12 += a1 * a2, s22 += a2 * a2, b1 += a1 * y, b2 += a2 * y;
+  const auto n = static_cast<Eigen::Index>(v.size());
+  Eigen::MatrixXd X(n, 2);
+  Eigen::VectorXd y(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const ScoringSample& x = v[static_cast<std::size_t>(i)];
+    const double m = x.fixed_s + std::max(x.read_bytes / rb, x.write_bytes / wb);
+    X.row(i) << 1.0 / x.t_s, x.summed_queries / x.t_s;
+    y(i) = 1.0 - m / x.t_s;
   }
-  auto rms = [&](double f, double q) {
-    double e = 0;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const double r = (f + q * v[i].summed_queries + m[i]) / v[i].t_s - 1.0;
-      e += r * r;
-    }
-    return std::sqrt(e / static_cast<double>(v.size()));
-  };
-  Trial best;
-  const double det = s11 * s22 - s12 * s12;
-  if (det > 0) {
-    const double f = (b1 * s22 - b2 * s12) / det, q = (s11 * b2 - s12 * b1) / det;
-    if (f >= 0 && q >= 0) best = {f, q, rms(f, q)};
-  }
-  // Constrained ends: one of the two at 0.
-  if (s11 > 0) {
-    const double f = std::max(0.0, b1 / s11);
-    const double e = rms(f, 0.0);
-    if (e < best.rms) best = {f, 0.0, e};
-  }
-  if (s22 > 0) {
-    const double q = std::max(0.0, b2 / s22);
-    const double e = rms(0.0, q);
-    if (e < best.rms) best = {0.0, q, e};
+  Trial best{0.0, 0.0, std::sqrt(y.squaredNorm() / static_cast<double>(n))};  // both terms 0
+  const std::vector<int> forms[] = {{0, 1}, {0}, {1}};  // columns: 0 floor, 1 query time
+  for (const auto& cols : forms) {
+    const Eigen::MatrixXd Xf = columns(X, cols);
+    Eigen::VectorXd p;
+    if (!solve_positive(Xf, y, p)) continue;
+    Trial t{0.0, 0.0, rms_residual(Xf, y, p)};
+    for (std::size_t j = 0; j < cols.size(); ++j)
+      (cols[j] == 0 ? t.floor_s : t.query_s) = p(static_cast<Eigen::Index>(j));
+    if (t.rms < best.rms) best = t;
   }
   return best;
 }
@@ -76,10 +65,6 @@ ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
     const double span_r = (hi_r - lo_r) / n * 2, span_w = (hi_w - lo_w) / n * 2;
     lo_r = std::log(best_r) - span_r, hi_r = std::log(best_r) + span_r;
     lo_w = std::log(best_w) - span_w, hi_w = std::log(best_w) + span_w;
-  }
-  if (!std::isfinite(best.rms)) {
-    out.note = "no non-negative floor and query time";
-    return out;
   }
   // A rate is identified only if the data need it: twice as fast must fit clearly worse (else no
   // shape is bound by that stream and the rate is anyone's guess).

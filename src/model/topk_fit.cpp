@@ -1,29 +1,10 @@
 #include "model/topk_fit.hpp"
 
-#include <Eigen/Dense>
 #include <cmath>
 
+#include "model/least_squares.hpp"
+
 namespace cisa {
-namespace {
-
-// Least squares of t = X p with columns scaled to unit norm (the columns differ by 1e9).
-bool solve(const Eigen::MatrixXd& X, const Eigen::VectorXd& t, Eigen::VectorXd& p) {
-  Eigen::VectorXd scale = X.colwise().norm().transpose();
-  for (Eigen::Index j = 0; j < scale.size(); ++j)
-    if (!(scale(j) > 0)) return false;
-  const Eigen::MatrixXd Xs = X * scale.cwiseInverse().asDiagonal();
-  const auto qr = Xs.colPivHouseholderQr();
-  if (qr.rank() < Xs.cols()) return false;
-  p = qr.solve(t).cwiseQuotient(scale);
-  return (p.array() > 0).all() && p.allFinite();
-}
-
-double rms_relative(const Eigen::MatrixXd& X, const Eigen::VectorXd& t, const Eigen::VectorXd& p) {
-  const Eigen::VectorXd rel = (X * p - t).cwiseQuotient(t);
-  return std::sqrt(rel.squaredNorm() / static_cast<double>(rel.size()));
-}
-
-}  // namespace
 
 TopkFit fit_topk(const std::vector<TopkSample>& samples) {
   TopkFit fit;
@@ -53,10 +34,9 @@ TopkFit fit_topk(const std::vector<TopkSample>& samples) {
   for (const Form& f : forms) {
     const auto k = static_cast<Eigen::Index>(f.cols.size());
     if (n < k) continue;
-    Eigen::MatrixXd Xf(n, k);
-    for (Eigen::Index j = 0; j < k; ++j) Xf.col(j) = X.col(f.cols[static_cast<std::size_t>(j)]);
+    const Eigen::MatrixXd Xf = columns(X, f.cols);
     Eigen::VectorXd p;
-    if (!solve(Xf, t, p)) continue;
+    if (!solve_positive(Xf, t, p)) continue;
     double v[5] = {0, 0, 0, 0, 0};
     for (Eigen::Index j = 0; j < k; ++j) v[f.cols[static_cast<std::size_t>(j)]] = p(j);
     fit.ok = true;
@@ -65,7 +45,7 @@ TopkFit fit_topk(const std::vector<TopkSample>& samples) {
     fit.cluster_s = v[2];
     fit.key_passes_per_s = 1.0 / v[3];
     fit.ids_per_s = 1.0 / v[4];
-    fit.rms_rel = rms_relative(Xf, t, p);
+    fit.rms_rel = rms_residual(Xf, t, p);
     fit.note = std::string(f.note) + ", least squares of relative residuals";
     return fit;
   }
@@ -88,18 +68,16 @@ TopkFit fit_topk_decode(const std::vector<TopkSample>& samples, double cta_s, do
   for (const auto& cols : forms) {
     const auto k = static_cast<Eigen::Index>(cols.size());
     if (n < k + 1) continue;
-    Eigen::MatrixXd Xf(n, k);
-    for (Eigen::Index j = 0; j < k; ++j) Xf.col(j) = X.col(cols[static_cast<std::size_t>(j)]);
+    const Eigen::MatrixXd Xf = columns(X, cols);
     Eigen::VectorXd p;
-    if (!solve(Xf, t, p)) continue;
+    if (!solve_positive(Xf, t, p)) continue;
     fit.ok = true;
     fit.floor_s = p(0);
     fit.cluster_s = k == 3 ? p(1) : 0.0;
     fit.key_passes_per_s = 1.0 / p(k - 1);
     fit.ids_per_s = ids_per_s;
     // Residuals relative to the measured times (t is 1 - known / time).
-    const Eigen::VectorXd rel = Xf * p - t;
-    fit.rms_rel = std::sqrt(rel.squaredNorm() / static_cast<double>(n));
+    fit.rms_rel = rms_residual(Xf, t, p);
     fit.note = k == 3 ? "floor + cluster waves x merge time + key passes / rate (later waves' CTA "
                         "time and IDs at "
                         "the prefill fit), least squares of relative residuals"
