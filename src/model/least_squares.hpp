@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <vector>
 
 namespace cisa {
 
