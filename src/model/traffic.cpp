@@ -688,12 +688,14 @@ ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int q
                                int batch, const KernelShape& shape) {
   // Per thread (a sweep's points are priced on several threads): sets of 4 entries, so that the
   // few implementations priced at every point (whose shapes may hash alike) do not evict each other.
+  // 8,192 entries (~8 MB a thread, touched as used): a sweep cycles through ~1,000 (context, batch, prefill) x 4
+  // shapes between repeats; 256 entries missed on ~all of 4M lookups of a 1M-point sweep.
   struct Entry {
     DenseKey key;
     ForwardCost cost;
     bool used = false;
   };
-  constexpr std::size_t kSets = 64, kWays = 4;
+  constexpr std::size_t kSets = 2048, kWays = 4;
   thread_local std::vector<Entry> cache(kSets * kWays);
   thread_local std::size_t next_way = 0;
   const DenseKey key{geo, cfg.chunk_tokens, cfg.kv_dtype, start, positions, batch, shape};
