@@ -688,8 +688,8 @@ ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int q
                                int batch, const KernelShape& shape) {
   // Per thread (a sweep's points are priced on several threads): sets of 4 entries, so that the
   // few implementations priced at every point (whose shapes may hash alike) do not evict each other.
-  // 8,192 entries (~8 MB a thread, touched as used): a sweep cycles through ~1,000 (context, batch, prefill) x 4
-  // shapes between repeats; 256 entries missed on ~all of 4M lookups of a 1M-point sweep.
+  // 8,192 entries (~8 MB a thread, touched as used): a sweep cycles through ~1,000 (context,
+  // batch, prefill) x 4 shapes between repeats; 256 entries missed ~all lookups of a 1M sweep.
   struct Entry {
     DenseKey key;
     ForwardCost cost;
