@@ -14,6 +14,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <numeric>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -154,6 +156,8 @@ struct World {
   std::unique_ptr<DevBuf<int>> table;
   PagedKV kv;
   BlockTable bt;
+  std::unique_ptr<DevBuf<int>> rep_ids;
+  BlockTable rt;  // rep table (CISA_REP_LOGICAL set) or none
   std::vector<int> inverse;  // physical -> logical page
   int nseq;
   explicit World(int nseq_ = kB, int tokens = kHist + 512) : nseq(nseq_) {
@@ -172,6 +176,17 @@ struct World {
     for (int s = 0; s < nseq; ++s)
       for (int i = 0; i < tb.stride; ++i) inverse[size_t(tb.ids[size_t(s) * tb.stride + i])] = i;
     rebuild_representatives(kv, reps->p, nullptr);
+    if (std::getenv("CISA_REP_LOGICAL") != nullptr) {
+      // representatives in logical order: rep blocks of 64 pages, randomly placed
+      const int nblk = (tb.stride + kRepBlockPages - 1) / kRepBlockPages;
+      std::vector<int> perm(size_t(nseq) * nblk);
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), rng);
+      rep_ids = std::make_unique<DevBuf<int>>(perm);
+      rt = BlockTable{rep_ids->p, nblk};
+      reps = std::make_unique<DevBuf<bf16_bits>>(perm.size() * kRepBlockPages * 128);
+      rebuild_representatives(kv, bt, rt, nseq, tb.stride, reps->p, nullptr);
+    }
     HCHECK(cudaDeviceSynchronize());
   }
 };
@@ -264,7 +279,7 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
   CisaStep step(plan, 1, r, g_sms);
   Inputs in = make_inputs(plan.total_tokens, r, 200 + P + r + G);
   Instrument ins;
-  step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &ins);
+  step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &ins, w.rt);
   const auto recs = ins.collect();
   check_output(*in.o, name);
   const Sums all = sums(recs);
@@ -288,9 +303,9 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
         "splits=" + std::to_string(step.num_splits()) + " rows/cta=" + std::to_string(plan.rows_per_cta));
   } else if (what == "scoring") {
     Instrument i2;
-    step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, &i2);
+    step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, &i2, w.rt);
     const Sums s = sums(i2.collect());
-    const double ms = time_ms([&] { step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, nullptr); });
+    const double ms = time_ms([&] { step.run_scoring(in.iq->p, w.reps->p, w.bt, 1, nullptr, nullptr, w.rt); });
     add(name, (plan.score_groups.size() == plan.score_rows.size() ? "score_pages_gemv" : "sum_index_queries+score_pages"), ms, s.bytes, s.flops,
         "rows=" + std::to_string(plan.score_rows.size()));
     if (plan.score_groups.size() == plan.score_rows.size()) {
@@ -301,6 +316,7 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
       ScoreArgs sa;
       sa.iq = in.iq->p;
       sa.reps = w.reps->p;
+      sa.rep_table = w.rt;
       sa.table = w.bt;
       sa.rows = drows.p;
       sa.groups = dgroups.p;
@@ -332,7 +348,7 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
       cudaGraph_t graph;
       cudaGraphExec_t exec;
       HCHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
-      step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, cs, nullptr);
+      step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, cs, nullptr, w.rt);
       HCHECK(cudaStreamEndCapture(cs, &graph));
       HCHECK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority));
       in.o->poison();
@@ -367,7 +383,7 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
       HCHECK(cudaGraphDestroy(graph));
     }
     step.set_pipeline(parts0);
-    const double ms_s = time_ms([&] { step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, nullptr); });
+    const double ms_s = time_ms([&] { step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, nullptr, w.rt); });
     add(name + ":stream", "cisa_step", ms_s, all.bytes, all.flops, "the same launches on a stream, no graph", sb);
     {  // the per-step descriptor copy the step no longer makes (was component setup), for reference
       const double mu = time_ms([&] { step.upload(nullptr); });
@@ -379,7 +395,7 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
     for (int rep = 0; rep < 5; ++rep) {
       HCHECK(cudaMemsetAsync(g_flush->p, rep, g_flush->n));
       Instrument i3;
-      step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &i3);
+      step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &i3, w.rt);
       for (const auto& [c, t] : sums(i3.collect()).comp_ms) comp[c].push_back(t);
     }
     for (auto& [c, v] : comp) add(name + ":" + c, c, median(v), all.comp_bytes.at(c), c == "attention" ? all.flops : 0.0,
@@ -471,7 +487,7 @@ void ncu_mode() {
     CisaStep step(plan, 1, 4, g_sms);
     Inputs in = make_inputs(plan.total_tokens, 4, 900 + p);
     Instrument ins;
-    step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &ins);
+    step.run(in.q->p, in.iq->p, in.o->p, w.kv, w.reps->p, w.bt, nullptr, &ins, w.rt);
     report(ins.collect());
     const CisaPlan dplan = plan_dense(b);
     CisaStep dstep(dplan, 1, 4, g_sms);

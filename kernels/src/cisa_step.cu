@@ -246,13 +246,14 @@ struct DevDesc {
 
 void score_range(const DevDesc& d, const CisaPlan& plan, bf16_bits* qsum, std::uint16_t* keys,
                  const std::vector<ScoreRow>& rows, const std::vector<ScoreGroup>& groups, int r0, int g0,
-                 const bf16_bits* iq, const bf16_bits* reps, const BlockTable& table, int kv_heads, Stream s,
-                 Instrument* ins, int reserve = 0) {
+                 const bf16_bits* iq, const bf16_bits* reps, const BlockTable& table, const BlockTable& rep_table,
+                 int kv_heads, Stream s, Instrument* ins, int reserve = 0) {
   if (rows.empty()) return;
   ScoreArgs a;
   a.iq = iq;
   a.reps = reps;
   a.table = table;
+  a.rep_table = rep_table;
   a.rows = d.rows;
   a.groups = d.groups + g0;
   a.qsum = qsum;
@@ -317,11 +318,11 @@ DevDesc dev_desc(void* blob, std::size_t off_rows, std::size_t off_groups, std::
 }  // namespace
 
 void CisaStep::run_scoring(const bf16_bits* iq, const bf16_bits* reps, const BlockTable& table, int kv_heads,
-                           Stream s, Instrument* ins) {
+                           Stream s, Instrument* ins, const BlockTable& rep_table) {
   auto& m = *impl_;
   const DevDesc d = dev_desc(m.dev_blob, m.off_rows, m.off_groups, m.off_topk, m.off_work);
-  score_range(d, plan_, m.qsum, m.keys, plan_.score_rows, plan_.score_groups, 0, 0, iq, reps, table, kv_heads, s,
-              ins);
+  score_range(d, plan_, m.qsum, m.keys, plan_.score_rows, plan_.score_groups, 0, 0, iq, reps, table, rep_table, kv_heads,
+              s, ins);
 }
 
 void CisaStep::run_topk(const BlockTable& table, Stream s, Instrument* ins) {
@@ -339,11 +340,11 @@ void CisaStep::run_attention(const bf16_bits* q, bf16_bits* o, const PagedKV& kv
 }
 
 void CisaStep::run(const bf16_bits* q, const bf16_bits* iq, bf16_bits* o, const PagedKV& kv, const bf16_bits* reps,
-                   const BlockTable& table, Stream s, Instrument* ins) {
+                   const BlockTable& table, Stream s, Instrument* ins, const BlockTable& rep_table) {
   auto& m = *impl_;
   const int n = static_cast<int>(m.parts.size());
   if (ins != nullptr || n < 2) {
-    run_scoring(iq, reps, table, kv.kv_heads, s, ins);
+    run_scoring(iq, reps, table, kv.kv_heads, s, ins, rep_table);
     run_topk(table, s, ins);
     run_attention(q, o, kv, table, s, ins);
     return;
@@ -355,7 +356,7 @@ void CisaStep::run(const bf16_bits* q, const bf16_bits* iq, bf16_bits* o, const 
   for (int k = 0; k < n; ++k) CISA_CUDA(cudaStreamWaitEvent(m.st_attn[k], m.ev_fork, 0));
   for (int k = 0; k < n; ++k) {
     const StepPart& p = m.parts[static_cast<std::size_t>(k)];
-    score_range(d, plan_, m.qsum, m.keys, p.rows, p.groups, p.r0, p.g0, iq, reps, table, kv.kv_heads, s, nullptr,
+    score_range(d, plan_, m.qsum, m.keys, p.rows, p.groups, p.r0, p.g0, iq, reps, table, rep_table, kv.kv_heads, s, nullptr,
                 p.score_reserve);
     CISA_CUDA(cudaEventRecord(m.ev_score[k], s));
   }

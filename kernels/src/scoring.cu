@@ -105,7 +105,11 @@ constexpr int gemv_smem() {
   return W * S * kGemvStageBytes;
 }
 
-template <int W, int S>
+// LOG (representatives in logical order, paged_kv.hpp): `table` is the rep table; a batch is half of
+// one rep block, 8 KB contiguous per KV head, so each of a lane's 16 loads is part of 512 contiguous
+// bytes across the warp; the table ring holds one rep-block id per batch (the same in every lane)
+// and the loads need no shuffles.
+template <int W, int S, bool LOG>
 __global__ void __launch_bounds__(W * 32)
     score_gemv_kernel(const __nv_bfloat16* __restrict__ iq, const __nv_bfloat16* __restrict__ reps,
                       int kv_heads, const int* __restrict__ table, int table_stride,
@@ -127,8 +131,12 @@ __global__ void __launch_bounds__(W * 32)
   int pid_l[R];
 #pragma unroll
   for (int k = 0; k < R; ++k) {
-    const int j = (b_lo + warp + W * k) * 32 + lane;
-    pid_l[k] = k < my_n && j < ne ? __ldg(trow + j) : 0;
+    if constexpr (LOG) {
+      pid_l[k] = k < my_n ? __ldg(trow + ((b_lo + warp + W * k) >> 1)) : 0;
+    } else {
+      const int j = (b_lo + warp + W * k) * 32 + lane;
+      pid_l[k] = k < my_n && j < ne ? __ldg(trow + j) : 0;
+    }
   }
   const int ch = lane & 15, hp = lane >> 4;
   // summed query (the row's n_q index queries; L2-resident)
@@ -146,20 +154,31 @@ __global__ void __launch_bounds__(W * 32)
   }
 #pragma unroll
   for (int e = 0; e < 8; ++e) q[e] = __bfloat162float(__float2bfloat16_rn(q[e]));
-  const __nv_bfloat16* rbase = reps + static_cast<std::int64_t>(g.kv_head) * kHeadDim + ch * 8;
+  const __nv_bfloat16* rbase =
+      LOG ? reps + (static_cast<std::int64_t>(g.kv_head) * kRepBlockPages + hp) * kHeadDim + ch * 8
+          : reps + static_cast<std::int64_t>(g.kv_head) * kHeadDim + ch * 8;
   uint16_t* orow = keys + static_cast<std::int64_t>(g.row0) * key_stride;
   const uint32_t ring = detail::smem_u32(smem) + warp * (S * kGemvStageBytes) + hp * 256 + ch * 16;
   // batch i's loads into stage i % S; pid = the table entries of batch i (lane l: page l)
   auto issue = [&](int i, int pid_lane) {
     const int page0 = (b_lo + warp + W * i) * 32;
     const uint32_t dst = ring + (i % S) * kGemvStageBytes;
+    if constexpr (LOG) {
+      const __nv_bfloat16* src =
+          rbase + (static_cast<std::int64_t>(pid_lane) * kv_heads * kRepBlockPages + (page0 & (kRepBlockPages - 1))) *
+                      kHeadDim;
 #pragma unroll
-    for (int u = 0; u < 16; ++u) {
-      const int p = 2 * u + hp;
-      const int pid = __shfl_sync(0xffffffffu, pid_lane, p);
-      detail::cp_async16(dst + u * 512,
-                         rbase + static_cast<std::int64_t>(pid) * kv_heads * kHeadDim,
-                         page0 + p < ne ? 16 : 0);
+      for (int u = 0; u < 16; ++u)
+        detail::cp_async16(dst + u * 512, src + u * 2 * kHeadDim, page0 + 2 * u + hp < ne ? 16 : 0);
+    } else {
+#pragma unroll
+      for (int u = 0; u < 16; ++u) {
+        const int p = 2 * u + hp;
+        const int pid = __shfl_sync(0xffffffffu, pid_lane, p);
+        detail::cp_async16(dst + u * 512,
+                           rbase + static_cast<std::int64_t>(pid) * kv_heads * kHeadDim,
+                           page0 + p < ne ? 16 : 0);
+      }
     }
   };
 #pragma unroll
@@ -177,7 +196,9 @@ __global__ void __launch_bounds__(W * 32)
       if (i >= my_n) break;
       if (i + S - 1 < my_n) issue(i + S - 1, pid_l[(kk + S - 1) % R]);
       detail::cp_async_commit();
-      {  // slot kk (batch i, issued) <- batch i + R
+      if constexpr (LOG) {  // slot kk (batch i, issued) <- batch i + R
+        pid_l[kk] = i + R < my_n ? __ldg(trow + ((b_lo + warp + W * (i + R)) >> 1)) : 0;
+      } else {
         const int j = (b_lo + warp + W * (i + R)) * 32 + lane;
         pid_l[kk] = i + R < my_n && j < ne ? __ldg(trow + j) : 0;
       }
@@ -231,7 +252,10 @@ constexpr int score_smem(int q_rows) {
   return 1024 + STAGES * kTileBytes + (q_rows + 15) / 16 * 16 * 256;
 }
 
-template <int NWG, int STAGES, int TILES, int MINB>
+// LOG (representatives in logical order): `table` is the rep table; a tile is one rep block (tiles
+// start at multiples of 64 pages), read as 16 KB contiguous per KV head; s_pid holds the CTA's
+// TILES rep-block ids.
+template <int NWG, int STAGES, int TILES, int MINB, bool LOG>
 __global__ void __launch_bounds__(NWG * 128, MINB)
     score_kernel(const __nv_bfloat16* __restrict__ qsum, const __nv_bfloat16* __restrict__ reps,
                  int kv_heads, const int* __restrict__ table, int table_stride,
@@ -250,9 +274,17 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   const int page_base = blockIdx.x * TILES * kTilePages;
   const int n_tiles = min(TILES, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
   // the CTA's block-table entries, read once (no table round trip before each tile's loads)
-  for (int p = tid; p < TILES * kTilePages; p += NT) {
-    const int j = page_base + p;
-    s_pid[p] = j < g.max_ne ? trow[j] : 0;
+  if constexpr (LOG) {
+    static_assert(kTilePages == kRepBlockPages, "a scoring tile is one rep block");
+    for (int t = tid; t < TILES; t += NT) {
+      const int j = page_base + t * kTilePages;
+      s_pid[t] = j < g.max_ne ? trow[j / kRepBlockPages] : 0;
+    }
+  } else {
+    for (int p = tid; p < TILES * kTilePages; p += NT) {
+      const int j = page_base + p;
+      s_pid[p] = j < g.max_ne ? trow[j] : 0;
+    }
   }
   detail::pdl_wait();
   for (int c = tid; c < mq * 16; c += NT) {
@@ -266,14 +298,20 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   // representatives of 64 pages (1024 16-byte chunks) into stage buffer `st`
   auto load_tile = [&](int t, int st) {
     const int page0 = page_base + t * kTilePages;
+    const __nv_bfloat16* blk =
+        LOG ? reps + (static_cast<std::int64_t>(s_pid[t]) * kv_heads + g.kv_head) * kRepBlockPages * kHeadDim : reps;
 #pragma unroll
     for (int i = 0; i < (kTilePages * 16) / NT; ++i) {
       const int c = tid + i * NT;
       const int p = c >> 4, ch = c & 15;
       const bool ok = page0 + p < g.max_ne;
-      const std::int64_t pid = s_pid[t * kTilePages + p];
-      detail::cp_async16(uR + st * kTileBytes + tswz(p, ch, kTilePages),
-                         reps + (pid * kv_heads + g.kv_head) * kHeadDim + ch * 8, ok ? 16 : 0);
+      if constexpr (LOG) {
+        detail::cp_async16(uR + st * kTileBytes + tswz(p, ch, kTilePages), blk + p * kHeadDim + ch * 8, ok ? 16 : 0);
+      } else {
+        const std::int64_t pid = s_pid[t * kTilePages + p];
+        detail::cp_async16(uR + st * kTileBytes + tswz(p, ch, kTilePages),
+                           reps + (pid * kv_heads + g.kv_head) * kHeadDim + ch * 8, ok ? 16 : 0);
+      }
     }
   };
 #pragma unroll
@@ -351,36 +389,37 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   detail::cp_async_wait<0>();
 }
 
-template <int NWG, int STAGES, int TILES, int MINB>
+template <int NWG, int STAGES, int TILES, int MINB, bool LOG>
 void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   constexpr int kPagesPerCta = kTilePages * TILES;
   const dim3 grid(static_cast<unsigned>((max_ne + kPagesPerCta - 1) / kPagesPerCta),
                   static_cast<unsigned>(a.groups_host->size()));
   static bool attr_set = false;
   if (!attr_set) {
-    CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB>,
+    CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB, LOG>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    score_smem<STAGES>(NWG * 64)));
     attr_set = true;
   }
   // PDL: its CTAs may start while sum_iq_kernel runs (it waits for that grid before the queries)
-  detail::launch_ex(score_kernel<NWG, STAGES, TILES, MINB>, grid, dim3(NWG * 128), score_smem<STAGES>(q_rows), s,
-                    true, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
-                    reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, a.table.ids, a.table.stride,
+  const BlockTable& t = LOG ? a.rep_table : a.table;
+  detail::launch_ex(score_kernel<NWG, STAGES, TILES, MINB, LOG>, grid, dim3(NWG * 128), score_smem<STAGES>(q_rows),
+                    s, true, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
+                    reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, t.ids, t.stride,
                     a.rows, a.groups, a.score_keys, a.score_stride);
   CISA_LAUNCH_CHECK();
 }
 
 // The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
 // a.reserve_ctas slots), but no more than give each warp kGemvMinBatches batches.
-template <int W, int S>
+template <int W, int S, bool LOG>
 void launch_gemv(const ScoreArgs& a, Stream s) {
   static int slots = 0;
   if (slots == 0) {
-    CISA_CUDA(cudaFuncSetAttribute(score_gemv_kernel<W, S>,
+    CISA_CUDA(cudaFuncSetAttribute(score_gemv_kernel<W, S, LOG>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, gemv_smem<W, S>()));
     int per_sm = 0;
-    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, score_gemv_kernel<W, S>,
+    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, score_gemv_kernel<W, S, LOG>,
                                                             W * 32, gemv_smem<W, S>()));
     slots = std::max(1, per_sm) * detail::device_sm_count();
   }
@@ -391,10 +430,11 @@ void launch_gemv(const ScoreArgs& a, Stream s) {
   const int avail = std::max(n_groups, slots - a.reserve_ctas);
   const int nx = std::max(
       1, std::min(avail / n_groups, (max_nb + W * kGemvMinBatches - 1) / (W * kGemvMinBatches)));
-  score_gemv_kernel<W, S><<<dim3(static_cast<unsigned>(nx), static_cast<unsigned>(n_groups)),
-                            W * 32, static_cast<size_t>(gemv_smem<W, S>()), s>>>(
+  const BlockTable& t = LOG ? a.rep_table : a.table;
+  score_gemv_kernel<W, S, LOG><<<dim3(static_cast<unsigned>(nx), static_cast<unsigned>(n_groups)),
+                                 W * 32, static_cast<size_t>(gemv_smem<W, S>()), s>>>(
       reinterpret_cast<const __nv_bfloat16*>(a.iq), reinterpret_cast<const __nv_bfloat16*>(a.reps),
-      a.kv_heads, a.table.ids, a.table.stride, a.rows, a.groups, a.score_keys, a.score_stride);
+      a.kv_heads, t.ids, t.stride, a.rows, a.groups, a.score_keys, a.score_stride);
   CISA_LAUNCH_CHECK();
 }
 
@@ -414,8 +454,11 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     q_tokens += r.n_q;
     ne_sum += r.n_e;
   }
+  const bool logical = a.rep_table.ids != nullptr;
   for (const auto& g : groups) {
-    rep_bytes += static_cast<double>(g.max_ne) * (kHeadDim * 2.0 + 4.0);
+    // representatives + their table entries (block table: one per page; rep table: one per 64)
+    rep_bytes += static_cast<double>(g.max_ne) * kHeadDim * 2.0 +
+                 (logical ? (g.max_ne + kRepBlockPages - 1) / kRepBlockPages * 4.0 : g.max_ne * 4.0);
     // wgmma rows: 64 per warpgroup
     issued += 2.0 * kHeadDim * (max_rows > 64 ? 128.0 : 64.0) *
               ((g.max_ne + kTilePages - 1) / kTilePages * kTilePages);
@@ -427,7 +470,10 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::scoring, "score_pages_gemv",
                     rep_bytes + ne_sum * 2.0 + q_tokens * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
                     2.0 * kHeadDim * ne_sum, s);
-    launch_gemv<4, 3>(a, s);
+    if (logical)
+      launch_gemv<4, 3, true>(a, s);
+    else
+      launch_gemv<4, 3, false>(a, s);
     return;
   }
   {
@@ -447,10 +493,14 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   // groups of 65-128 rows: two warpgroups sharing each representatives tile, 3 tiles in flight,
   // 2 CTAs per SM; groups of up to 64 rows: one warpgroup, 1 tile in flight, 5 CTAs per SM (more
   // CTAs per SM beat a deeper ring for these: NOTES.md, issue 14 session 5)
-  if (max_rows > 64)
-    launch_score<2, 4, 8, 2>(a, max_ne, max_rows, s);
+  if (max_rows > 64 && logical)
+    launch_score<2, 4, 8, 2, true>(a, max_ne, max_rows, s);
+  else if (max_rows > 64)
+    launch_score<2, 4, 8, 2, false>(a, max_ne, max_rows, s);
+  else if (logical)
+    launch_score<1, 2, 8, 5, true>(a, max_ne, max_rows, s);
   else
-    launch_score<1, 2, 8, 5>(a, max_ne, max_rows, s);
+    launch_score<1, 2, 8, 5, false>(a, max_ne, max_rows, s);
 }
 
 }  // namespace cisa::kernels

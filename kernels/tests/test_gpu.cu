@@ -251,7 +251,7 @@ void test_topk() {
 // row and 16-byte chunk), short groups (one
 // tile, a few tiles), an empty group, a one-row group, ragged n_e inside groups (a few long rows, the
 // rest short: the CPU reference stays cheap), 2 KV heads. Keys past each row's n_e must stay unwritten.
-void test_scoring_long(bool wide) {
+void test_scoring_long(bool wide, bool logical = false) {
   const int kvh = 2;
   const long long np = 200000;
   std::uniform_int_distribution<int> pid_d(0, static_cast<int>(np) - 1);
@@ -300,10 +300,20 @@ void test_scoring_long(bool wide) {
   DevBuf<ScoreGroup> dgroups(groups);
   DevBuf<std::uint16_t> dkeys(rows.size() * static_cast<size_t>(kstride));
   dkeys.poison();
+  // logical order: a shuffled rep table over each sequence's stride, the representatives random; the
+  // reference reads them as physical pages s * stride + j of a virtual block table
+  const int nblk = (stride + kRepBlockPages - 1) / kRepBlockPages;
+  std::vector<int> rperm(static_cast<size_t>(n_seq) * nblk);
+  std::iota(rperm.begin(), rperm.end(), 0);
+  std::shuffle(rperm.begin(), rperm.end(), g_rng);
+  DevBuf<int> drt(rperm);
+  DevBuf<bf16_bits> dlreps(logical ? rperm.size() * kRepBlockPages * kvh * 128 : 1);
+  if (logical) harness::fill_normal(dlreps.p, dlreps.n, g_rng(), 1.0f);
   ScoreArgs a;
   a.iq = diq.p;
-  a.reps = dreps.p;
+  a.reps = logical ? dlreps.p : dreps.p;
   a.table = BlockTable{dtab.p, stride};
+  if (logical) a.rep_table = BlockTable{drt.p, nblk};
   a.rows = drows.p;
   a.groups = dgroups.p;
   a.qsum = dqsum.p;
@@ -316,8 +326,24 @@ void test_scoring_long(bool wide) {
   HCHECK(cudaDeviceSynchronize());
   const auto hk = dkeys.download();
   const auto hiq = diq.download();
-  const auto hreps = dreps.download();
-  const auto rs = ref::scores(hiq.data(), hreps.data(), kvh, BlockTable{tab.data(), stride}, rows, kstride);
+  std::vector<float> rs;
+  if (logical) {
+    const auto hl = dlreps.download();
+    std::vector<bf16_bits> vreps(static_cast<size_t>(n_seq) * stride * kvh * 128);
+    std::vector<int> vtab(static_cast<size_t>(n_seq) * stride);
+    for (int sq = 0; sq < n_seq; ++sq)
+      for (int j = 0; j < stride; ++j) {
+        const size_t vp = static_cast<size_t>(sq) * stride + j;
+        vtab[vp] = static_cast<int>(vp);
+        for (int h = 0; h < kvh; ++h)
+          std::copy_n(hl.begin() + rep_offset_logical(rperm[static_cast<size_t>(sq) * nblk + j / kRepBlockPages], kvh, h, j),
+                      128, vreps.begin() + (vp * kvh + h) * 128);
+      }
+    rs = ref::scores(hiq.data(), vreps.data(), kvh, BlockTable{vtab.data(), stride}, rows, kstride);
+  } else {
+    const auto hreps = dreps.download();
+    rs = ref::scores(hiq.data(), hreps.data(), kvh, BlockTable{tab.data(), stride}, rows, kstride);
+  }
   std::vector<float> got(hk.size());
   std::vector<char> use(hk.size(), 0);
   size_t beyond = 0;
@@ -332,7 +358,8 @@ void test_scoring_long(bool wide) {
     }
   bool nan = false;
   const double err = rel_err(got, rs, &use, &nan);
-  const std::string tag = std::string("scoring long groups (") + (wide ? "65-128" : "<= 64") + " rows)";
+  const std::string tag = std::string("scoring long groups (") + (wide ? "65-128" : "<= 64") + " rows" +
+                          (logical ? ", reps in logical order)" : ")");
   std::printf("%s: %zu rows, %zu groups, rel err %.3g, NaN %d, written past n_e %zu\n", tag.c_str(), rows.size(),
               groups.size(), err, nan ? 1 : 0, beyond);
   expect(!nan && err < 8e-3 && beyond == 0, tag);
@@ -382,6 +409,20 @@ void run_case(const Case& c) {
   PagedKV kv{dk.p, dv.p, tb.num_pages, c.kv_heads};
   BlockTable table{dtab.p, tb.stride};
   rebuild_representatives(kv, dreps.p, nullptr);
+  // every other case runs the step on representatives in logical order (a shuffled rep table; the
+  // same kernel computes both layouts' values, so the reference keeps reading dreps)
+  static int case_no = 0;
+  const bool logical = (case_no++ % 2) == 0;
+  const int nblk = (tb.stride + kRepBlockPages - 1) / kRepBlockPages;
+  std::vector<int> rperm(lens.size() * static_cast<size_t>(nblk));
+  std::iota(rperm.begin(), rperm.end(), 0);
+  std::shuffle(rperm.begin(), rperm.end(), g_rng);
+  DevBuf<int> drt(rperm);
+  DevBuf<bf16_bits> dlreps(rperm.size() * kRepBlockPages * c.kv_heads * 128);
+  dlreps.poison();
+  const BlockTable rtab = logical ? BlockTable{drt.p, nblk} : BlockTable{};
+  if (logical) rebuild_representatives(kv, table, rtab, static_cast<int>(lens.size()), tb.stride, dlreps.p, nullptr);
+  const bf16_bits* step_reps = logical ? dlreps.p : dreps.p;
 
   const CisaPlan plan = plan_cisa_step(b, cfg);
   int dev_sms = 0;
@@ -393,7 +434,7 @@ void run_case(const Case& c) {
     HCHECK(cudaMemset(const_cast<std::uint16_t*>(step.score_keys()), 0xff,
                       plan.score_rows.size() * static_cast<size_t>(plan.score_stride) * 2));
   Instrument ins;
-  step.run(dq.p, diq.p, dout.p, kv, dreps.p, table, nullptr, &ins);
+  step.run(dq.p, diq.p, dout.p, kv, step_reps, table, nullptr, &ins, rtab);
   HCHECK(cudaDeviceSynchronize());
   const auto recs = ins.collect();
 
@@ -403,7 +444,7 @@ void run_case(const Case& c) {
   PagedKV hkv{hk.data(), hv.data(), tb.num_pages, c.kv_heads};
   BlockTable htab{tb.ids.data(), tb.stride};
   const size_t nrows = plan.score_rows.size();
-  std::string tag = c.name + ": ";
+  std::string tag = c.name + (logical ? " (logical reps)" : "") + ": ";
   // scoring vs reference on the device's representatives (16-bit keys: the score truncated to BF16
   // precision, relative error < 2^-7 each)
   std::vector<float> gscores;
@@ -567,7 +608,7 @@ void run_case(const Case& c) {
       cudaGraph_t graph;
       cudaGraphExec_t exec;
       HCHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
-      step.run(dq.p, diq.p, dout.p, kv, dreps.p, table, cs, nullptr);
+      step.run(dq.p, diq.p, dout.p, kv, step_reps, table, cs, nullptr, rtab);
       HCHECK(cudaStreamEndCapture(cs, &graph));
       HCHECK(cudaGraphInstantiate(&exec, graph, 0));
       for (int rep = 0; rep < 2; ++rep) {
@@ -622,6 +663,8 @@ int main(int argc, char** argv) {
     test_topk();
     test_scoring_long(true);
     test_scoring_long(false);
+    test_scoring_long(true, true);
+    test_scoring_long(false, true);
     std::vector<Case> cases = {
         // name, history, new tokens, kv_heads, r, G, W, K
         {"decode_r4_ragged", {3000, 517, 1, 2049, 15}, {1, 1, 1, 1, 1}, 2, 4, 1, 8, 32, true},

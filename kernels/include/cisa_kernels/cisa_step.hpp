@@ -61,8 +61,11 @@ class CisaStep {
   // only on the plan): no per-step copy. With ins == nullptr and pipeline_parts() > 1 the batch runs
   // as pipelined parts on parallel streams (forked from and joined back into s; capturable in a CUDA
   // graph); with an Instrument the launches run in series on s (component times).
+  // rep_table: the representatives' rep table when reps are in logical order (paged_kv.hpp; the
+  // scoring then streams them), ids == nullptr: reps indexed by physical page.
   void run(const bf16_bits* q, const bf16_bits* iq, bf16_bits* o, const PagedKV& kv,
-           const bf16_bits* reps, const BlockTable& table, Stream s, Instrument* ins = nullptr);
+           const bf16_bits* reps, const BlockTable& table, Stream s, Instrument* ins = nullptr,
+           const BlockTable& rep_table = BlockTable{});
   // Parts of the pipelined run: the plan's sequences cut into `parts` pieces of about equal
   // eligible pages (at most 4; 1 = serial, the default: on the H200 2 parts ran as fast as serial
   // and 3-4 slower, NOTES.md session 6). Falls back to serial when the plan cannot be cut.
@@ -75,7 +78,7 @@ class CisaStep {
   // (component setup; run() does not call it).
   void upload(Stream s, Instrument* ins = nullptr);
   void run_scoring(const bf16_bits* iq, const bf16_bits* reps, const BlockTable& table, int kv_heads,
-                   Stream s, Instrument* ins = nullptr);
+                   Stream s, Instrument* ins = nullptr, const BlockTable& rep_table = BlockTable{});
   void run_topk(const BlockTable& table, Stream s, Instrument* ins = nullptr);
   void run_attention(const bf16_bits* q, bf16_bits* o, const PagedKV& kv, const BlockTable& table,
                      Stream s, Instrument* ins = nullptr);

@@ -53,8 +53,11 @@ std::vector<ScoreGroup> make_score_groups(const std::vector<ScoreRow>& rows);
 struct ScoreArgs {
   // device
   const bf16_bits* iq = nullptr;       // [T][kv_heads][128]
-  const bf16_bits* reps = nullptr;     // [num_pages][kv_heads][128]
+  const bf16_bits* reps = nullptr;     // [num_pages][kv_heads][128], or logical order (rep_table)
   BlockTable table;
+  // the representatives' rep table (paged_kv.hpp): when set, reps are in logical order and read
+  // through it (contiguous 16 KB blocks of 64 pages); ids == nullptr: through `table`
+  BlockTable rep_table;
   const ScoreRow* rows = nullptr;      // [n_rows]
   const ScoreGroup* groups = nullptr;  // [n_groups]
   bf16_bits* qsum = nullptr;           // scratch [n_rows][128]
