@@ -103,6 +103,13 @@ for f in results/h200/heldout9/*_device_run.h5; do
   [ -f "$f" ] || continue
   rescore results/h200/heldout9 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S8
 done
+# Held-out v10 (committed a79f558, before session 12's model change: the index projection's own
+# fitted terms), measured once after it with session 10's kernels (unchanged since: session 11's
+# logical representative order is opt-in) and the current profile, calibrated in the same call.
+for f in results/h200/heldout10/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/heldout10 "$f" "$(basename "$f" _device_run.h5)"
+done
 # Session 10's final kernels (the decode step's early window reads; the current profile, calibrated
 # in the same call): the committed sweeps measured again.
 for f in results/h200/remeasured_s10/*_device_run.h5; do
@@ -239,6 +246,10 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   probe, the prefill scoring kernels' own terms), measured once after them with session 8's kernels
   and the calibration taken in the same call (2b62451; archived profile cisa_kernels_2026_12_02),
   used for nothing else.
+- **held-out v10** (`results/h200/heldout10/`, `scenarios/heldout10_*.yaml`): written and committed
+  (a79f558) before session 12's model change (the index projection priced by its own terms, fitted
+  on calibrate's 24 GEMM shapes), measured once after it with session 10's kernels and the
+  calibration taken in the same call (the current profile), used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -258,7 +269,8 @@ TXT
               "heldout6|held-out v6, scored in session 6 (kernels of session 6 at adc6094, profile cisa_kernels_2026_12_01c; cuDNN and FA2 on its dense shapes)" \
               "heldout7|held-out v7, inspected (kernels of session 7 at 6c14602, profile cisa_kernels_2026_12_01d; cuDNN and FA2 on its dense shapes)" \
               "heldout8|held-out v8, inspected (kernels of session 8, profile cisa_kernels_2026_12_02; cuDNN and FA2 on its dense shapes)" \
-              "heldout9|held-out v9 (kernels of session 8, profile cisa_kernels_2026_12_02 calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "heldout9|held-out v9 (kernels of session 8, profile cisa_kernels_2026_12_02 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "heldout10|held-out v10 (kernels of session 10, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"

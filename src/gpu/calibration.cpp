@@ -10,11 +10,50 @@
 #include "cisa/presets.hpp"
 #include "cisa/version.hpp"
 #include "gpu/probe.hpp"
+#include "model/projection_fit.hpp"
 #ifdef CISA_HAVE_MEASURE
 #include "gpu/kernel_rates.hpp"
 #endif
 
 namespace cisa::gpu {
+
+#ifdef CISA_HAVE_MEASURE
+namespace {
+
+// The index projection's cuBLAS GEMM on calibrate's own 24 shapes (NOTES, session 11: the fit set
+// of the 180-shape grid), fitted to floor + max(bytes / read, FLOPs / MMA). `note` carries the
+// method (ok) or why no figure is written.
+ProjectionFit calibrate_projection() {
+  std::cerr << "  index projection (cuBLAS GEMM, 24 shapes) ... " << std::flush;
+  std::vector<GemmShape> shapes;
+  for (int m : {128, 256, 512})
+    for (int k : {4096, 8192})
+      for (int n : {1024, 4096, 16384, 65536}) shapes.push_back({m, n, k});
+  std::vector<ProjectionSample> samples;
+  std::string list;
+  for (const GemmTiming& t : probe_projection_gemm(shapes)) {
+    samples.push_back({double(t.shape.m), double(t.shape.n), double(t.shape.k), t.ms * 1e-3});
+    list += fmt::format("{}{}x{}x{}: {:.1f} us", list.empty() ? "" : "; ", t.shape.m, t.shape.n,
+                        t.shape.k, t.ms * 1e3);
+  }
+  ProjectionFit pf = fit_projection(samples);
+  const std::string method =
+      "cuBLAS BF16 GEMM out[m x n] = W[m x k] X[k x n] (fp32 accumulate) as the measure path's "
+      "index projection calls it, each after a 256 MiB L2-flush memset, median of 9, 24 shapes "
+      "(m x n x k): " +
+      list +
+      fmt::format("; t = floor + max(bytes / read rate, FLOPs / MMA rate) by least squares of "
+                  "relative residuals: rms {:.1f} %, median {:.1f} %, worst {:.1f} %",
+                  100 * pf.rms_rel, 100 * pf.median_rel, 100 * pf.worst_rel);
+  pf.note = pf.ok ? method : pf.note + "; " + method;
+  std::cerr << fmt::format("floor {:.1f} us, {:.2f} TB/s, {:.0f} TF/s (rms {:.1f} %)\n",
+                           pf.floor_s * 1e6, pf.read_Bps / 1e12, pf.mma_flops / 1e12,
+                           100 * pf.rms_rel);
+  return pf;
+}
+
+}  // namespace
+#endif
 
 std::string calibration_yaml(const std::string& card_name) {
   const DeviceInfo dev = query_device();
@@ -81,6 +120,7 @@ std::string calibration_yaml(const std::string& card_name) {
       kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm,
       kr.topk_out_ids_per_ns_per_sm, kr.scoring_read_bw_tbs, kr.scoring_write_bw_tbs,
       kr.setup_floor_us, hb.value);
+  const ProjectionFit pf = calibrate_projection();
   auto meas = [&](const char* indent, const char* key, double v, const std::string& method) {
     return v > 0 ? fmt::format("{}{}: {{value: {:.4g}, source: \"{}; {}\"}}\n", indent, key, v, tag,
                                method)
@@ -125,7 +165,11 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "topk_decode_keys_per_ns_per_sm", kr.topk_decode_keys_per_ns_per_sm,
             kr.topk_decode_method)
     << meas(a, "setup_latency_us", kr.setup_floor_us, kr.setup_method)
-    << meas(a, "other_floor_us", kr.other_floor_us, kr.other_method)
+    << meas(a, "projection_floor_us", pf.ok ? pf.floor_s * 1e6 : 0.0, pf.note)
+    << meas(a, "projection_read_bw_tbs", pf.ok ? pf.read_Bps / 1e12 : 0.0, pf.note)
+    << meas(a, "projection_mma_tflops", pf.ok ? pf.mma_flops / 1e12 : 0.0, pf.note)
+    << a << "# other_floor_us (the form before the projection figures; not used with them): "
+    << fmt::format("{:.4g}", kr.other_floor_us) << " (" << kr.other_method << ")\n"
     << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method)
     << meas(a, "scoring_decode_floor_us", kr.scoring_decode_floor_us, kr.scoring_decode_method)
     << meas(a, "scoring_decode_read_bw_tbs", kr.scoring_decode_read_bw_tbs,

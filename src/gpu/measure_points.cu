@@ -36,6 +36,7 @@ std::string unsupported(const Point& p) {
 struct Measured {
   double attention_dense = NAN, attention_cisa = NAN, scoring = NAN, topk = NAN, setup = NAN,
          other = NAN;
+  double other_projection = NAN;  // the index projection's share of `other` (its own median)
   double selection_overlap = NAN;
 };
 
@@ -359,6 +360,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
   m.topk = get("topk");
   m.setup = get("setup");
   m.other = get("other");
+  m.other_projection = get("other:index_projection");
   return m;
 }
 
@@ -384,6 +386,14 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
        &su = col(t, "meas_ms_setup"), &busy_d = col(t, "meas_ms_busy_dense"),
        &busy_c = col(t, "meas_ms_busy_cisa"), &ot = col(t, "meas_ms_other"),
        &ov = col(t, "meas_selection_overlap");
+  // `other` split into its two kernels (diagnostics; the comparison uses meas_ms_other).
+  auto& ot_proj = t.add_f64("meas_ms_other_projection", "ms",
+                            "measured index projection (cuBLAS GEMM) of `other`: median CUDA-event "
+                            "time, L2 flushed before the step (the projection runs first)");
+  auto& ot_rep = t.add_f64("meas_ms_other_rep_update", "ms",
+                           "measured `other` less its index projection (the representative update)");
+  ot_proj.assign(index.size(), NAN);
+  ot_rep.assign(index.size(), NAN);
   const Switches sw = read_switches();
   const bool planted = sc.measure_inputs == "planted";
   // Group rows by the cache they need so each cache is built once.
@@ -437,6 +447,8 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
       tk[row] = m.topk;
       su[row] = m.setup;
       ot[row] = m.other;
+      ot_proj[row] = m.other_projection;
+      ot_rep[row] = m.other - m.other_projection;
       ov[row] = m.selection_overlap;
       busy_d[row] = m.attention_dense;
       busy_c[row] = m.attention_cisa + m.scoring + m.topk + m.setup + m.other;

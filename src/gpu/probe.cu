@@ -310,4 +310,44 @@ ProbeResult probe_h2d_bandwidth_gbs(double bytes) {
       gbs, std::to_string(n >> 20) + " MiB cudaMemcpyAsync from pinned memory, median of 10");
 }
 
+std::vector<GemmTiming> probe_projection_gemm(const std::vector<GemmShape>& shapes, int reps) {
+  std::size_t mk = 0, kn = 0, mn = 0;
+  for (const GemmShape& g : shapes) {
+    mk = std::max(mk, std::size_t(g.m) * g.k);
+    kn = std::max(kn, std::size_t(g.k) * g.n);
+    mn = std::max(mn, std::size_t(g.m) * g.n);
+  }
+  DeviceBuffer<__nv_bfloat16> W(mk), X(kn), O(mn);
+  const std::size_t flush_bytes = std::size_t(256) << 20;
+  DeviceBuffer<uint8_t> flush(flush_bytes);
+  fill_bf16<<<4 * sm_count(), 256>>>(W.p, mk, 31u);
+  fill_bf16<<<4 * sm_count(), 256>>>(X.p, kn, 37u);
+  check(cudaGetLastError(), "fill_bf16");
+  const Cublas& cb = cublas();
+  cublasHandle_t h{};
+  check(cb.create(&h), "cublasCreate");
+  std::vector<GemmTiming> out;
+  try {
+    const float one = 1.0f, zero = 0.0f;
+    for (const GemmShape& g : shapes) {
+      std::vector<double> ms = time_ms(
+          [&](int) {
+            check(cb.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, g.m, g.n, g.k, &one, W.p, CUDA_R_16BF, g.m,
+                          X.p, CUDA_R_16BF, g.k, &zero, O.p, CUDA_R_16BF, g.m, CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmEx (projection probe)");
+          },
+          reps, 2, false,
+          [&] { check(cudaMemsetAsync(flush.p, 0x5a, flush_bytes), "L2 flush"); });
+      const ProbeResult r = summarize(ms, "");
+      out.push_back({g, r.value, r.spread});
+    }
+  } catch (...) {
+    cb.destroy(h);
+    throw;
+  }
+  cb.destroy(h);
+  return out;
+}
+
 }  // namespace cisa::gpu

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace cisa::gpu {
 
@@ -33,5 +34,17 @@ ProbeResult probe_write_bandwidth_tbs(double bytes = 4.0 * (1u << 30));  // stre
 ProbeResult probe_kernel_floor_us();  // one empty kernel between two CUDA events
 ProbeResult probe_h2d_latency_us();   // 256-byte pinned host-to-device copy between events
 ProbeResult probe_h2d_bandwidth_gbs(double bytes = 256.0 * (1u << 20));
+
+// The index projection's cuBLAS GEMM (column-major out[m x n] = W[m x k] X[k x n], BF16, fp32
+// accumulate) as the measure path calls it: each repetition after a 256 MiB L2-flush memset
+// (untimed), median of `reps`.
+struct GemmShape {
+  int m = 0, n = 0, k = 0;
+};
+struct GemmTiming {
+  GemmShape shape;
+  double ms = 0, spread = 0;
+};
+std::vector<GemmTiming> probe_projection_gemm(const std::vector<GemmShape>& shapes, int reps = 9);
 
 }  // namespace cisa::gpu

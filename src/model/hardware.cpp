@@ -63,6 +63,8 @@ Rates card_rates(const Hardware& hw, Basis basis, Bound b) {
   if (basis == Basis::speed_of_light) {
     r.read_bw_Bps = r.write_bw_Bps = hw.hbm_bw_tbs.value * 1e12;
     r.gemm_flops = hw.bf16_tflops.value * 1e12;
+    r.projection_read_Bps = r.read_bw_Bps;
+    r.projection_flops = r.gemm_flops;
     r.source = "speed of light: datasheet bandwidth and BF16 rate of " + hw.display_name;
     return r;
   }
@@ -81,7 +83,9 @@ Rates card_rates(const Hardware& hw, Basis basis, Bound b) {
   r.write_bw_Bps = at(c.write_bw_tbs, b, true) * 1e12;
   r.gemm_flops = at(c.gemm_bf16_tflops, b, true) * 1e12;
   r.launch_s = at(c.launch_overhead_us, b, false) * 1e-6;
-  r.other_floor_s = r.rep_update_floor_s = at(c.kernel_floor_us, b, false) * 1e-6;
+  r.projection_floor_s = r.rep_update_floor_s = at(c.kernel_floor_us, b, false) * 1e-6;
+  r.projection_read_Bps = r.read_bw_Bps;
+  r.projection_flops = r.gemm_flops;
   r.source = "card: " + c.basis;
   return r;
 }
@@ -144,10 +148,14 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
       need(hw.card.h2d_bw_gbs, "card.h2d_bw_gbs (the setup copy's bandwidth)", who);
     r.setup_Bps =
         (im.setup_bw_term ? at(im.setup_bw_gbs, b, true) : at(hw.card.h2d_bw_gbs, b, true)) * 1e9;
-    r.other_floor_s = at(im.other_floor_us, b, false) * 1e-6;
+    r.projection_floor_s = at(im.projection_floor_us, b, false) * 1e-6;
+    if (im.projection_term) {
+      r.projection_read_Bps = at(im.projection_read_bw_tbs, b, true) * 1e12;
+      r.projection_flops = at(im.projection_mma_tflops, b, true) * 1e12;
+    }
     // A profile without its own figure prices the update's launch at the projection's (XFER rule).
     r.rep_update_floor_s =
-        im.rep_update_term ? at(im.rep_update_floor_us, b, false) * 1e-6 : r.other_floor_s;
+        im.rep_update_term ? at(im.rep_update_floor_us, b, false) * 1e-6 : r.projection_floor_s;
     // Likewise the decode scoring kernel at the scoring kernel's figures.
     r.scoring_decode_read_bw_Bps = im.scoring_decode_term
                                        ? at(im.scoring_decode_read_bw_tbs, b, true) * 1e12

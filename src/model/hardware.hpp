@@ -74,7 +74,9 @@ struct Rates {
          scoring_prefill_query_s = 0;
   double launch_s = 0;
   // Fixed cost per launch as a CUDA-event-timed component sees it (launch, ramp, tail).
-  double attention_floor_s = 0, scoring_floor_s = 0, topk_floor_s = 0, other_floor_s = 0;
+  double attention_floor_s = 0, scoring_floor_s = 0, topk_floor_s = 0;
+  // The index projection (other): floor + max(bytes / read rate, FLOPs / MMA rate).
+  double projection_floor_s = 0, projection_read_Bps = 0, projection_flops = 0;
   double rep_update_floor_s =
       0;  // per launch of the representative update (other: the index projection)
   double setup_latency_s = 0, setup_Bps = 0;  // setup: the step's descriptors uploaded in the step

@@ -109,6 +109,30 @@ bool known_here(const PerCard& pc, const std::string& card) {
   return false;
 }
 
+// The index projection: its own floor and rates, else the older profile's floor with the card's
+// streaming read and GEMM rates (each labelled XFER).
+void resolve_projection(const ImplProfile& p, Resolver& r) {
+  ResolvedImpl& o = r.out;
+  o.projection_term = !p.projection_floor_us.empty() && !p.projection_read_bw_tbs.empty() &&
+                      !p.projection_mma_tflops.empty();
+  if (o.projection_term) {
+    o.projection_floor_us =
+        r.get(p.projection_floor_us, Transfer::same, "other.projection_floor_us");
+    o.projection_read_bw_tbs =
+        r.get(p.projection_read_bw_tbs, Transfer::read_bw, "other.projection_read_bw_tbs");
+    o.projection_mma_tflops =
+        r.get(p.projection_mma_tflops, Transfer::mma, "other.projection_mma_tflops");
+    return;
+  }
+  o.projection_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
+  if (r.card.has_card) {
+    out_xfer(o, "other.projection_read_bw_tbs", r.card.card.read_bw_tbs,
+             "XFER: the card's streaming read rate (card.read_bw_tbs; no projection figure); ");
+    out_xfer(o, "other.projection_mma_tflops", r.card.card.gemm_bf16_tflops,
+             "XFER: the card's cuBLAS GEMM rate (card.gemm_bf16_tflops; no projection figure); ");
+  }
+}
+
 void resolve_selection(const ImplProfile& p, Resolver& r) {
   ResolvedImpl& o = r.out;
   o.has_selection = true;
@@ -150,7 +174,7 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
   else if (r.card.has_card && r.card.card.h2d_bw_gbs.value > 0)
     out_xfer(o, "setup.bw_gbs", r.card.card.h2d_bw_gbs,
              "XFER: the card's host-to-device bandwidth (card.h2d_bw_gbs); ");
-  o.other_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
+  resolve_projection(p, r);
   // A figure the profile lacks for a kernel of its own is priced at a sibling's (the rule is
   // named).
   auto sibling = [&](const std::string& field, const Figure& from, const std::string& from_field) {
@@ -162,7 +186,7 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
     o.rep_update_floor_us =
         r.get(p.rep_update_floor_us, Transfer::same, "other.rep_update_floor_us");
   else
-    sibling("other.rep_update_floor_us", o.other_floor_us, "other.floor_us");
+    sibling("other.rep_update_floor_us", o.projection_floor_us, "other.projection_floor_us");
   o.scoring_decode_term =
       !p.scoring_decode_floor_us.empty() && !p.scoring_decode_read_bw_tbs.empty();
   if (o.scoring_decode_term) {

@@ -100,9 +100,13 @@ struct ImplProfile {
   // above.
   PerCard topk_decode_floor_us, topk_decode_cluster_us, topk_decode_keys_per_ns_per_sm;
   PerCard setup_latency_us, setup_bw_gbs;  // the step's descriptor upload, inside the step
-  PerCard other_floor_us;                  // per launch of the index projection
-  PerCard rep_update_floor_us;  // per launch of the representative update; absent: other_floor_us
-                                // (XFER)
+  // The index projection (a cuBLAS GEMM, calibrate's own grid of shapes): floor + max(bytes /
+  // read rate, FLOPs / MMA rate). Absent (all three needed): other_floor_us as its floor and the
+  // card's streaming read and GEMM rates (XFER).
+  PerCard projection_floor_us, projection_read_bw_tbs, projection_mma_tflops;
+  PerCard other_floor_us;       // per launch of the index projection (the form before session 12)
+  PerCard rep_update_floor_us;  // per launch of the representative update; absent: the
+                                // projection's floor (XFER)
   // The decode step's scoring kernel (one GEMV launch): its own fixed cost and read rate; absent:
   // scoring_floor_us and scoring_read_bw_tbs (XFER).
   PerCard scoring_decode_floor_us, scoring_decode_read_bw_tbs;
@@ -158,7 +162,9 @@ struct ResolvedImpl {
   bool topk_decode_term = false;  // the profile has its own figures for the decode step's top-k
   bool topk_decode_cluster_term = false;  // ... and a merge term among them
   Figure topk_decode_floor_us, topk_decode_cluster_us, topk_decode_keys_per_ns_per_sm;
-  Figure setup_latency_us, setup_bw_gbs, other_floor_us;
+  Figure setup_latency_us, setup_bw_gbs;
+  bool projection_term = false;  // the profile has the index projection's own rates
+  Figure projection_floor_us, projection_read_bw_tbs, projection_mma_tflops;
   bool setup_bw_term =
       false;  // the profile has its own copy bandwidth (else the card's h2d_bw_gbs, XFER)
   bool rep_update_term = false;  // the profile has its own fixed cost for the representative update

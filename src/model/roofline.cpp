@@ -108,6 +108,19 @@ double setup_time(const ForwardCost& f, const Rates& rates) {
          ((small ? rates.setup_small_latency_s : rates.setup_latency_s) + bytes / rates.setup_Bps);
 }
 
+double projection_time(const ForwardCost& f, const Rates& rates) {
+  // cuBLAS fills the SMs at every shape calibrate measured (tiles and split-K of its choosing):
+  // all bytes at the projection's read rate, FLOPs at its MMA rate, whichever is slower.
+  return kernel_time(f.other, rates.projection_flops, rates,
+                     ClassRates{rates.projection_read_Bps, rates.projection_read_Bps,
+                                rates.projection_floor_s});
+}
+
+double rep_update_time(const ForwardCost& f, const Rates& rates) {
+  return kernel_time(f.rep_update, rates.gemm_flops, rates,
+                     ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.rep_update_floor_s});
+}
+
 namespace {
 ClassRates attention_class(const KernelCost& k, double read_Bps, const Rates& rates,
                            bool decode_kernel = false) {
@@ -152,11 +165,7 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   t.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
   t.topk = topk_time(f, sh, rates);
   t.setup = setup_time(f, rates);
-  t.other =
-      kernel_time(f.other, rates.gemm_flops, rates,
-                  ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.other_floor_s}) +
-      kernel_time(f.rep_update, rates.gemm_flops, rates,
-                  ClassRates{rates.read_bw_Bps, rates.write_bw_Bps, rates.rep_update_floor_s});
+  t.other = projection_time(f, rates) + rep_update_time(f, rates);
   return t;
 }
 

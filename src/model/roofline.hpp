@@ -61,6 +61,9 @@ bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates&
 
 // Setup: one pinned host-to-device copy of the step's descriptors.
 double setup_time(const ForwardCost& f, const Rates& rates);
+// The two kernels of `other`: the index projection (cuBLAS) and the representative update.
+double projection_time(const ForwardCost& f, const Rates& rates);
+double rep_update_time(const ForwardCost& f, const Rates& rates);
 
 // Dense attention with one implementation's rates, and the CISA components with another's.
 double dense_attention_time(const ForwardCost& f, const Rates& rates);

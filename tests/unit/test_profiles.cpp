@@ -388,8 +388,17 @@ TEST_CASE("the representative update is its own kernel with its own fixed cost",
   Point old = fills;
   old.cisa_impl = "cisa_kernels_2026_11_30b";
   const Rates ro = pricer.for_point(old).cisa[1].rates;
-  CHECK(ro.other_floor_s > 0);
-  CHECK(ro.rep_update_floor_s == ro.other_floor_s);
+  CHECK(ro.projection_floor_s > 0);
+  CHECK(ro.rep_update_floor_s == ro.projection_floor_s);
+  // ... and, without projection figures of its own, the projection at the card's streaming read
+  // and GEMM rates, labelled XFER.
+  CHECK(ro.projection_read_Bps == ro.read_bw_Bps);
+  CHECK(ro.projection_flops == ro.gemm_flops);
+  const ResolvedImpl& im = pricer.resolved("h200_sxm", "cisa_kernels_2026_11_30b");
+  int xfer = 0;
+  for (const UsedFigure& u : im.used)
+    if (u.field.rfind("other.projection_", 0) == 0 && u.figure.label() == Label::XFER) ++xfer;
+  CHECK(xfer == 2);
 }
 
 TEST_CASE("the decode step scores with its own kernel: its own fixed cost and read rate",

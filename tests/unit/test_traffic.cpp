@@ -268,7 +268,7 @@ Rates test_rates() {
   r.scoring_read_bw_Bps = 4e12;
   r.scoring_write_bw_Bps = 2e12;
   r.launch_s = 4e-6;
-  r.attention_floor_s = r.scoring_floor_s = r.topk_floor_s = r.other_floor_s = 10e-6;
+  r.attention_floor_s = r.scoring_floor_s = r.topk_floor_s = r.projection_floor_s = 10e-6;
   r.setup_latency_s = 5e-6;
   r.setup_Bps = 50e9;
   r.topk_keys_per_s_per_sm = 1e9;
