@@ -43,8 +43,9 @@ ProjectionFit calibrate_projection() {
       "(m x n x k): " +
       list +
       fmt::format("; t = floor + max(bytes / read rate, FLOPs / MMA rate) by least squares of "
-                  "relative residuals: rms {:.1f} %, median {:.1f} %, worst {:.1f} %",
-                  100 * pf.rms_rel, 100 * pf.median_rel, 100 * pf.worst_rel);
+                  "relative residuals: rms {:.1f} %, median {:.1f} %, worst {:.1f} %; the band "
+                  "is the rms: residual spread {:.1f}%",
+                  100 * pf.rms_rel, 100 * pf.median_rel, 100 * pf.worst_rel, 200 * pf.rms_rel);
   pf.note = pf.ok ? method : pf.note + "; " + method;
   std::cerr << fmt::format("floor {:.1f} us, {:.2f} TB/s, {:.0f} TF/s (rms {:.1f} %)\n",
                            pf.floor_s * 1e6, pf.read_Bps / 1e12, pf.mma_flops / 1e12,
