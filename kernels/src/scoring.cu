@@ -13,6 +13,8 @@
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "common.cuh"
@@ -109,12 +111,17 @@ constexpr int gemv_smem() {
 // one rep block, 8 KB contiguous per KV head, so each of a lane's 16 loads is part of 512 contiguous
 // bytes across the warp; the table ring holds one rep-block id per batch (the same in every lane)
 // and the loads need no shuffles.
-template <int W, int S, bool LOG>
+// EF (logical order only; a diagnostic, session 12, not used by default): the loads carry an L2
+// evict-first policy, so that the streamed representatives replace each other in L2 rather than
+// the lines already there (in the benchmark: the dirty lines of the L2 flush, whose write-back the
+// first kernel after the flush otherwise pays).
+template <int W, int S, bool LOG, bool EF = false>
 __global__ void __launch_bounds__(W * 32)
     score_gemv_kernel(const __nv_bfloat16* __restrict__ iq, const __nv_bfloat16* __restrict__ reps,
                       int kv_heads, const int* __restrict__ table, int table_stride,
                       const ScoreRow* __restrict__ rows, const ScoreGroup* __restrict__ groups,
                       uint16_t* __restrict__ keys, int key_stride) {
+  static_assert(!EF || LOG, "evict-first loads: representatives in logical order only");
   extern __shared__ __align__(128) unsigned char smem[];
   const ScoreGroup g = groups[blockIdx.y];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -158,6 +165,8 @@ __global__ void __launch_bounds__(W * 32)
       LOG ? reps + (static_cast<std::int64_t>(g.kv_head) * kRepBlockPages + hp) * kHeadDim + ch * 8
           : reps + static_cast<std::int64_t>(g.kv_head) * kHeadDim + ch * 8;
   uint16_t* orow = keys + static_cast<std::int64_t>(g.row0) * key_stride;
+  uint64_t policy = 0;
+  if constexpr (EF) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   const uint32_t ring = detail::smem_u32(smem) + warp * (S * kGemvStageBytes) + hp * 256 + ch * 16;
   // batch i's loads into stage i % S; pid = the table entries of batch i (lane l: page l)
   auto issue = [&](int i, int pid_lane) {
@@ -168,8 +177,13 @@ __global__ void __launch_bounds__(W * 32)
           rbase + (static_cast<std::int64_t>(pid_lane) * kv_heads * kRepBlockPages + (page0 & (kRepBlockPages - 1))) *
                       kHeadDim;
 #pragma unroll
-      for (int u = 0; u < 16; ++u)
-        detail::cp_async16(dst + u * 512, src + u * 2 * kHeadDim, page0 + 2 * u + hp < ne ? 16 : 0);
+      for (int u = 0; u < 16; ++u) {
+        if constexpr (EF)
+          asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst + u * 512),
+                       "l"(src + u * 2 * kHeadDim), "r"(page0 + 2 * u + hp < ne ? 16 : 0), "l"(policy));
+        else
+          detail::cp_async16(dst + u * 512, src + u * 2 * kHeadDim, page0 + 2 * u + hp < ne ? 16 : 0);
+      }
     } else {
 #pragma unroll
       for (int u = 0; u < 16; ++u) {
@@ -412,14 +426,14 @@ void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
 
 // The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
 // a.reserve_ctas slots), but no more than give each warp kGemvMinBatches batches.
-template <int W, int S, bool LOG>
+template <int W, int S, bool LOG, bool EF = false>
 void launch_gemv(const ScoreArgs& a, Stream s) {
   static int slots = 0;
   if (slots == 0) {
-    CISA_CUDA(cudaFuncSetAttribute(score_gemv_kernel<W, S, LOG>,
+    CISA_CUDA(cudaFuncSetAttribute(score_gemv_kernel<W, S, LOG, EF>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, gemv_smem<W, S>()));
     int per_sm = 0;
-    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, score_gemv_kernel<W, S, LOG>,
+    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, score_gemv_kernel<W, S, LOG, EF>,
                                                             W * 32, gemv_smem<W, S>()));
     slots = std::max(1, per_sm) * detail::device_sm_count();
   }
@@ -431,11 +445,21 @@ void launch_gemv(const ScoreArgs& a, Stream s) {
   const int nx = std::max(
       1, std::min(avail / n_groups, (max_nb + W * kGemvMinBatches - 1) / (W * kGemvMinBatches)));
   const BlockTable& t = LOG ? a.rep_table : a.table;
-  score_gemv_kernel<W, S, LOG><<<dim3(static_cast<unsigned>(nx), static_cast<unsigned>(n_groups)),
-                                 W * 32, static_cast<size_t>(gemv_smem<W, S>()), s>>>(
+  score_gemv_kernel<W, S, LOG, EF><<<dim3(static_cast<unsigned>(nx), static_cast<unsigned>(n_groups)),
+                                     W * 32, static_cast<size_t>(gemv_smem<W, S>()), s>>>(
       reinterpret_cast<const __nv_bfloat16*>(a.iq), reinterpret_cast<const __nv_bfloat16*>(a.reps),
       a.kv_heads, t.ids, t.stride, a.rows, a.groups, a.score_keys, a.score_stride);
   CISA_LAUNCH_CHECK();
+}
+
+// CISA_GEMV=ef (read once): the logical-order GEMV with evict-first loads (diagnostic: how much of
+// the event-timed GEMV is the write-back of the benchmark's L2 flush; NOTES.md session 12).
+bool gemv_evict_first() {
+  static const bool ef = [] {
+    const char* e = std::getenv("CISA_GEMV");
+    return e != nullptr && std::strcmp(e, "ef") == 0;
+  }();
+  return ef;
 }
 
 }  // namespace
@@ -470,7 +494,9 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::scoring, "score_pages_gemv",
                     rep_bytes + ne_sum * 2.0 + q_tokens * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
                     2.0 * kHeadDim * ne_sum, s);
-    if (logical)
+    if (logical && gemv_evict_first())
+      launch_gemv<4, 3, true, true>(a, s);
+    else if (logical)
       launch_gemv<4, 3, true>(a, s);
     else
       launch_gemv<4, 3, false>(a, s);
