@@ -167,22 +167,41 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   }
   detail::cp_async_commit();
 
+  // The list entries (page ids) of tile `tile`. The block table (and the early entries) through
+  // the read-only path; the sparse table, which the previous kernel writes while this one may
+  // already run (PDL), by L2 loads ordered after the wait (ld.global.nc may be served stale or
+  // scheduled early)
+  auto entries = [&](int tile, int& e0, int& e1, int& e2, int& e3) {
+    const int lb = tile_lb(tile);
+    const int n_ok = min(TP, tile_end(tile) - lb);
+    const bool ro = !EARLY || tile < nte || w.list_src == 0;
+    const int* lp = two && tile < nte ? p.table + e_base + lb : list + lb;
+    auto ld = [&](const int* a) { return ro ? __ldg(a) : detail::ld_cg_ordered(a); };
+    e0 = ld(lp);
+    e1 = n_ok > 1 ? ld(lp + 1) : 0;
+    e2 = n_ok > 2 ? ld(lp + 2) : 0;
+    e3 = n_ok > 3 ? ld(lp + 3) : 0;
+  };
+  // EARLY (session 12): the entries of the next tile are loaded right after a tile's copies are
+  // issued, so that their L2 round trip (ordered loads: no L1 line shared between tiles) overlaps
+  // this tile's math instead of stalling the next issue; never for the first tile after the wait
+  // (tile nte of a split with an early part), whose entries may only be read after it.
+  int pf0 = 0, pf1 = 0, pf2 = 0, pf3 = 0, pf_tile = -1;
   auto issue = [&](int tile) {
     if (two && tile == nte) wait_prev();
     const int stage = tile % STAGES;
     const uint32_t dK = uKV + stage * (2 * TT * 256), dV = dK + TT * 256;
     const int lb = tile_lb(tile);
     const int n_ok = min(TP, tile_end(tile) - lb);
-    // The block table (and the early entries) through the read-only path; the sparse table, which
-    // the previous kernel writes while this one may already run (PDL), by L2 loads ordered after
-    // the wait (ld.global.nc may be served stale or scheduled early)
-    const bool ro = !EARLY || tile < nte || w.list_src == 0;
-    const int* lp = two && tile < nte ? p.table + e_base + lb : list + lb;
-    auto ld = [&](const int* a) { return ro ? __ldg(a) : detail::ld_cg_ordered(a); };
-    const int pid0 = ld(lp);
-    const int pid1 = n_ok > 1 ? ld(lp + 1) : 0;
-    const int pid2 = n_ok > 2 ? ld(lp + 2) : 0;
-    const int pid3 = n_ok > 3 ? ld(lp + 3) : 0;
+    int pid0, pid1, pid2, pid3;
+    if (EARLY && tile == pf_tile) {
+      pid0 = pf0;
+      pid1 = pf1;
+      pid2 = pf2;
+      pid3 = pf3;
+    } else {
+      entries(tile, pid0, pid1, pid2, pid3);
+    }
 #pragma unroll
     for (int it = 0; it < (TT * 16) / NT; ++it) {
       const int c = tid + it * NT;
@@ -195,6 +214,13 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
           ch * 8;
       detail::cp_async16(dK + tswz(tok, ch, TT), p.k + off, ok ? 16 : 0);
       detail::cp_async16(dV + tswz(tok, ch, TT), p.v + off, ok ? 16 : 0);
+    }
+    if constexpr (EARLY) {
+      const int nt = tile + 1;
+      if (nt < ntiles && !(two && nt == nte)) {
+        entries(nt, pf0, pf1, pf2, pf3);
+        pf_tile = nt;
+      }
     }
   };
 
