@@ -125,6 +125,10 @@ __global__ void expand_blocks(const int* blocks, int kb, int bp, int nb, const K
 struct Switches {
   std::set<std::int64_t> only;
   bool profile = false;
+  // Diagnostics of `other` (session 12): the GPU idle for settle_ms before each repetition, or
+  // only the `other` kernels timed (no step after them).
+  double settle_ms = 0;
+  bool other_only = false;
 };
 Switches read_switches() {
   Switches sw;
@@ -135,6 +139,8 @@ Switches read_switches() {
       if (!item.empty()) sw.only.insert(std::stoll(item));
   }
   if (const char* pr = std::getenv("CISA_MEASURE_PROFILE")) sw.profile = std::string(pr) == "1";
+  if (const char* st = std::getenv("CISA_MEASURE_SETTLE_MS")) sw.settle_ms = std::atof(st);
+  if (const char* oo = std::getenv("CISA_MEASURE_OTHER_ONLY")) sw.other_only = std::string(oo) == "1";
   return sw;
 }
 
@@ -348,6 +354,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
     OtherWork other(p, plan, w, dr.projection);
     if (!time([&](K::Instrument* ins) {
           other.run(w, ins);
+          if (sw.other_only) return;
           step.upload(nullptr, ins);  // setup: the step's descriptors, copied per step as the model prices them
           step.run(q.p, iq.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
         }))
@@ -432,6 +439,11 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
   std::cerr << "measuring " << todo << " points on " << dev.name << " (" << n_skipped
             << " skipped)\n";
   Timer timer;
+  timer.settle_ms = sw.settle_ms;
+  if (sw.settle_ms > 0 || sw.other_only)
+    attrs["measurement_diagnostic"] =
+        "CISA_MEASURE_SETTLE_MS=" + std::to_string(sw.settle_ms) +
+        (sw.other_only ? ", CISA_MEASURE_OTHER_ONLY=1 (the step not run: only `other` timed)" : "");
   std::map<DenseKey, double> dense_cache;
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& [key, rows] : by_world) {

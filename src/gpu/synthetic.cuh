@@ -23,6 +23,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -183,12 +184,17 @@ double median(std::vector<double> v) {
 class Timer {
  public:
   Timer() : flush_(std::size_t(256) << 20) {}
+  double settle_ms = 0;  // idle time after each flush, before the repetition (diagnostic; 0: none)
   // Median over reps of f's summed component times (instrumented), L2 flushed before each rep.
   template <class F>
   std::map<std::string, double> components(F&& f, int reps) {
     std::map<std::string, std::vector<double>> per;
     for (int i = 0; i < reps; ++i) {
       ck(cudaMemsetAsync(flush_.p, i & 0xff, flush_.n), "flush");
+      if (settle_ms > 0) {  // diagnostic: the GPU idle before the repetition (clocks, power)
+        ck(cudaDeviceSynchronize(), "settle");
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(settle_ms * 1e3)));
+      }
       K::Instrument ins;
       f(&ins);
       std::map<std::string, double> sum;

@@ -390,13 +390,27 @@ TEST_CASE("the representative update is its own kernel with its own fixed cost",
   const Rates ro = pricer.for_point(old).cisa[1].rates;
   CHECK(ro.projection_floor_s > 0);
   CHECK(ro.rep_update_floor_s == ro.projection_floor_s);
-  // ... and, without projection figures of its own, the projection at the card's streaming read
-  // and GEMM rates, labelled XFER.
-  CHECK(ro.projection_read_Bps == ro.read_bw_Bps);
-  CHECK(ro.projection_flops == ro.gemm_flops);
-  const ResolvedImpl& im = pricer.resolved("h200_sxm", "cisa_kernels_2026_11_30b");
+  // Its projection figures are transferred from session 12's fit (labelled XFER).
   int xfer = 0;
-  for (const UsedFigure& u : im.used)
+  for (const UsedFigure& u : pricer.resolved("h200_sxm", "cisa_kernels_2026_11_30b").used)
+    if (u.field.rfind("other.projection_", 0) == 0 && u.figure.label() == Label::XFER) ++xfer;
+  CHECK(xfer == 3);
+  // A profile without projection figures prices the projection at other_floor_us and the card's
+  // streaming read and GEMM rates, each labelled XFER.
+  ImplCatalog impls = shipped_impls();
+  ImplProfile bare = impls.at("cisa_kernels_2026_11_30b");
+  bare.name = "tnoproj";
+  bare.projection_floor_us = bare.projection_read_bw_tbs = bare.projection_mma_tflops = PerCard{};
+  impls.emplace("tnoproj", bare);
+  Pricer p2(shipped_cards(), impls, Basis::calibrated);
+  Point np = fills;
+  np.cisa_impl = "tnoproj";
+  const Rates rn = p2.for_point(np).cisa[1].rates;
+  CHECK(rn.projection_read_Bps == rn.read_bw_Bps);
+  CHECK(rn.projection_flops == rn.gemm_flops);
+  CHECK(rn.projection_floor_s > 0);
+  xfer = 0;
+  for (const UsedFigure& u : p2.resolved("h200_sxm", "tnoproj").used)
     if (u.field.rfind("other.projection_", 0) == 0 && u.figure.label() == Label::XFER) ++xfer;
   CHECK(xfer == 2);
 }
