@@ -127,7 +127,7 @@ struct Switches {
   bool profile = false;
   // Diagnostics of `other` (session 12): the GPU idle for settle_ms before each repetition, or
   // only the `other` kernels timed (no step after them).
-  double settle_ms = 0;
+  double settle_ms = 0, queue_us = 0;
   bool other_only = false;
 };
 Switches read_switches() {
@@ -141,6 +141,7 @@ Switches read_switches() {
   if (const char* pr = std::getenv("CISA_MEASURE_PROFILE")) sw.profile = std::string(pr) == "1";
   if (const char* st = std::getenv("CISA_MEASURE_SETTLE_MS")) sw.settle_ms = std::atof(st);
   if (const char* oo = std::getenv("CISA_MEASURE_OTHER_ONLY")) sw.other_only = std::string(oo) == "1";
+  if (const char* qu = std::getenv("CISA_MEASURE_QUEUE_US")) sw.queue_us = std::atof(qu);
   return sw;
 }
 
@@ -440,9 +441,11 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
             << " skipped)\n";
   Timer timer;
   timer.settle_ms = sw.settle_ms;
-  if (sw.settle_ms > 0 || sw.other_only)
+  timer.queue_us = sw.queue_us;
+  if (sw.settle_ms > 0 || sw.other_only || sw.queue_us > 0)
     attrs["measurement_diagnostic"] =
         "CISA_MEASURE_SETTLE_MS=" + std::to_string(sw.settle_ms) +
+        ", CISA_MEASURE_QUEUE_US=" + std::to_string(sw.queue_us) +
         (sw.other_only ? ", CISA_MEASURE_OTHER_ONLY=1 (the step not run: only `other` timed)" : "");
   std::map<DenseKey, double> dense_cache;
   const auto t0 = std::chrono::steady_clock::now();

@@ -104,6 +104,13 @@ __global__ void add_direction(K::bf16_bits* p, std::size_t n,
   }
 }
 
+// Keeps the stream busy so that the repetition after it is queued before the GPU reaches it.
+__global__ void queue_spin_kernel(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
 __global__ void ncu_boundary_kernel(
     int point) {  // marks point boundaries for analysis/ncu_points.py
   if (point < 0 && threadIdx.x == 0) printf("never\n");
@@ -185,6 +192,7 @@ class Timer {
  public:
   Timer() : flush_(std::size_t(256) << 20) {}
   double settle_ms = 0;  // idle time after each flush, before the repetition (diagnostic; 0: none)
+  double queue_us = 0;   // a spin kernel this long after each flush: the repetition is queued
   // Median over reps of f's summed component times (instrumented), L2 flushed before each rep.
   template <class F>
   std::map<std::string, double> components(F&& f, int reps) {
@@ -194,6 +202,11 @@ class Timer {
       if (settle_ms > 0) {  // diagnostic: the GPU idle before the repetition (clocks, power)
         ck(cudaDeviceSynchronize(), "settle");
         std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(settle_ms * 1e3)));
+      }
+      if (queue_us > 0) {  // the repetition queued behind a spin: host submission time not timed
+        int khz = 0;
+        ck(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0), "clock rate");
+        queue_spin_kernel<<<1, 32>>>(static_cast<long long>(queue_us * 1e-3 * khz));
       }
       K::Instrument ins;
       f(&ins);
