@@ -132,7 +132,9 @@ std::string calibration_yaml(const std::string& card_name) {
   const char* v = "        ";
   y << "  implementation:\n    name: cisa_kernels\n    basis: \"this project's kernels (kernels/) "
        "on "
-    << dev.name << "\"\n    attention:\n"
+    << dev.name
+    << "; steps timed with each repetition queued behind a 1 ms spin kernel after its L2 flush "
+       "(the host's submission not timed; src/gpu/synthetic.cuh Timer)\"\n    attention:\n"
     << meas(a, "mma_tflops", kr.attention_tflops, kr.attention_method)
     << meas(a, "read_bw_tbs", kr.attention_read_bw_tbs, kr.attention_read_method)
     << meas(a, "gather_bw_tbs", kr.attention_gather_bw_tbs, kr.attention_gather_method)

@@ -127,7 +127,7 @@ struct Switches {
   bool profile = false;
   // Diagnostics of `other` (session 12): the GPU idle for settle_ms before each repetition, or
   // only the `other` kernels timed (no step after them).
-  double settle_ms = 0, queue_us = 0;
+  double settle_ms = 0, queue_us = Timer::kQueueUs;
   bool other_only = false;
 };
 Switches read_switches() {
@@ -442,7 +442,7 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
   Timer timer;
   timer.settle_ms = sw.settle_ms;
   timer.queue_us = sw.queue_us;
-  if (sw.settle_ms > 0 || sw.other_only || sw.queue_us > 0)
+  if (sw.settle_ms > 0 || sw.other_only || sw.queue_us != Timer::kQueueUs)
     attrs["measurement_diagnostic"] =
         "CISA_MEASURE_SETTLE_MS=" + std::to_string(sw.settle_ms) +
         ", CISA_MEASURE_QUEUE_US=" + std::to_string(sw.queue_us) +
@@ -487,7 +487,9 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
       "measured " + std::to_string(done) + " points on " + dev.name +
       " with the cisa_kernels library; " + inputs +
       ", pages scattered over the pool; median CUDA-event time per component, L2 flushed before "
-      "each repetition of the whole step (not between its components); other = index projection "
+      "each repetition of the whole step (not between its components), the repetition queued "
+      "behind a " + std::to_string(static_cast<int>(sw.queue_us)) +
+      " us spin kernel after the flush (the host's submission not timed); other = index projection "
       "(cuBLAS BF16 GEMM) + representative update of the pages the forward completes" +
       (sc.design_column
            ? std::string("; designs (issue 15): block top-k = block representatives (random values) "

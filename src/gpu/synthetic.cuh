@@ -192,7 +192,12 @@ class Timer {
  public:
   Timer() : flush_(std::size_t(256) << 20) {}
   double settle_ms = 0;  // idle time after each flush, before the repetition (diagnostic; 0: none)
-  double queue_us = 0;   // a spin kernel this long after each flush: the repetition is queued
+  // A spin kernel this long after each flush, so the whole repetition is submitted before the GPU
+  // reaches it: the components' CUDA-event times hold GPU time, not the host's submission (the
+  // index projection's cuBLAS call took 50-110 us of host time, timed whenever it outlasted the
+  // flush; results/h200/session12_other). 0: the method before session 12.
+  static constexpr double kQueueUs = 1000;
+  double queue_us = kQueueUs;
   // Median over reps of f's summed component times (instrumented), L2 flushed before each rep.
   template <class F>
   std::map<std::string, double> components(F&& f, int reps) {
