@@ -1,11 +1,16 @@
 #!/usr/bin/python3
 """The index projection's measured time (meas_ms_other_projection, us) at the same points under each
 measurement mode of the two diagnostic calls, beside held-out v10 as first measured.
+The files are kept packed (call1/h5.tar.xz, call2/h5.tar.xz: the HDF5 files compress 40x).
 Run from the repository root: python3 results/h200/session12_other/projection_table.py"""
-import glob, os
+import glob, os, tarfile, tempfile
 import h5py, numpy as np
 
-HERE = "results/h200/session12_other"
+SRC = "results/h200/session12_other"
+HERE = tempfile.mkdtemp()
+for call in ("call1", "call2"):
+    with tarfile.open(f"{SRC}/{call}/h5.tar.xz") as t:
+        t.extractall(HERE)
 for s in ["heldout10_r4_kv3", "heldout10_r5_kv2"]:
     o = h5py.File(f"results/h200/heldout10/{s}_device_run.h5", "r")["points"]
     cols = {}
