@@ -17,7 +17,7 @@ for s in ["heldout10_r4_kv3", "heldout10_r5_kv2"]:
     for call in ("call1", "call2"):
         for f in sorted(glob.glob(f"{HERE}/{call}/{s}_*.h5")):
             mode = f"{call}:" + os.path.basename(f)[len(s) + 1:-3]
-            if mode.endswith("queuedall"):
+            if "queuedall" in mode:
                 continue
             d = h5py.File(f, "r")["points"]
             cols[mode] = {int(i): p * 1e3 for i, p in zip(d["point_index"][...], d["meas_ms_other_projection"][...])
