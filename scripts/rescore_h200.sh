@@ -14,6 +14,7 @@ ARCHIVED_S5B="--set implementation.cisa=cisa_kernels_2026_12_01b" # session 5's 
 ARCHIVED_S6="--set implementation.cisa=cisa_kernels_2026_12_01c"  # session 6's final kernels
 ARCHIVED_S7="--set implementation.cisa=cisa_kernels_2026_12_01d"  # session 7's final kernels
 ARCHIVED_S8="--set implementation.cisa=cisa_kernels_2026_12_02"   # session 8's kernels, session 10's first calibration
+ARCHIVED_S12A="--set implementation.cisa=cisa_kernels_2026_12_02b" # session 10's kernels, session 12's first (unqueued) calibration
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -105,17 +106,31 @@ for f in results/h200/heldout9/*_device_run.h5; do
 done
 # Held-out v10 (committed a79f558, before session 12's model change: the index projection's own
 # fitted terms), measured once after it with session 10's kernels (unchanged since: session 11's
-# logical representative order is opt-in) and the current profile, calibrated in the same call.
+# logical representative order is opt-in) and the calibration taken in the same call (archived
+# profile cisa_kernels_2026_12_02b: steps timed unqueued).
 for f in results/h200/heldout10/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/heldout10 "$f" "$(basename "$f" _device_run.h5)"
+  rescore results/h200/heldout10 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S12A
 done
-# Session 10's final kernels (the decode step's early window reads; the current profile, calibrated
-# in the same call): the committed sweeps measured again.
+# Session 10's final kernels (the decode step's early window reads), measured in session 10 with
+# unqueued timing: scored with the unqueued calibration of the same kernels (session 12's first).
 for f in results/h200/remeasured_s10/*_device_run.h5; do
   [ -f "$f" ] || continue
   s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s10 "$f" "${s%_s10}"
+  rescore results/h200/remeasured_s10 "$f" "${s%_s10}" $ARCHIVED_S12A
+done
+# Session 12's kernels (the early list loads merged) with queued timing (each repetition behind a
+# 1 ms spin after its flush) and the current profile, calibrated in the same call: the committed
+# sweeps measured again, and held-out v10 measured again (inspected: read for the `other`
+# diagnosis before it).
+for f in results/h200/remeasured_s12/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  s=$(basename "$f" _device_run.h5)
+  rescore results/h200/remeasured_s12 "$f" "${s%_s12}"
+done
+for f in results/h200/heldout10_queued/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/heldout10_queued "$f" "$(basename "$f" _device_run.h5)"
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -204,7 +219,12 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   prefill scoring structure.
 - **re-measured sweeps, session 10** (`results/h200/remeasured_s10/`): the same three sweeps measured
   with session 10's final kernels (the decode step's attention reads the window pages during the
-  top-k), scored with the current calibration (taken in the same call). Not held out.
+  top-k), scored with the unqueued calibration of the same kernels (session 12's first call,
+  archived profile cisa_kernels_2026_12_02b). Not held out.
+- **re-measured sweeps, session 12** (`results/h200/remeasured_s12/`): the same three sweeps
+  measured with session 12's kernels and the queued timing (each repetition behind a 1 ms spin
+  kernel after its L2 flush: the host's launch calls are not timed), scored with the current
+  calibration (taken in the same call, queued as well). Not held out.
 - **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with
   session 4's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
   grid were read off it before the top-k CTA term and the split-KV policy were added) and in
@@ -249,7 +269,11 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 - **held-out v10** (`results/h200/heldout10/`, `scenarios/heldout10_*.yaml`): written and committed
   (a79f558) before session 12's model change (the index projection priced by its own terms, fitted
   on calibrate's 24 GEMM shapes), measured once after it with session 10's kernels and the
-  calibration taken in the same call (the current profile), used for nothing else.
+  calibration taken in the same call (archived profile cisa_kernels_2026_12_02b). Then read for
+  the `other` diagnosis (results/h200/session12_other): inspected.
+- **held-out v10 queued** (`results/h200/heldout10_queued/`): the same points measured again with
+  session 12's kernels and queued timing, scored with the current calibration (same call).
+  Inspected (v10 was read before).
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -260,7 +284,8 @@ TXT
               "remeasured_s6|re-measured sweeps, session 6 (final kernels at adc6094, profile cisa_kernels_2026_12_01c; cuDNN peer times of 2026-11-29)" \
               "remeasured_s7|re-measured sweeps, session 7 (final kernels at 6c14602, profile cisa_kernels_2026_12_01d; cuDNN peer times of 2026-11-29)" \
               "remeasured_s8|re-measured sweeps, session 8 (final kernels, profile cisa_kernels_2026_12_02; cuDNN peer times of 2026-11-29)" \
-              "remeasured_s10|re-measured sweeps, session 10 (final kernels, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s10|re-measured sweeps, session 10 (final kernels, unqueued timing, profile cisa_kernels_2026_12_02b; cuDNN peer times of 2026-11-29)" \
+              "remeasured_s12|re-measured sweeps, session 12 (merged kernels, queued timing, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
               "heldout|held-out v1, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout2|held-out v2, inspected (kernels of session 4, profile cisa_kernels_2026_11_30b; cuDNN and FA2 on its dense shapes)" \
               "heldout3|held-out v3, inspected (kernels of session 5 at b632088, profile cisa_kernels_2026_12_01; cuDNN and FA2 on its dense shapes)" \
@@ -270,7 +295,8 @@ TXT
               "heldout7|held-out v7, inspected (kernels of session 7 at 6c14602, profile cisa_kernels_2026_12_01d; cuDNN and FA2 on its dense shapes)" \
               "heldout8|held-out v8, inspected (kernels of session 8, profile cisa_kernels_2026_12_02; cuDNN and FA2 on its dense shapes)" \
               "heldout9|held-out v9 (kernels of session 8, profile cisa_kernels_2026_12_02 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
-              "heldout10|held-out v10 (kernels of session 10, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "heldout10|held-out v10, inspected after scoring (kernels of session 10, unqueued timing, profile cisa_kernels_2026_12_02b calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "heldout10_queued|held-out v10 measured again with queued timing, inspected (kernels of session 12, profile cisa_kernels calibrated in the same call)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
