@@ -130,7 +130,8 @@ for f in results/h200/remeasured_s12/*_device_run.h5; do
 done
 for f in results/h200/heldout10_queued/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/heldout10_queued "$f" "$(basename "$f" _device_run.h5)"
+  s=$(basename "$f" _device_run.h5)
+  rescore results/h200/heldout10_queued "$f" "${s%_q}"  # <scenario>_q: measured again, queued
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
