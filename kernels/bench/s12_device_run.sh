@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # (Run 1 of session 12: the CISA_GEMV bulk* modes it names existed only in that tree, kept as
-# results/h200/session12_kern/variants/scoring_bulk_run1.cu; on the final tree they fall back to main's GEMV.)
+# results/h200/session12_kern/variants/scoring_bulk_run1.patch; on the final tree they fall back to main's GEMV.)
 # Session 12 (decode step helper): one device call from a folder holding new/kernels (this tree),
 # old/kernels (main 37c4f7d) and eigen3/ (headers). Builds both; GPU tests on the new tree for every
 # logical-order GEMV variant (CISA_GEMV); bench A/B (old and new, representatives in logical order
