@@ -3,6 +3,8 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cmath>
+#include <functional>
 #include <vector>
 
 namespace cisa {
@@ -16,5 +18,18 @@ double rms_residual(const Eigen::MatrixXd& X, const Eigen::VectorXd& t, const Ei
 
 // The columns `cols` of X.
 Eigen::MatrixXd columns(const Eigen::MatrixXd& X, const std::vector<int>& cols);
+
+// Two rates (a, b) searched on a log grid of 61 x 61 points over [lo, hi] each, then rounds - 1
+// refinements of +-2 grid steps around the best point; cost(a, b) is the fit's error at those
+// rates (the first minimum found wins).
+struct GridBest {
+  double a = 0, b = 0, cost = INFINITY;
+};
+GridBest log_grid_search(double lo_a, double hi_a, double lo_b, double hi_b, int rounds,
+                         const std::function<double(double, double)>& cost);
+
+// A rate is identified only if the data need it: the fit at twice that rate must be clearly worse
+// (by 20 % of its error, at least 0.002), else no sample is bound by it.
+bool rate_needed(double best_cost, double cost_at_twice);
 
 }  // namespace cisa

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/least_squares.hpp"
+
 namespace cisa {
 
 double projection_time(const ProjectionSample& s, double floor_s, double read_Bps,
@@ -46,29 +48,10 @@ ProjectionFit fit_projection(const std::vector<ProjectionSample>& samples) {
     out.note = "fewer than 4 timed shapes";
     return out;
   }
-  double lo_r = std::log(1e11), hi_r = std::log(1e13), lo_f = std::log(1e13),
-         hi_f = std::log(5e15);
-  double best_r = 0, best_f = 0;
-  Trial best;
-  for (int round = 0; round < 4; ++round) {
-    const int n = 60;
-    for (int i = 0; i <= n; ++i)
-      for (int j = 0; j <= n; ++j) {
-        const double rb = std::exp(lo_r + (hi_r - lo_r) * i / n);
-        const double mf = std::exp(lo_f + (hi_f - lo_f) * j / n);
-        const Trial t = solve_at(v, rb, mf);
-        if (t.rms < best.rms) {
-          best = t;
-          best_r = rb;
-          best_f = mf;
-        }
-      }
-    const double wr = 2.0 * (hi_r - lo_r) / n, wf = 2.0 * (hi_f - lo_f) / n;
-    lo_r = std::log(best_r) - wr;
-    hi_r = std::log(best_r) + wr;
-    lo_f = std::log(best_f) - wf;
-    hi_f = std::log(best_f) + wf;
-  }
+  const GridBest g = log_grid_search(1e11, 1e13, 1e13, 5e15, 4,
+                                     [&](double rb, double mf) { return solve_at(v, rb, mf).rms; });
+  const double best_r = g.a, best_f = g.b;
+  const Trial best = solve_at(v, best_r, best_f);
   out.floor_s = best.floor_s;
   out.read_Bps = best_r;
   out.mma_flops = best_f;
@@ -80,10 +63,12 @@ ProjectionFit fit_projection(const std::vector<ProjectionSample>& samples) {
   out.worst_rel = err.back();
   const std::size_t h = err.size() / 2;
   out.median_rel = err.size() % 2 ? err[h] : 0.5 * (err[h - 1] + err[h]);
-  // A rate at the edge of the searched range means the shapes do not pin it down.
-  const bool edge = best_r <= 1.01e11 || best_r >= 0.99e13 || best_f <= 1.01e13 || best_f >= 4.95e15;
-  out.ok = !edge;
-  if (edge) out.note = "a rate at the edge of the searched range: the shapes do not constrain it";
+  // Both rates must be pinned down by some shape (bytes-bound and FLOP-bound shapes).
+  const bool read_needed = rate_needed(best.rms, solve_at(v, 2.0 * best_r, best_f).rms),
+             mma_needed = rate_needed(best.rms, solve_at(v, best_r, 2.0 * best_f).rms);
+  out.ok = read_needed && mma_needed;
+  if (!out.ok)
+    out.note = read_needed ? "no shape bound by its FLOPs" : "no shape bound by its bytes";
   return out;
 }
 

@@ -51,26 +51,12 @@ ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
     return out;
   }
   // Log grid over both rates, then two refinements around the best point.
-  double lo_r = std::log(1e11), hi_r = std::log(1e13), lo_w = lo_r, hi_w = hi_r;
-  double best_r = 0, best_w = 0;
-  Trial best;
-  for (int round = 0; round < 3; ++round) {
-    const int n = 60;
-    for (int i = 0; i <= n; ++i)
-      for (int j = 0; j <= n; ++j) {
-        const double rb = std::exp(lo_r + (hi_r - lo_r) * i / n), wb = std::exp(lo_w + (hi_w - lo_w) * j / n);
-        const Trial t = solve_at(v, rb, wb);
-        if (t.rms < best.rms) best = t, best_r = rb, best_w = wb;
-      }
-    const double span_r = (hi_r - lo_r) / n * 2, span_w = (hi_w - lo_w) / n * 2;
-    lo_r = std::log(best_r) - span_r, hi_r = std::log(best_r) + span_r;
-    lo_w = std::log(best_w) - span_w, hi_w = std::log(best_w) + span_w;
-  }
-  // A rate is identified only if the data need it: twice as fast must fit clearly worse (else no
-  // shape is bound by that stream and the rate is anyone's guess).
-  const double worse = best.rms + std::max(0.2 * best.rms, 0.002);
-  const bool read_needed = solve_at(v, 2.0 * best_r, best_w).rms > worse,
-             write_needed = solve_at(v, best_r, 2.0 * best_w).rms > worse;
+  const GridBest g = log_grid_search(1e11, 1e13, 1e11, 1e13, 3,
+                                     [&](double rb, double wb) { return solve_at(v, rb, wb).rms; });
+  const double best_r = g.a, best_w = g.b;
+  const Trial best = solve_at(v, best_r, best_w);
+  const bool read_needed = rate_needed(best.rms, solve_at(v, 2.0 * best_r, best_w).rms),
+             write_needed = rate_needed(best.rms, solve_at(v, best_r, 2.0 * best_w).rms);
   if (!read_needed || !write_needed) {
     out.note = read_needed ? "no shape bound by its writes" : "no shape bound by its reads";
     return out;
