@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 #include <cstdlib>
 
@@ -180,16 +181,30 @@ int fa2_split_count(double blocks, double kv_tokens, double head_dim, const Kern
   const double block_n = head_dim <= 64 ? 256 : head_dim <= 128 ? 128 : 64;
   const double n_blocks = std::ceil(kv_tokens / block_n);
   const int most = static_cast<int>(std::min({128.0, slots, n_blocks}));
-  auto eligible = [&](int n) { return n == 1 || std::ceil(n_blocks / n) != std::ceil(n_blocks / (n - 1)); };
   auto efficiency = [&](int n) {
     const double waves = blocks * n / slots;
     return waves / std::ceil(waves);
   };
-  double best = 0;
-  for (int n = 1; n <= most; ++n)
-    if (eligible(n)) best = std::max(best, efficiency(n));
-  for (int n = 1; n <= most; ++n)
-    if (eligible(n) && efficiency(n) >= 0.85 * best) return n;
+  // One pass (the same values as two passes over n: the best efficiency, then the first eligible n
+  // reaching 85 % of it): n is eligible when ceil(n_blocks / n) differs from n - 1's; ineligible n
+  // keep -1, below any threshold. An efficiency is at most 1 (ceil(w) >= w), so none after the
+  // first 1 can raise the best, and the answer is among the n seen by then.
+  double eff[129];
+  double best = 0, prev_q = 0;
+  int seen = 0;
+  for (int n = 1; n <= most; ++n) {
+    const double q = std::ceil(n_blocks / n);
+    const bool eligible = n == 1 || q != prev_q;
+    prev_q = q;
+    eff[n] = -1;
+    seen = n;
+    if (!eligible) continue;
+    eff[n] = efficiency(n);
+    best = std::max(best, eff[n]);
+    if (best == 1.0) break;
+  }
+  for (int n = 1; n <= seen; ++n)
+    if (eff[n] >= 0.85 * best) return n;
   return 1;
 }
 
@@ -311,19 +326,31 @@ KvSplit wave_split(double works, double slots, double tiles) {
   auto cost = [&](int n) {
     return std::ceil(works * n / slots) * (std::ceil(tiles / n) + kFixed) + (n > 1 ? kPartial * works * n / slots : 0.0);
   };
+  // The searches stop at the first n whose lower bound already exceeds what is to be beaten: with
+  // ceil(x) >= x, cost(n) >= works / slots x (tiles + (kFixed + kPartial) n), which grows with n,
+  // so no later n can win either (the same choice as trying every n: tests/unit/test_traffic.cpp
+  // compares it with the full search). The 1e-9 margin covers the rounding of either side.
+  constexpr double kMargin = 1.0 - 1e-9;
+  const double per = works / slots;
   const double c1 = cost(1);
   KvSplit best;
   double best_cost = c1;
-  for (int n = 2; n <= kMaxSplits && std::floor(tiles / n) >= kMinTiles; ++n)
-    if (cost(n) < best_cost) best_cost = cost(n), best.splits = n;
+  for (int n = 2; n <= kMaxSplits && std::floor(tiles / n) >= kMinTiles; ++n) {
+    if (per * (tiles + (kFixed + kPartial) * n) * kMargin > best_cost) break;
+    const double cn = cost(n);
+    if (cn < best_cost) best_cost = cn, best.splits = n;
+  }
   if (best_cost >= 0.99 * c1) best = KvSplit{}, best_cost = c1;
   const double full_waves = std::floor(works / slots), k = works - full_waves * slots;
-  if (full_waves >= 1 && k > 0)
+  if (full_waves >= 1 && k > 0) {
+    const double whole = full_waves * (tiles + kFixed), k_per = k / slots, c99 = 0.99 * c1;
     for (int n = 2; n <= kMaxTail && std::floor(tiles / n) >= kMinTiles; ++n) {
+      if ((whole + k_per * (tiles + (kFixed + kPartial) * n)) * kMargin > std::min(best_cost, c99)) break;
       const double c = full_waves * (tiles + kFixed) + std::ceil(k * n / slots) * (std::ceil(tiles / n) + kFixed) +
                        kPartial * k * n / slots;
-      if (c < best_cost && c < 0.99 * c1) best_cost = c, best = KvSplit{n, full_waves * slots};
+      if (c < best_cost && c < c99) best_cost = c, best = KvSplit{n, full_waves * slots};
     }
+  }
   return best;
 }
 
@@ -672,48 +699,84 @@ bool same_key(const DenseKey& a, const DenseKey& b) {
          x.decode_tile_reuse == y.decode_tile_reuse;
 }
 
-std::size_t slot_of(const DenseKey& k, std::size_t slots) {
+std::uint64_t key_hash(const DenseKey& k) {
   std::uint64_t h = 1469598103934665603ULL;
   for (std::uint64_t v : {std::uint64_t(k.start), std::uint64_t(k.positions), std::uint64_t(k.batch),
                           std::uint64_t(k.geo.q_heads) << 32 | std::uint64_t(k.geo.kv_heads),
                           std::uint64_t(k.chunk_tokens), std::uint64_t(k.shape.attention_tile_rows),
                           std::uint64_t(k.shape.split_kv), std::uint64_t(k.shape.l2_reuse * 1e6)})
     h = (h ^ v) * 1099511628211ULL;
-  return static_cast<std::size_t>(h >> 32) % slots;
+  return h;
+}
+
+}  // namespace
+
+namespace {
+
+// What dense_cost_of sets (the rest of its ForwardCost keeps its defaults): what the memo keeps.
+struct DenseResult {
+  KernelCost attention;
+  ByteCategories bytes;
+  double l2_kv = 0, splits = 1;
+};
+// A field added to ForwardCost that dense_cost_of sets must be kept in DenseResult too.
+static_assert(sizeof(ForwardCost) == 8 * (7 * 11 + 2 * 6 + 13), "ForwardCost changed: check DenseResult");
+
+// Per thread (a sweep's points are priced on several threads): sets of 4 entries, so that the
+// few implementations priced at every point (whose shapes may hash alike) do not evict each other.
+// 8,192 entries: a sweep cycles through ~1,000 (context, batch, prefill) x 4 shapes between
+// repeats; 256 entries missed ~all lookups of a 1M sweep. A set's 4 tags (the key's hash) share
+// a cache line, and an entry keeps only the dense fields (~0.3 KB, ~2.5 MB a thread, touched as
+// used): a lookup reads the tags' line and, on a match, one entry.
+const DenseResult& dense_memo(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
+                              int batch, const KernelShape& shape) {
+  struct Entry {
+    DenseKey key;
+    DenseResult r;
+  };
+  constexpr std::size_t kSets = 2048, kWays = 4;
+  struct alignas(32) Tags {
+    std::uint64_t t[kWays] = {0, 0, 0, 0};  // 0: unused
+  };
+  thread_local std::vector<Tags> tags(kSets);
+  thread_local std::vector<Entry> cache(kSets * kWays);
+  thread_local std::size_t next_way = 0;
+  const DenseKey key{geo, cfg.chunk_tokens, cfg.kv_dtype, start, positions, batch, shape};
+  const std::uint64_t h = key_hash(key) | 1;
+  const std::size_t set = static_cast<std::size_t>(h >> 32) % kSets;
+  Tags& tg = tags[set];
+  Entry* e = cache.data() + set * kWays;
+  for (std::size_t w = 0; w < kWays; ++w)
+    if (tg.t[w] == h && same_key(e[w].key, key)) return e[w].r;
+  const std::size_t w = next_way++ % kWays;
+  const ForwardCost f = dense_cost_of(geo, cfg, qshare_g, start, positions, batch, shape);
+  e[w].r = DenseResult{f.attention_dense, f.bytes_dense, f.l2_kv_dense, f.splits_dense};
+  e[w].key = key;
+  tg.t[w] = h;
+  return e[w].r;
+}
+
+void put_dense(ForwardCost& f, const DenseResult& r) {
+  f.attention_dense = r.attention;
+  f.bytes_dense = r.bytes;
+  f.l2_kv_dense = r.l2_kv;
+  f.splits_dense = r.splits;
 }
 
 }  // namespace
 
 ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
                                int batch, const KernelShape& shape) {
-  // Per thread (a sweep's points are priced on several threads): sets of 4 entries, so that the
-  // few implementations priced at every point (whose shapes may hash alike) do not evict each other.
-  // 8,192 entries (~8 MB a thread, touched as used): a sweep cycles through ~1,000 (context,
-  // batch, prefill) x 4 shapes between repeats; 256 entries missed ~all lookups of a 1M sweep.
-  struct Entry {
-    DenseKey key;
-    ForwardCost cost;
-    bool used = false;
-  };
-  constexpr std::size_t kSets = 2048, kWays = 4;
-  thread_local std::vector<Entry> cache(kSets * kWays);
-  thread_local std::size_t next_way = 0;
-  const DenseKey key{geo, cfg.chunk_tokens, cfg.kv_dtype, start, positions, batch, shape};
-  Entry* set = cache.data() + slot_of(key, kSets) * kWays;
-  for (std::size_t w = 0; w < kWays; ++w)
-    if (set[w].used && same_key(set[w].key, key)) return set[w].cost;
-  Entry& e = set[next_way++ % kWays];
-  e.cost = dense_cost_of(geo, cfg, qshare_g, start, positions, batch, shape);
-  e.key = key;
-  e.used = true;
-  return e.cost;
+  ForwardCost f;
+  put_dense(f, dense_memo(geo, cfg, qshare_g, start, positions, batch, shape));
+  return f;
 }
 
 ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
                          int batch, const KernelShape& shape) {
   ForwardCost f;
   if (positions <= 0) return f;
-  f = dense_forward_cost(geo, cfg, qshare_g, start, positions, batch, shape);
+  put_dense(f, dense_memo(geo, cfg, qshare_g, start, positions, batch, shape));
   const Span s(geo, cfg, qshare_g, start, positions, batch, shape);
   SparseSums sp;
   if (!shape.gqa_packing && geo.heads_per_group() > 1) {
@@ -753,5 +816,17 @@ double descriptor_blob_bytes(double selections, double groups, double work_items
   return std::max(256.0, section(20.0 * selections) + section(20.0 * groups) + section(12.0 * selections) +
                              section(36.0 * work_items));
 }
+
+// The split searches, for tests/unit/test_traffic.cpp (which declares these itself: model internals,
+// not in a header).
+namespace detail {
+std::pair<int, double> wave_split_of(double works, double slots, double tiles) {
+  const KvSplit k = wave_split(works, slots, tiles);
+  return {k.splits, k.whole};
+}
+int fa2_split_count_of(double blocks, double kv_tokens, double head_dim, const KernelShape& sh) {
+  return fa2_split_count(blocks, kv_tokens, head_dim, sh);
+}
+}  // namespace detail
 
 }  // namespace cisa
