@@ -1,6 +1,9 @@
 #include "cisa/write_hdf5.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
@@ -59,9 +62,61 @@ bool uniform_cells(const Column& c, std::uint64_t& bits, std::string& text) {
   return std::all_of(s.begin(), s.end(), [&](const std::string& v) { return v == text; });
 }
 
+// Streamed files, when CISA_H5_DEFLATE=1 (opt-in): a column whose first chunk of rows compresses
+// well (values that repeat, or change in their low bytes only: the sweep's inputs and most byte
+// counts) is stored in chunks of that many rows with HDF5's shuffle and deflate (level 1)
+// filters, which every HDF5 reader (h5py, cisa-sim merge / --measurements) undoes; the others stay
+// contiguous. A 1M-point sweep: 772 -> 279 MB, but zlib costs ~1 s of CPU a million rows (~1.3 ns
+// a byte), more than the disk time it saves on a 2-core machine (NOTES, session 12): off by default.
+constexpr int kDeflateLevel = 1;
+constexpr double kDeflateBelow = 0.1;  // compressed / raw bytes of the sample, from zlib at that level
+constexpr std::size_t kSampleRows = 4096;
+
+bool deflate_wanted() {
+  const char* e = std::getenv("CISA_H5_DEFLATE");
+  if (!e || std::string(e) != "1") return false;
+  static const bool available = [] {
+    unsigned deflate_cfg = 0, shuffle_cfg = 0;
+    return H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 && H5Zfilter_avail(H5Z_FILTER_SHUFFLE) > 0 &&
+           H5Zget_filter_info(H5Z_FILTER_DEFLATE, &deflate_cfg) >= 0 &&
+           H5Zget_filter_info(H5Z_FILTER_SHUFFLE, &shuffle_cfg) >= 0 &&
+           (deflate_cfg & H5Z_FILTER_CONFIG_ENCODE_ENABLED) && (shuffle_cfg & H5Z_FILTER_CONFIG_ENCODE_ENABLED);
+  }();
+  return available;
+}
+
+// Whether the first rows of `c` (as stored: `width`-byte strings, else 8-byte numbers), shuffled
+// as HDF5's filter does (byte k of every element together), deflate to under kDeflateBelow.
+bool compresses_well(const Column& c, std::size_t width) {
+  const std::size_t n = std::min(c.size(), kSampleRows);
+  if (n < 64) return false;  // too few rows to be worth a chunked layout
+  std::size_t size = 8;
+  std::vector<unsigned char> raw;
+  if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
+    raw.resize(n * size);
+    std::memcpy(raw.data(), f->data(), raw.size());
+  } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
+    raw.resize(n * size);
+    std::memcpy(raw.data(), i->data(), raw.size());
+  } else {
+    const auto& v = std::get<std::vector<std::string>>(c.data);
+    size = std::max<std::size_t>(1, width);
+    raw.assign(n * size, 0);
+    for (std::size_t k = 0; k < n; ++k) std::memcpy(raw.data() + k * size, v[k].data(), std::min(size, v[k].size()));
+  }
+  std::vector<unsigned char> shuffled(raw.size());
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t b = 0; b < size; ++b) shuffled[b * n + k] = raw[k * size + b];
+  uLongf out_len = compressBound(static_cast<uLong>(shuffled.size()));
+  std::vector<unsigned char> out(out_len);
+  if (compress2(out.data(), &out_len, shuffled.data(), static_cast<uLong>(shuffled.size()), kDeflateLevel) != Z_OK)
+    return false;
+  return static_cast<double>(out_len) < kDeflateBelow * static_cast<double>(shuffled.size());
+}
+
 class Writer {
  public:
-  Writer(const fs::path& temp, const fs::path& target) : c_(target) {
+  Writer(const fs::path& temp, const fs::path& target) : c_(target), deflate_(deflate_wanted()) {
     Handle fcpl = h5::plist(c_.id(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate"));
     // Creation order, so readers list columns in table order.
     c_.ok(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
@@ -149,9 +204,13 @@ class Writer {
   }
   // `first`: the first chunk of rows; when all its cells are equal the dataset takes that value
   // as its fill value (see Slab::uniform).
-  Slab create_slab(hid_t g, const Column& col, hsize_t n, std::size_t width, const Column* first = nullptr) {
+  // `chunk_rows` > 0: a column that is not uniform and compresses_well is chunked and deflated.
+  Slab create_slab(hid_t g, const Column& col, hsize_t n, std::size_t width, const Column* first = nullptr,
+                   hsize_t chunk_rows = 0) {
     Slab s;
     s.uniform = first && n > 0 && uniform_cells(*first, s.fill_bits, s.fill_text);
+    const bool deflate = !s.uniform && first && chunk_rows > 0 && n >= chunk_rows && deflate_ &&
+                         compresses_well(*first, width);
     if (s.uniform && s.fill_text.size() > std::max<std::size_t>(1, width))
       throw std::logic_error("column " + col.name + ": '" + s.fill_text + "' is longer than its width " + std::to_string(width));
     s.space = h5::space(c_.id(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"));
@@ -166,6 +225,12 @@ class Writer {
       file_type = s.type.get();
     }
     Handle dcpl;
+    if (deflate) {
+      dcpl = h5::plist(c_.id(H5Pcopy(dcpl_.get()), "H5Pcopy"));
+      c_.ok(H5Pset_chunk(dcpl.get(), 1, &chunk_rows), "H5Pset_chunk");
+      c_.ok(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle");
+      c_.ok(H5Pset_deflate(dcpl.get(), kDeflateLevel), "H5Pset_deflate");
+    }
     if (s.uniform) {
       dcpl = h5::plist(c_.id(H5Pcopy(dcpl_.get()), "H5Pcopy"));
       c_.ok(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_IFSET), "fill time");
@@ -180,10 +245,19 @@ class Writer {
               "fill value");
       }
     }
+    // A chunked column's slabs are whole chunks, written once: no chunk cache (each is filtered and
+    // written by its H5Dwrite, not held until the dataset is closed).
+    Handle dapl;
+    if (deflate) {
+      dapl = h5::plist(c_.id(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate"));
+      c_.ok(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, H5D_CHUNK_CACHE_W0_DEFAULT), "H5Pset_chunk_cache");
+    }
     s.ds = h5::dataset(c_.id(H5Dcreate2(g, col.name.c_str(), file_type, s.space.get(), H5P_DEFAULT,
-                                        s.uniform ? dcpl.get() : dcpl_.get(), H5P_DEFAULT),
+                                        s.uniform || deflate ? dcpl.get() : dcpl_.get(),
+                                        deflate ? dapl.get() : H5P_DEFAULT),
                              "H5Dcreate2"));
-    if (s.uniform) c_.close(dcpl, "H5Pclose");
+    if (s.uniform || deflate) c_.close(dcpl, "H5Pclose");
+    if (deflate) c_.close(dapl, "H5Pclose");
     attribute(s.ds.get(), "unit", col.unit);
     attribute(s.ds.get(), "description", col.description);
     return s;
@@ -267,6 +341,7 @@ class Writer {
   }
 
   Checked c_;
+  bool deflate_ = false;  // streamed columns that compress well are deflated (deflate_wanted)
   Handle file_, scalar_, dcpl_;
 };
 
@@ -294,7 +369,7 @@ struct Hdf5TableStream::Impl {
     const auto& cols = schema.columns();
     for (std::size_t k = 0; k < cols.size(); ++k)
       slabs.push_back(w->create_slab(group.get(), cols[k], static_cast<hsize_t>(rows), widths[k],
-                                     first ? &first->columns()[k] : nullptr));
+                                     first ? &first->columns()[k] : nullptr, first ? first->rows() : 0));
   }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 #include <cstdlib>
@@ -671,42 +672,50 @@ ForwardCost dense_cost_of(const Geometry& geo, const CisaConfig& cfg, int qshare
 
 // What the dense traffic reads: not the budget, G, window, overlap or representatives (a test holds
 // the dense cost fixed while those change), so a sweep over them prices each dense forward once.
+// Packed into words (doubles by their bits): keys compare and hash as 17 words.
 struct DenseKey {
-  Geometry geo;
-  int chunk_tokens = 0;
-  Dtype kv_dtype = Dtype::bf16;
-  i64 start = 0, positions = 0;
-  int batch = 0;
-  KernelShape shape;
+  static constexpr std::size_t kWords = 17;
+  std::uint64_t w[kWords];
 };
 
-// Every field (the static_assert asks whoever adds one to KernelShape to add it here).
-static_assert(sizeof(KernelShape) == 104, "a KernelShape field was added: compare it in same_key");
-bool same_key(const DenseKey& a, const DenseKey& b) {
-  const KernelShape &x = a.shape, &y = b.shape;
-  return a.geo.q_heads == b.geo.q_heads && a.geo.kv_heads == b.geo.kv_heads && a.geo.head_dim == b.geo.head_dim &&
-         a.geo.hidden == b.geo.hidden && a.chunk_tokens == b.chunk_tokens && a.kv_dtype == b.kv_dtype &&
-         a.start == b.start && a.positions == b.positions && a.batch == b.batch &&
-         x.attention_tile_rows == y.attention_tile_rows && x.attention_min_tile_rows == y.attention_min_tile_rows &&
-         x.score_tile_rows == y.score_tile_rows && x.score_pages_per_tile == y.score_pages_per_tile &&
-         x.score_tiles_per_cta == y.score_tiles_per_cta && x.topk_radix_passes == y.topk_radix_passes &&
-         x.sms == y.sms && x.l2_reuse == y.l2_reuse && x.split_min_tokens == y.split_min_tokens &&
-         x.split_kv == y.split_kv && x.decode_visits_context == y.decode_visits_context &&
-         x.l2_capacity_bytes == y.l2_capacity_bytes && x.share_selected == y.share_selected &&
-         x.gqa_packing == y.gqa_packing && x.score_bytes == y.score_bytes &&
-         x.topk_cluster_above == y.topk_cluster_above && x.topk_few_rows_slice == y.topk_few_rows_slice &&
-         x.topk_ctas_per_sm == y.topk_ctas_per_sm && x.decode_tile_rows == y.decode_tile_rows &&
-         x.decode_tile_reuse == y.decode_tile_reuse;
+std::uint64_t pack2(std::int64_t lo, std::int64_t hi) {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(lo)) | static_cast<std::uint64_t>(hi) << 32;
+}
+std::uint64_t bits_of(double v) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
 }
 
+// Every field (the static_assert asks whoever adds one to KernelShape to add it here).
+static_assert(sizeof(KernelShape) == 104, "a KernelShape field was added: add it to dense_key");
+DenseKey dense_key(const Geometry& geo, const CisaConfig& cfg, i64 start, i64 positions, int batch,
+                   const KernelShape& x) {
+  return DenseKey{{pack2(geo.q_heads, geo.kv_heads), pack2(geo.head_dim, geo.hidden),
+                   pack2(cfg.chunk_tokens, static_cast<int>(cfg.kv_dtype)), static_cast<std::uint64_t>(start),
+                   static_cast<std::uint64_t>(positions), pack2(batch, x.attention_tile_rows),
+                   pack2(x.attention_min_tile_rows, x.score_tile_rows), pack2(x.score_pages_per_tile, x.score_tiles_per_cta),
+                   pack2(x.topk_radix_passes, x.sms), bits_of(x.l2_reuse), pack2(x.split_min_tokens, static_cast<int>(x.split_kv)),
+                   pack2(int(x.decode_visits_context) | int(x.share_selected) << 1 | int(x.gqa_packing) << 2,
+                        x.topk_cluster_above),
+                   bits_of(x.l2_capacity_bytes), bits_of(x.score_bytes), pack2(x.topk_few_rows_slice, x.topk_ctas_per_sm),
+                   static_cast<std::uint64_t>(static_cast<std::uint32_t>(x.decode_tile_rows)), bits_of(x.decode_tile_reuse)}};
+}
+
+bool same_key(const DenseKey& a, const DenseKey& b) {
+  std::uint64_t diff = 0;
+  for (std::size_t i = 0; i < DenseKey::kWords; ++i) diff |= a.w[i] ^ b.w[i];
+  return diff == 0;
+}
+
+// Of the words that differ between the keys of a sweep (start, positions, batch, the geometry, chunk,
+// tile rows, split policy, L2 reuse); same_key compares them all.
 std::uint64_t key_hash(const DenseKey& k) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (std::uint64_t v : {std::uint64_t(k.start), std::uint64_t(k.positions), std::uint64_t(k.batch),
-                          std::uint64_t(k.geo.q_heads) << 32 | std::uint64_t(k.geo.kv_heads),
-                          std::uint64_t(k.chunk_tokens), std::uint64_t(k.shape.attention_tile_rows),
-                          std::uint64_t(k.shape.split_kv), std::uint64_t(k.shape.l2_reuse * 1e6)})
-    h = (h ^ v) * 1099511628211ULL;
-  return h;
+  std::uint64_t h = 0;
+  for (std::size_t i : {0, 1, 2, 3, 4, 5, 9, 10}) h += (k.w[i] ^ (k.w[i] >> 31)) * (0x9E3779B97F4A7C15ULL + 2 * i);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  return h ^ (h >> 32);
 }
 
 }  // namespace
@@ -741,9 +750,9 @@ const DenseResult& dense_memo(const Geometry& geo, const CisaConfig& cfg, int qs
   thread_local std::vector<Tags> tags(kSets);
   thread_local std::vector<Entry> cache(kSets * kWays);
   thread_local std::size_t next_way = 0;
-  const DenseKey key{geo, cfg.chunk_tokens, cfg.kv_dtype, start, positions, batch, shape};
+  const DenseKey key = dense_key(geo, cfg, start, positions, batch, shape);
   const std::uint64_t h = key_hash(key) | 1;
-  const std::size_t set = static_cast<std::size_t>(h >> 32) % kSets;
+  const std::size_t set = static_cast<std::size_t>(h >> 40) % kSets;
   Tags& tg = tags[set];
   Entry* e = cache.data() + set * kWays;
   for (std::size_t w = 0; w < kWays; ++w)

@@ -1,0 +1,114 @@
+// Streamed HDF5 files with CISA_H5_DEFLATE=1 (issue 12, session 12): columns whose first chunk
+// compresses well are chunked with shuffle + deflate, the rest stay contiguous; every value reads
+// back bit for bit (NaN, -0.0, texts), with chunks aligned or not to the first one, and a file
+// without the variable is laid out as before.
+#include <hdf5.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "catch.hpp"
+
+#include "cisa/write_hdf5.hpp"
+
+using namespace cisa;
+namespace fs = std::filesystem;
+
+namespace {
+
+Table make(std::size_t row0, std::size_t n) {
+  Table t;
+  auto& cycle = t.add_f64("cycle", "ms", "a few values, cycling");
+  auto& smooth = t.add_f64("smooth", "bytes", "grows slowly");
+  auto& noise = t.add_f64("noise", "", "random bits");
+  auto& odd = t.add_f64("odd", "", "NaN and signed zeros among repeats");
+  auto& idx = t.add_i64("idx", "", "row index");
+  auto& name = t.add_text("name", "two names");
+  for (std::size_t r = row0; r < row0 + n; ++r) {
+    cycle.push_back(0.25 * static_cast<double>(r % 7));
+    smooth.push_back(1e9 + 4096.0 * static_cast<double>(r / 3));
+    std::uint64_t bits = (r + 1) * 0x9E3779B97F4A7C15ULL;  // splitmix64 of the row: the same whatever the chunks
+    bits = (bits ^ (bits >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    bits = (bits ^ (bits >> 27)) * 0x94D049BB133111EBULL;
+    bits ^= bits >> 31;
+    double v = 0;
+    std::memcpy(&v, &bits, sizeof v);
+    noise.push_back(std::isnan(v) ? 1.0 : v);
+    odd.push_back(r % 5 == 0 ? std::nan("") : (r % 5 == 1 ? -0.0 : 0.0));
+    idx.push_back(static_cast<std::int64_t>(r));
+    name.push_back(r % 11 < 6 ? "fa3" : "cudnn_sdpa");
+  }
+  return t;
+}
+
+bool same_bits(const Table& a, const Table& b) {
+  if (a.columns().size() != b.columns().size()) return false;
+  for (std::size_t k = 0; k < a.columns().size(); ++k) {
+    const Column &x = a.columns()[k], &y = b.columns()[k];
+    if (x.name != y.name || x.unit != y.unit || x.description != y.description || x.data.index() != y.data.index())
+      return false;
+    if (const auto* f = std::get_if<std::vector<double>>(&x.data)) {
+      const auto& g = std::get<std::vector<double>>(y.data);
+      if (f->size() != g.size() || std::memcmp(f->data(), g.data(), f->size() * sizeof(double)) != 0) return false;
+    } else if (x.data != y.data) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int filters_of(const fs::path& p, const std::string& column) {
+  const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(f, ("points/" + column).c_str(), H5P_DEFAULT);
+  const hid_t dcpl = H5Dget_create_plist(d);
+  const int n = H5Pget_layout(dcpl) == H5D_CHUNKED ? H5Pget_nfilters(dcpl) : 0;
+  H5Pclose(dcpl);
+  H5Dclose(d);
+  H5Fclose(f);
+  return n;
+}
+
+void write(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks) {
+  Hdf5TableStream h5(p, "points", make(0, 0), rows, {{"name", 10}}, {{"k", "v"}});
+  std::size_t at = 0;
+  for (std::size_t n : chunks) {
+    h5.append(make(at, n));
+    at += n;
+  }
+  h5.commit();
+}
+
+}  // namespace
+
+TEST_CASE("CISA_H5_DEFLATE=1: compressible streamed columns are deflated and read back bit for bit", "[stream][hdf5]") {
+  const fs::path plain = fs::temp_directory_path() / "cisa_test_deflate_plain.h5";
+  const fs::path packed = fs::temp_directory_path() / "cisa_test_deflate_packed.h5";
+  const std::size_t rows = 5000;
+  const Table want = make(0, rows);
+  ::unsetenv("CISA_H5_DEFLATE");
+  write(plain, rows, {1000, 1000, 1000, 1000, 1000});
+  CHECK(same_bits(want, read_hdf5_group(plain, "points")));
+  for (const char* c : {"cycle", "smooth", "noise", "odd", "idx", "name"}) CHECK(filters_of(plain, c) == 0);
+  ::setenv("CISA_H5_DEFLATE", "1", 1);
+  // Chunks of the first one's size (the last one short), then appends not aligned to it.
+  for (const auto& chunks : std::vector<std::vector<std::size_t>>{
+           {1000, 1000, 1000, 1000, 1000}, {1024, 1024, 1024, 1024, 904}, {700, 1000, 13, 2287, 1000}, {5000}}) {
+    write(packed, rows, chunks);
+    CHECK(same_bits(want, read_hdf5_group(packed, "points")));
+    CHECK(read_hdf5_attributes(packed) == read_hdf5_attributes(plain));
+    for (const char* c : {"cycle", "smooth", "idx", "name", "odd"}) CHECK(filters_of(packed, c) == 2);  // shuffle, deflate
+    CHECK(filters_of(packed, "noise") == 0);
+    CHECK(fs::file_size(packed) < fs::file_size(plain) / 3);
+  }
+  // Fewer rows than the sample needs: contiguous, as before.
+  write(packed, 40, {40});
+  CHECK(same_bits(make(0, 40), read_hdf5_group(packed, "points")));
+  CHECK(filters_of(packed, "cycle") == 0);
+  ::unsetenv("CISA_H5_DEFLATE");
+  fs::remove(plain);
+  fs::remove(packed);
+}
