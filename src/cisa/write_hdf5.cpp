@@ -68,7 +68,7 @@ bool uniform_cells(const Column& c, std::uint64_t& bits, std::string& text) {
 // undoes; the others stay contiguous. The chunks are encoded by FastDeflate, not zlib (zlib's
 // deflate at level 1 costs ~1.3 ns a byte, more CPU than the disk time it saves on 2 cores), and
 // written whole (H5Dwrite_chunk). CISA_H5_DEFLATE=0: no column is deflated.
-constexpr double kDeflateBelow = 0.1;  // FastDeflate's bytes / raw bytes of the sample
+constexpr double kDeflateBelow = 0.25;  // FastDeflate's bytes / raw bytes of the sample
 constexpr std::size_t kSampleRows = 4096;
 
 // ---- a fast zlib-format (RFC 1950/1951) encoder for repetitive columns ----
