@@ -84,9 +84,10 @@ constexpr std::size_t kSampleRows = 4096;
 // use it. HDF5's deflate filter (zlib's inflate) reads its output like any zlib stream.
 class FastDeflate {
  public:
-  // Encodes in[0, n) into out (replaced); returns false when the result would not be smaller.
-  bool encode(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out) {
-    out.resize(n + n / 8 + 64);
+  // Encodes in[0, n) into out's first bytes (out grows, never shrinks: no zero-fill per call);
+  // returns their count, or 0 when the stream would not be smaller than n.
+  std::size_t encode(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out) {
+    if (out.size() < n + n / 8 + 64) out.resize(n + n / 8 + 64);
     out_ = out.data();
     end_ = out.data() + out.size() - 16;
     acc_ = 0;
@@ -121,17 +122,17 @@ class FastDeflate {
       } else {
         literal(in[i++]);
       }
-      if (out_ >= end_) return false;
+      if (out_ >= end_) return 0;
     }
     while (i < n) literal(in[i++]);
     put(0, 7);  // end of block: symbol 256
     if (nbits_ % 8) put(0, 8 - nbits_ % 8);  // to a byte: the Adler-32 follows
     flush_bytes();
-    if (out_ + 4 > out.data() + out.size()) return false;
+    if (out_ + 4 > out.data() + out.size()) return 0;
     const std::uint32_t a = adler32(in, n);
     for (int k = 3; k >= 0; --k) *out_++ = static_cast<unsigned char>(a >> (8 * k));
-    out.resize(static_cast<std::size_t>(out_ - out.data()));
-    return out.size() < n;
+    const std::size_t len = static_cast<std::size_t>(out_ - out.data());
+    return len < n ? len : 0;
   }
 
   static std::uint32_t adler32(const unsigned char* p, std::size_t n) {
@@ -396,8 +397,8 @@ class Writer {
     const std::size_t n = std::min(c.size(), kSampleRows);
     if (n < 64) return false;  // too few rows to be worth a chunked layout
     stored_bytes(c, width, n, n, raw_);
-    return enc_.encode(raw_.data(), raw_.size(), zbuf_) &&
-           static_cast<double>(zbuf_.size()) < kDeflateBelow * static_cast<double>(raw_.size());
+    const std::size_t len = enc_.encode(raw_.data(), raw_.size(), zbuf_);
+    return len > 0 && static_cast<double>(len) < kDeflateBelow * static_cast<double>(raw_.size());
   }
   // `first`: the first chunk of rows; when all its cells are equal the dataset takes that value
   // as its fill value (see Slab::uniform).
@@ -478,9 +479,10 @@ class Writer {
         cells = raw_.data();
       }
       const std::size_t bytes = s.chunk * (col.is_text() ? s.width : 8);
-      const bool packed = enc_.encode(cells, bytes, zbuf_);
+      const std::size_t len = enc_.encode(cells, bytes, zbuf_);
+      const bool packed = len > 0;
       // Filter mask bit 0: the deflate filter was not applied to this chunk (it did not shrink).
-      c_.ok(H5Dwrite_chunk(s.ds.get(), H5P_DEFAULT, packed ? 0U : 1U, &offset, packed ? zbuf_.size() : bytes,
+      c_.ok(H5Dwrite_chunk(s.ds.get(), H5P_DEFAULT, packed ? 0U : 1U, &offset, packed ? len : bytes,
                            packed ? zbuf_.data() : cells),
             "H5Dwrite_chunk");
       return;
@@ -672,7 +674,9 @@ void write_hdf5(const fs::path& path, const std::vector<Hdf5Group>& groups,
 namespace detail {
 bool fast_deflate(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out) {
   FastDeflate enc;
-  return enc.encode(in, n, out);
+  const std::size_t len = enc.encode(in, n, out);
+  out.resize(len);
+  return len > 0;
 }
 }  // namespace detail
 
