@@ -469,7 +469,7 @@ class Writer {
       if (uniform_cells(col, bits, text) && bits == s.fill_bits && text == s.fill_text) return;  // the fill value
       s.uniform = false;
     }
-    if (s.chunk && offset % s.chunk == 0 && (count == s.chunk || offset + count == s.rows)) {
+    if (s.chunk && offset % s.chunk == 0 && count <= s.chunk && (count == s.chunk || offset + count == s.rows)) {
       // A whole chunk (or the short last one, padded with zeros as HDF5 stores it): encoded here.
       const unsigned char* cells = nullptr;  // a whole chunk of numbers: as they are
       if (count == s.chunk && !col.is_text())

@@ -135,7 +135,8 @@ TEST_CASE("compressible streamed columns are deflated and read back bit for bit"
   ::unsetenv("CISA_H5_DEFLATE");  // the default
   // Chunks of the first one's size (the last one short), then appends not aligned to it.
   for (const auto& chunks : std::vector<std::vector<std::size_t>>{
-           {1000, 1000, 1000, 1000, 1000}, {1024, 1024, 1024, 1024, 904}, {700, 1000, 13, 2287, 1000}, {5000}}) {
+           {1000, 1000, 1000, 1000, 1000}, {1024, 1024, 1024, 1024, 904}, {700, 1000, 13, 2287, 1000}, {700, 4300},
+           {100, 4900}, {5000}}) {
     write(packed, rows, chunks);
     CHECK(same_bits(want, read_hdf5_group(packed, "points")));
     CHECK(read_hdf5_attributes(packed) == read_hdf5_attributes(plain));
