@@ -10,6 +10,9 @@
 # at the end) holds the scenarios and outputs: the 5M-point HDF5 file is ~5.5 GB and its CSV
 # ~6 GB, and the disk's write speed bounds the figures (a tmpfs such as /dev/shm measures the
 # CPU side). --smoke: one 2,000-point sweep, for the test suite (checks the script, not speed).
+# The last column gives the output's size (MB). The HDF5 columns that compress well are deflated
+# (write_hdf5.cpp); CISA_H5_DEFLATE=0 in the environment writes them as before (a 1M-point file:
+# 299 vs 772 MB).
 # Not a unit test: the full run takes minutes.
 set -euo pipefail
 
@@ -99,20 +102,22 @@ echo "cisa-sim CLI benchmark ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
 echo "binary: $EXE ($("$EXE" --version 2>/dev/null | head -1 || echo "version unknown"))"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo)"
 echo "output folder: $DIR ($(df -PT "$DIR" | awk 'NR == 2 {print $2}'))"
-echo "threads: ${CISA_THREADS:-all cores (at most 16)}"
+echo "threads: ${CISA_THREADS:-all cores (at most 16)}; HDF5 deflate: ${CISA_H5_DEFLATE:-on (default)}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 timed "$EXE" presets >/dev/null
-printf '%-34s %10s %12s %10s\n' "case" "wall s" "points/s" "max RSS MB"
-printf '%-34s %10s %12s %10s\n' "presets (start-up)" "$WALL" "-" "$RSS"
+printf '%-34s %10s %12s %10s %9s\n' "case" "wall s" "points/s" "max RSS MB" "out MB"
+printf '%-34s %10s %12s %10s %9s\n' "presets (start-up)" "$WALL" "-" "$RSS" "-"
 for size in $SIZES; do
   scenario "$size" "$DIR/s_$size.yaml"
   timed "$EXE" --scenario "$DIR/s_$size.yaml" --out "$DIR/x_$size.h5" >"$DIR/table_$size.txt"
   n=$(points_of "$DIR/table_$size.txt")
-  printf '%-34s %10s %12s %10s\n' "$size: $n points -> HDF5 (+table)" "$WALL" "$(awk -v n="$n" -v w="$WALL" 'BEGIN {printf "%.0f", n / (w > 0 ? w : 0.01)}')" "$RSS"
+  mb=$(awk -v b="$(wc -c <"$DIR/x_$size.h5")" 'BEGIN {printf "%.0f", b / 1e6}')
+  printf '%-34s %10s %12s %10s %9s\n' "$size: $n points -> HDF5 (+table)" "$WALL" "$(awk -v n="$n" -v w="$WALL" 'BEGIN {printf "%.0f", n / (w > 0 ? w : 0.01)}')" "$RSS" "$mb"
   rm -f "$DIR/x_$size.h5"
   timed "$EXE" --scenario "$DIR/s_$size.yaml" --format csv --no-hdf5 >"$DIR/x_$size.csv"
   rows=$(($(wc -l <"$DIR/x_$size.csv") - 1))
+  mb=$(awk -v b="$(wc -c <"$DIR/x_$size.csv")" 'BEGIN {printf "%.0f", b / 1e6}')
   [ "$rows" = "$n" ] || { echo "bench_cli.sh: CSV has $rows rows, the run said $n points" >&2; exit 1; }
-  printf '%-34s %10s %12s %10s\n' "$size: $n points -> CSV" "$WALL" "$(awk -v n="$n" -v w="$WALL" 'BEGIN {printf "%.0f", n / (w > 0 ? w : 0.01)}')" "$RSS"
+  printf '%-34s %10s %12s %10s %9s\n' "$size: $n points -> CSV" "$WALL" "$(awk -v n="$n" -v w="$WALL" 'BEGIN {printf "%.0f", n / (w > 0 ? w : 0.01)}')" "$RSS" "$mb"
   rm -f "$DIR/x_$size.csv"
 done

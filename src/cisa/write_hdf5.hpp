@@ -3,7 +3,9 @@
 //                              hardware_yaml, and any others the caller adds
 //   /<group>/<column>        1-D dataset per column, all of one length;
 //                            float64 | int64 | fixed-length null-padded UTF-8 string;
-//                            attributes: unit (string), description (string)
+//                            attributes: unit (string), description (string);
+//                            contiguous, or (streamed files, columns that compress well) chunked
+//                            with HDF5's deflate filter; a column of one value: its fill value
 // (Older files have variable-length string attributes; the readers accept both.)
 // Files are written in the HDF5 1.10 file format (superblock v3, checksummed metadata: a
 // corrupted header is detected, not followed) through OutputFile (output_file.hpp): a temp file
@@ -32,12 +34,14 @@ struct Hdf5Group {
 void write_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Group>& groups,
                 const Attributes& attributes);
 
-// The same file written a chunk of rows at a time (sweeps too large to hold): the file, its
-// attributes and the group's datasets (`rows` long, contiguous, as write_hdf5 makes them) are
-// created first, append() writes the next rows of every column, commit() checks that all `rows`
-// came and renames the temp file over the target. Text columns are fixed-length strings of
-// text_widths[name] bytes (a longer value is a std::logic_error). Without commit() (an error, a
-// signal) nothing is left at the target. Errors as write_hdf5.
+// The same file written a chunk of rows at a time (sweeps too large to hold): the file and its
+// attributes are created first, the group's datasets (`rows` long) with the first chunk
+// (contiguous; a column of one value so far: its fill value; one that compresses well: chunks of
+// the first chunk's rows, deflated, unless CISA_H5_DEFLATE=0); append() writes the next rows of
+// every column, commit() checks that all `rows` came and renames the temp file over the target.
+// Text columns are fixed-length strings of text_widths[name] bytes (a longer value is a
+// std::logic_error). Without commit() (an error, a signal) nothing is left at the target. Errors
+// as write_hdf5.
 class Hdf5TableStream {
  public:
   Hdf5TableStream(const std::filesystem::path& path, const std::string& group, const Table& schema,

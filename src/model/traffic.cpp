@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <utility>
 #include <vector>
 #include <cstdlib>
 
@@ -180,16 +182,30 @@ int fa2_split_count(double blocks, double kv_tokens, double head_dim, const Kern
   const double block_n = head_dim <= 64 ? 256 : head_dim <= 128 ? 128 : 64;
   const double n_blocks = std::ceil(kv_tokens / block_n);
   const int most = static_cast<int>(std::min({128.0, slots, n_blocks}));
-  auto eligible = [&](int n) { return n == 1 || std::ceil(n_blocks / n) != std::ceil(n_blocks / (n - 1)); };
   auto efficiency = [&](int n) {
     const double waves = blocks * n / slots;
     return waves / std::ceil(waves);
   };
-  double best = 0;
-  for (int n = 1; n <= most; ++n)
-    if (eligible(n)) best = std::max(best, efficiency(n));
-  for (int n = 1; n <= most; ++n)
-    if (eligible(n) && efficiency(n) >= 0.85 * best) return n;
+  // One pass (the same values as two passes over n: the best efficiency, then the first eligible n
+  // reaching 85 % of it): n is eligible when ceil(n_blocks / n) differs from n - 1's; ineligible n
+  // keep -1, below any threshold. An efficiency is at most 1 (ceil(w) >= w), so none after the
+  // first 1 can raise the best, and the answer is among the n seen by then.
+  double eff[129];
+  double best = 0, prev_q = 0;
+  int seen = 0;
+  for (int n = 1; n <= most; ++n) {
+    const double q = std::ceil(n_blocks / n);
+    const bool eligible = n == 1 || q != prev_q;
+    prev_q = q;
+    eff[n] = -1;
+    seen = n;
+    if (!eligible) continue;
+    eff[n] = efficiency(n);
+    best = std::max(best, eff[n]);
+    if (best == 1.0) break;
+  }
+  for (int n = 1; n <= seen; ++n)
+    if (eff[n] >= 0.85 * best) return n;
   return 1;
 }
 
@@ -311,19 +327,31 @@ KvSplit wave_split(double works, double slots, double tiles) {
   auto cost = [&](int n) {
     return std::ceil(works * n / slots) * (std::ceil(tiles / n) + kFixed) + (n > 1 ? kPartial * works * n / slots : 0.0);
   };
+  // The searches stop at the first n whose lower bound already exceeds what is to be beaten: with
+  // ceil(x) >= x, cost(n) >= works / slots x (tiles + (kFixed + kPartial) n), which grows with n,
+  // so no later n can win either (the same choice as trying every n: tests/unit/test_traffic.cpp
+  // compares it with the full search). The 1e-9 margin covers the rounding of either side.
+  constexpr double kMargin = 1.0 - 1e-9;
+  const double per = works / slots;
   const double c1 = cost(1);
   KvSplit best;
   double best_cost = c1;
-  for (int n = 2; n <= kMaxSplits && std::floor(tiles / n) >= kMinTiles; ++n)
-    if (cost(n) < best_cost) best_cost = cost(n), best.splits = n;
+  for (int n = 2; n <= kMaxSplits && std::floor(tiles / n) >= kMinTiles; ++n) {
+    if (per * (tiles + (kFixed + kPartial) * n) * kMargin > best_cost) break;
+    const double cn = cost(n);
+    if (cn < best_cost) best_cost = cn, best.splits = n;
+  }
   if (best_cost >= 0.99 * c1) best = KvSplit{}, best_cost = c1;
   const double full_waves = std::floor(works / slots), k = works - full_waves * slots;
-  if (full_waves >= 1 && k > 0)
+  if (full_waves >= 1 && k > 0) {
+    const double whole = full_waves * (tiles + kFixed), k_per = k / slots, c99 = 0.99 * c1;
     for (int n = 2; n <= kMaxTail && std::floor(tiles / n) >= kMinTiles; ++n) {
+      if ((whole + k_per * (tiles + (kFixed + kPartial) * n)) * kMargin > std::min(best_cost, c99)) break;
       const double c = full_waves * (tiles + kFixed) + std::ceil(k * n / slots) * (std::ceil(tiles / n) + kFixed) +
                        kPartial * k * n / slots;
-      if (c < best_cost && c < 0.99 * c1) best_cost = c, best = KvSplit{n, full_waves * slots};
+      if (c < best_cost && c < c99) best_cost = c, best = KvSplit{n, full_waves * slots};
     }
+  }
   return best;
 }
 
@@ -642,76 +670,120 @@ ForwardCost dense_cost_of(const Geometry& geo, const CisaConfig& cfg, int qshare
 
 // What the dense traffic reads: not the budget, G, window, overlap or representatives (a test holds
 // the dense cost fixed while those change), so a sweep over them prices each dense forward once.
+// Packed into words (doubles by their bits): keys compare and hash as 17 words.
 struct DenseKey {
-  Geometry geo;
-  int chunk_tokens = 0;
-  Dtype kv_dtype = Dtype::bf16;
-  i64 start = 0, positions = 0;
-  int batch = 0;
-  KernelShape shape;
+  static constexpr std::size_t kWords = 17;
+  std::uint64_t w[kWords];
 };
 
-// Every field (the static_assert asks whoever adds one to KernelShape to add it here).
-static_assert(sizeof(KernelShape) == 104, "a KernelShape field was added: compare it in same_key");
-bool same_key(const DenseKey& a, const DenseKey& b) {
-  const KernelShape &x = a.shape, &y = b.shape;
-  return a.geo.q_heads == b.geo.q_heads && a.geo.kv_heads == b.geo.kv_heads && a.geo.head_dim == b.geo.head_dim &&
-         a.geo.hidden == b.geo.hidden && a.chunk_tokens == b.chunk_tokens && a.kv_dtype == b.kv_dtype &&
-         a.start == b.start && a.positions == b.positions && a.batch == b.batch &&
-         x.attention_tile_rows == y.attention_tile_rows && x.attention_min_tile_rows == y.attention_min_tile_rows &&
-         x.score_tile_rows == y.score_tile_rows && x.score_pages_per_tile == y.score_pages_per_tile &&
-         x.score_tiles_per_cta == y.score_tiles_per_cta && x.topk_radix_passes == y.topk_radix_passes &&
-         x.sms == y.sms && x.l2_reuse == y.l2_reuse && x.split_min_tokens == y.split_min_tokens &&
-         x.split_kv == y.split_kv && x.decode_visits_context == y.decode_visits_context &&
-         x.l2_capacity_bytes == y.l2_capacity_bytes && x.share_selected == y.share_selected &&
-         x.gqa_packing == y.gqa_packing && x.score_bytes == y.score_bytes &&
-         x.topk_cluster_above == y.topk_cluster_above && x.topk_few_rows_slice == y.topk_few_rows_slice &&
-         x.topk_ctas_per_sm == y.topk_ctas_per_sm && x.decode_tile_rows == y.decode_tile_rows &&
-         x.decode_tile_reuse == y.decode_tile_reuse;
+std::uint64_t pack2(std::int64_t lo, std::int64_t hi) {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(lo)) | static_cast<std::uint64_t>(hi) << 32;
+}
+std::uint64_t bits_of(double v) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
 }
 
-std::size_t slot_of(const DenseKey& k, std::size_t slots) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (std::uint64_t v : {std::uint64_t(k.start), std::uint64_t(k.positions), std::uint64_t(k.batch),
-                          std::uint64_t(k.geo.q_heads) << 32 | std::uint64_t(k.geo.kv_heads),
-                          std::uint64_t(k.chunk_tokens), std::uint64_t(k.shape.attention_tile_rows),
-                          std::uint64_t(k.shape.split_kv), std::uint64_t(k.shape.l2_reuse * 1e6)})
-    h = (h ^ v) * 1099511628211ULL;
-  return static_cast<std::size_t>(h >> 32) % slots;
+// Every field (the static_assert asks whoever adds one to KernelShape to add it here).
+static_assert(sizeof(KernelShape) == 104, "a KernelShape field was added: add it to dense_key");
+DenseKey dense_key(const Geometry& geo, const CisaConfig& cfg, i64 start, i64 positions, int batch,
+                   const KernelShape& x) {
+  return DenseKey{{pack2(geo.q_heads, geo.kv_heads), pack2(geo.head_dim, geo.hidden),
+                   pack2(cfg.chunk_tokens, static_cast<int>(cfg.kv_dtype)), static_cast<std::uint64_t>(start),
+                   static_cast<std::uint64_t>(positions), pack2(batch, x.attention_tile_rows),
+                   pack2(x.attention_min_tile_rows, x.score_tile_rows), pack2(x.score_pages_per_tile, x.score_tiles_per_cta),
+                   pack2(x.topk_radix_passes, x.sms), bits_of(x.l2_reuse), pack2(x.split_min_tokens, static_cast<int>(x.split_kv)),
+                   pack2(int(x.decode_visits_context) | int(x.share_selected) << 1 | int(x.gqa_packing) << 2,
+                        x.topk_cluster_above),
+                   bits_of(x.l2_capacity_bytes), bits_of(x.score_bytes), pack2(x.topk_few_rows_slice, x.topk_ctas_per_sm),
+                   static_cast<std::uint64_t>(static_cast<std::uint32_t>(x.decode_tile_rows)), bits_of(x.decode_tile_reuse)}};
+}
+
+bool same_key(const DenseKey& a, const DenseKey& b) {
+  std::uint64_t diff = 0;
+  for (std::size_t i = 0; i < DenseKey::kWords; ++i) diff |= a.w[i] ^ b.w[i];
+  return diff == 0;
+}
+
+// Of the words that differ between the keys of a sweep (start, positions, batch, the geometry, chunk,
+// tile rows, split policy, L2 reuse); same_key compares them all.
+std::uint64_t key_hash(const DenseKey& k) {
+  std::uint64_t h = 0;
+  for (std::size_t i : {0, 1, 2, 3, 4, 5, 9, 10}) h += (k.w[i] ^ (k.w[i] >> 31)) * (0x9E3779B97F4A7C15ULL + 2 * i);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  return h ^ (h >> 32);
+}
+
+}  // namespace
+
+namespace {
+
+// What dense_cost_of sets (the rest of its ForwardCost keeps its defaults): what the memo keeps.
+struct DenseResult {
+  KernelCost attention;
+  ByteCategories bytes;
+  double l2_kv = 0, splits = 1;
+};
+// A field added to ForwardCost that dense_cost_of sets must be kept in DenseResult too.
+static_assert(sizeof(ForwardCost) == 8 * (7 * 11 + 2 * 6 + 13), "ForwardCost changed: check DenseResult");
+
+// Per thread (a sweep's points are priced on several threads): sets of 4 entries, so that the
+// few implementations priced at every point (whose shapes may hash alike) do not evict each other.
+// 8,192 entries: a sweep cycles through ~1,000 (context, batch, prefill) x 4 shapes between
+// repeats; 256 entries missed ~all lookups of a 1M sweep. A set's 4 tags (the key's hash) share
+// a cache line, and an entry keeps only the dense fields (~0.3 KB, ~2.5 MB a thread, touched as
+// used): a lookup reads the tags' line and, on a match, one entry.
+const DenseResult& dense_memo(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
+                              int batch, const KernelShape& shape) {
+  struct Entry {
+    DenseKey key;
+    DenseResult r;
+  };
+  constexpr std::size_t kSets = 2048, kWays = 4;
+  struct alignas(32) Tags {
+    std::uint64_t t[kWays] = {0, 0, 0, 0};  // 0: unused
+  };
+  thread_local std::vector<Tags> tags(kSets);
+  thread_local std::vector<Entry> cache(kSets * kWays);
+  thread_local std::size_t next_way = 0;
+  const DenseKey key = dense_key(geo, cfg, start, positions, batch, shape);
+  const std::uint64_t h = key_hash(key) | 1;
+  const std::size_t set = static_cast<std::size_t>(h >> 40) % kSets;
+  Tags& tg = tags[set];
+  Entry* e = cache.data() + set * kWays;
+  for (std::size_t w = 0; w < kWays; ++w)
+    if (tg.t[w] == h && same_key(e[w].key, key)) return e[w].r;
+  const std::size_t w = next_way++ % kWays;
+  const ForwardCost f = dense_cost_of(geo, cfg, qshare_g, start, positions, batch, shape);
+  e[w].r = DenseResult{f.attention_dense, f.bytes_dense, f.l2_kv_dense, f.splits_dense};
+  e[w].key = key;
+  tg.t[w] = h;
+  return e[w].r;
+}
+
+void put_dense(ForwardCost& f, const DenseResult& r) {
+  f.attention_dense = r.attention;
+  f.bytes_dense = r.bytes;
+  f.l2_kv_dense = r.l2_kv;
+  f.splits_dense = r.splits;
 }
 
 }  // namespace
 
 ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
                                int batch, const KernelShape& shape) {
-  // Per thread (a sweep's points are priced on several threads): sets of 4 entries, so that the
-  // few implementations priced at every point (whose shapes may hash alike) do not evict each other.
-  // 8,192 entries (~8 MB a thread, touched as used): a sweep cycles through ~1,000 (context,
-  // batch, prefill) x 4 shapes between repeats; 256 entries missed ~all lookups of a 1M sweep.
-  struct Entry {
-    DenseKey key;
-    ForwardCost cost;
-    bool used = false;
-  };
-  constexpr std::size_t kSets = 2048, kWays = 4;
-  thread_local std::vector<Entry> cache(kSets * kWays);
-  thread_local std::size_t next_way = 0;
-  const DenseKey key{geo, cfg.chunk_tokens, cfg.kv_dtype, start, positions, batch, shape};
-  Entry* set = cache.data() + slot_of(key, kSets) * kWays;
-  for (std::size_t w = 0; w < kWays; ++w)
-    if (set[w].used && same_key(set[w].key, key)) return set[w].cost;
-  Entry& e = set[next_way++ % kWays];
-  e.cost = dense_cost_of(geo, cfg, qshare_g, start, positions, batch, shape);
-  e.key = key;
-  e.used = true;
-  return e.cost;
+  ForwardCost f;
+  put_dense(f, dense_memo(geo, cfg, qshare_g, start, positions, batch, shape));
+  return f;
 }
 
 ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
                          int batch, const KernelShape& shape) {
   ForwardCost f;
   if (positions <= 0) return f;
-  f = dense_forward_cost(geo, cfg, qshare_g, start, positions, batch, shape);
+  put_dense(f, dense_memo(geo, cfg, qshare_g, start, positions, batch, shape));
   const Span s(geo, cfg, qshare_g, start, positions, batch, shape);
   SparseSums sp;
   if (!shape.gqa_packing && geo.heads_per_group() > 1) {
@@ -751,5 +823,17 @@ double descriptor_blob_bytes(double selections, double groups, double work_items
   return std::max(256.0, section(20.0 * selections) + section(20.0 * groups) + section(12.0 * selections) +
                              section(36.0 * work_items));
 }
+
+// The split searches, for tests/unit/test_traffic.cpp (which declares these itself: model internals,
+// not in a header).
+namespace detail {
+std::pair<int, double> wave_split_of(double works, double slots, double tiles) {
+  const KvSplit k = wave_split(works, slots, tiles);
+  return {k.splits, k.whole};
+}
+int fa2_split_count_of(double blocks, double kv_tokens, double head_dim, const KernelShape& sh) {
+  return fa2_split_count(blocks, kv_tokens, head_dim, sh);
+}
+}  // namespace detail
 
 }  // namespace cisa
