@@ -3,7 +3,7 @@
 # everything is present; on machines without apt (e.g. the GPU machine) it only checks.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libeigen3-dev libboost-program-options-dev libfmt-dev libhdf5-dev
-      catch2 libyaml-cpp-dev clang libclang-rt-dev python3 python3-h5py python3-numpy python3-matplotlib python3-pandas)
+      catch2 libyaml-cpp-dev libdeflate-dev clang libclang-rt-dev python3 python3-h5py python3-numpy python3-matplotlib python3-pandas)
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "install-deps: no apt on this machine; assuming dependencies are provided" >&2
   exit 0

@@ -1,11 +1,10 @@
 #include "cisa/write_hdf5.hpp"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#ifdef CISA_HAVE_LIBDEFLATE
+#include <libdeflate.h>
 #endif
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -69,207 +68,49 @@ bool uniform_cells(const Column& c, std::uint64_t& bits, std::string& text) {
 // Streamed files: a column whose first chunk of rows compresses well (values that repeat: the
 // sweep's inputs and the values that depend on few of them) is stored in chunks of that many rows
 // with HDF5's deflate filter, which every HDF5 reader (h5py, cisa-sim merge / --measurements)
-// undoes; the others stay contiguous. The chunks are encoded by FastDeflate, not zlib (zlib's
-// deflate at level 1 costs ~1.3 ns a byte, more CPU than the disk time it saves on 2 cores), and
-// written whole (H5Dwrite_chunk). CISA_H5_DEFLATE=0: no column is deflated.
-constexpr double kDeflateBelow = 0.25;  // FastDeflate's bytes / raw bytes of the sample
+// undoes; the others stay contiguous. The chunks are encoded by libdeflate, not through HDF5's
+// filter (zlib's deflate at level 1 costs ~1.3 ns a byte, more CPU than the disk time it saves on
+// 2 cores), and written whole (H5Dwrite_chunk). CISA_H5_DEFLATE=0: no column is deflated.
+constexpr double kDeflateBelow = 0.25;  // the encoder's bytes / raw bytes of the sample
 constexpr std::size_t kSampleRows = 4096;
 
-// ---- a fast zlib-format (RFC 1950/1951) encoder for repetitive columns ----
-// One deflate block with the fixed Huffman codes; greedy LZ77 matches found at the last match's
-// distance or through a 4,096-entry hash of 4-byte sequences, compared 8 bytes at a time. On a
-// column that repeats (a sweep's inputs and the values that depend on few of them) it runs at
-// several GB/s, where zlib's deflate at level 1 takes ~1.3 ns a byte; on values that do not
-// repeat it compresses poorly, so only columns whose first rows it packs to under kDeflateBelow
-// use it. HDF5's deflate filter (zlib's inflate) reads its output like any zlib stream.
-class FastDeflate {
+// zlib-format chunks (RFC 1950) from libdeflate at level 1: on these columns several times
+// zlib's speed, so the encoding costs less CPU than the disk time it saves.
+class ChunkDeflater {
  public:
-  // Encodes in[0, n) into out's first bytes (out grows, never shrinks: no zero-fill per call);
-  // returns their count, or 0 when the stream would not be smaller than n.
-  std::size_t encode(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out) {
-    if (out.size() < n + n / 8 + 64) out.resize(n + n / 8 + 64);
-    out_ = out.data();
-    end_ = out.data() + out.size() - 16;
-    acc_ = 0;
-    nbits_ = 0;
-    *out_++ = 0x78;  // CMF: deflate, 32 KiB window
-    *out_++ = 0x01;  // FLG: fastest; (0x78 * 256 + 0x01) % 31 == 0
-    put(1, 1);       // BFINAL
-    put(1, 2);       // BTYPE 01: fixed Huffman codes
-    std::fill(std::begin(table_), std::end(table_), std::uint32_t{0});
-    std::size_t i = 0, rep = 0;
-    while (i + 8 <= n) {
-      std::size_t len = 0, dist = 0;
-      if (rep && i >= rep) {
-        len = match(in, i, i - rep, n);
-        dist = rep;
-      }
-      if (len < 8) {
-        std::uint32_t v = 0;
-        std::memcpy(&v, in + i, 4);
-        const std::uint32_t h = (v * 2654435761U) >> (32 - kHashBits);
-        const std::size_t cand = table_[h];  // position + 1 (0: empty)
-        table_[h] = static_cast<std::uint32_t>(i + 1);
-        if (cand && i + 1 - cand <= kMaxDist) {
-          const std::size_t l2 = match(in, i, cand - 1, n);
-          if (l2 > len) len = l2, dist = i + 1 - cand;
-        }
-      }
-      if (len >= 4) {
-        emit_match(len, dist);
-        rep = dist;
-        i += len;
-      } else {
-        literal(in[i++]);
-      }
-      if (out_ >= end_) return 0;
-    }
-    while (i < n) literal(in[i++]);
-    put(0, 7);  // end of block: symbol 256
-    if (nbits_ % 8) put(0, 8 - nbits_ % 8);  // to a byte: the Adler-32 follows
-    flush_bytes();
-    if (out_ + 4 > out.data() + out.size()) return 0;
-    const std::uint32_t a = adler32(in, n);
-    for (int k = 3; k >= 0; --k) *out_++ = static_cast<unsigned char>(a >> (8 * k));
-    const std::size_t len = static_cast<std::size_t>(out_ - out.data());
-    return len < n ? len : 0;
-  }
-
-  static std::uint32_t adler32(const unsigned char* p, std::size_t n) {
-    std::uint64_t s1 = 1, s2 = 0;
-#if defined(__SSE2__)
-    // 16 bytes a step: s1 gains their sum, s2 gains 16 x s1 before them plus their sum weighted
-    // 16 .. 1; blocks of at most 5,552 bytes keep the 32-bit lanes from overflowing.
-    const __m128i zero = _mm_setzero_si128();
-    const __m128i w_hi = _mm_setr_epi16(16, 15, 14, 13, 12, 11, 10, 9), w_lo = _mm_setr_epi16(8, 7, 6, 5, 4, 3, 2, 1);
-    auto hsum = [](__m128i v) {
-      alignas(16) std::uint32_t x[4];
-      _mm_store_si128(reinterpret_cast<__m128i*>(x), v);
-      return static_cast<std::uint64_t>(x[0]) + x[1] + x[2] + x[3];
-    };
-    while (n >= 16) {
-      const std::size_t k = std::min<std::size_t>(n, 5552) / 16;
-      n -= k * 16;
-      __m128i vs1 = zero, vps = zero, vs2 = zero;
-      for (std::size_t c = 0; c < k; ++c, p += 16) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        vps = _mm_add_epi32(vps, vs1);
-        vs1 = _mm_add_epi32(vs1, _mm_sad_epu8(v, zero));
-        vs2 = _mm_add_epi32(vs2, _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi8(v, zero), w_hi),
-                                               _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), w_lo)));
-      }
-      s2 = (s2 + 16 * k * s1 + 16 * hsum(vps) + hsum(vs2)) % 65521;
-      s1 = (s1 + hsum(vs1)) % 65521;
-    }
+  ChunkDeflater() = default;
+  ~ChunkDeflater() {
+#ifdef CISA_HAVE_LIBDEFLATE
+    if (c_) libdeflate_free_compressor(c_);
 #endif
-    while (n > 0) {
-      const std::size_t k = std::min<std::size_t>(n, 5552);  // no overflow before the modulo
-      n -= k;
-      for (std::size_t j = 0; j < k; ++j) {
-        s1 += p[j];
-        s2 += s1;
-      }
-      p += k;
-      s1 %= 65521;
-      s2 %= 65521;
-    }
-    return static_cast<std::uint32_t>(s2 << 16 | s1);
+  }
+  ChunkDeflater(const ChunkDeflater&) = delete;
+  ChunkDeflater& operator=(const ChunkDeflater&) = delete;
+  // Encodes in[0, n) into out's first bytes (out grows, never shrinks: no zero-fill per call);
+  // returns their count, or 0 when the stream would not be smaller than n (or no libdeflate).
+  std::size_t encode(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out) {
+#ifdef CISA_HAVE_LIBDEFLATE
+    if (n < 2) return 0;
+    if (!c_ && !(c_ = libdeflate_alloc_compressor(1))) throw std::bad_alloc();
+    if (out.size() < n) out.resize(n);
+    return libdeflate_zlib_compress(c_, in, n, out.data(), n - 1);
+#else
+    (void)in, (void)n, (void)out;
+    return 0;
+#endif
   }
 
  private:
-  static constexpr int kHashBits = 12;
-  static constexpr std::size_t kMaxDist = 32768, kMaxLen = 258;
-
-  // Length of the match of in[i..] with in[j..] (j < i), at most kMaxLen and n - i.
-  static std::size_t match(const unsigned char* in, std::size_t i, std::size_t j, std::size_t n) {
-    const std::size_t most = std::min(kMaxLen, n - i);
-    std::size_t l = 0;
-    while (l + 8 <= most) {
-      std::uint64_t x = 0, y = 0;
-      std::memcpy(&x, in + i + l, 8);
-      std::memcpy(&y, in + j + l, 8);
-      if (x != y) return l + static_cast<std::size_t>(__builtin_ctzll(x ^ y) / 8);
-      l += 8;
-    }
-    while (l < most && in[i + l] == in[j + l]) ++l;
-    return l;
-  }
-  // Bits LSB first; Huffman codes are sent from their most significant bit, so reversed here.
-  void put(std::uint32_t bits, int len) {
-    acc_ |= static_cast<std::uint64_t>(bits) << nbits_;
-    nbits_ += len;
-    if (nbits_ >= 32) {
-      const std::uint32_t w = static_cast<std::uint32_t>(acc_);
-      std::memcpy(out_, &w, 4);  // little-endian hosts only (the caller checks)
-      out_ += 4;
-      acc_ >>= 32;
-      nbits_ -= 32;
-    }
-  }
-  void flush_bytes() {
-    while (nbits_ > 0) {
-      *out_++ = static_cast<unsigned char>(acc_);
-      acc_ >>= 8;
-      nbits_ -= 8;
-    }
-    nbits_ = 0;
-  }
-  static std::uint32_t reverse(std::uint32_t code, int len) {
-    std::uint32_t r = 0;
-    for (int k = 0; k < len; ++k) r |= ((code >> k) & 1U) << (len - 1 - k);
-    return r;
-  }
-  struct Code {
-    std::uint16_t bits;
-    std::uint8_t len;
-  };
-  static const Code* fixed_codes() {  // the fixed literal/length code (RFC 1951 3.2.6), bits reversed
-    static const auto table = [] {
-      std::array<Code, 288> t{};
-      for (std::uint32_t s = 0; s < 288; ++s) {
-        const std::uint32_t code = s < 144 ? 0x30 + s : s < 256 ? 0x190 + (s - 144) : s < 280 ? s - 256 : 0xC0 + (s - 280);
-        const int len = s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
-        t[s] = Code{static_cast<std::uint16_t>(reverse(code, len)), static_cast<std::uint8_t>(len)};
-      }
-      return t;
-    }();
-    return table.data();
-  }
-  void symbol(int s) {
-    const Code c = codes_[s];
-    put(c.bits, c.len);
-  }
-  void literal(unsigned char c) { symbol(c); }
-  void emit_match(std::size_t len, std::size_t dist) {
-    static constexpr int kLenBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                         31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-    static constexpr int kLenExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-    int c = 28;
-    while (kLenBase[c] > static_cast<int>(len)) --c;
-    symbol(257 + c);
-    if (kLenExtra[c]) put(static_cast<std::uint32_t>(static_cast<int>(len) - kLenBase[c]), kLenExtra[c]);
-    // Distance codes 0-29: d - 1 < 4 directly, else 2 x (bits - 1) + the bit below the top one.
-    const std::uint32_t d = static_cast<std::uint32_t>(dist - 1);
-    if (d < 4) {
-      put(reverse(d, 5), 5);
-    } else {
-      const int nb = 31 - __builtin_clz(d);  // floor(log2(d)) >= 2
-      const std::uint32_t code = static_cast<std::uint32_t>(2 * nb) + ((d >> (nb - 1)) & 1U);
-      put(reverse(code, 5), 5);
-      put(d & ((1U << (nb - 1)) - 1U), nb - 1);
-    }
-  }
-
-  const Code* codes_ = fixed_codes();
-  std::uint32_t table_[1 << kHashBits];
-  unsigned char* out_ = nullptr;
-  unsigned char* end_ = nullptr;
-  std::uint64_t acc_ = 0;
-  int nbits_ = 0;
+#ifdef CISA_HAVE_LIBDEFLATE
+  libdeflate_compressor* c_ = nullptr;
+#endif
 };
 
 bool deflate_wanted() {
-  if (std::endian::native != std::endian::little) return false;  // FastDeflate, H5Dwrite_chunk of native bytes
+#ifndef CISA_HAVE_LIBDEFLATE
+  return false;  // built without libdeflate: every column as before
+#endif
+  if (std::endian::native != std::endian::little) return false;  // H5Dwrite_chunk of native bytes
   if (const char* e = std::getenv("CISA_H5_DEFLATE"); e && std::string(e) == "0") return false;
   static const bool available = [] {
     unsigned cfg = 0;
@@ -392,7 +233,7 @@ class Writer {
     c_.close(gcpl, "H5Pclose");
     return g;
   }
-  // Whether FastDeflate packs the first rows of `c` (as stored) to under kDeflateBelow.
+  // Whether the encoder packs the first rows of `c` (as stored) to under kDeflateBelow.
   bool compresses_well(const Column& c, std::size_t width) {
     const std::size_t n = std::min(c.size(), kSampleRows);
     if (n < 64) return false;  // too few rows to be worth a chunked layout
@@ -558,7 +399,7 @@ class Writer {
 
   Checked c_;
   bool deflate_ = false;  // streamed columns that compress well are deflated (deflate_wanted)
-  FastDeflate enc_;
+  ChunkDeflater enc_;
   std::vector<unsigned char> raw_, zbuf_;
   Handle file_, scalar_, dcpl_;
 };
@@ -670,10 +511,10 @@ void write_hdf5(const fs::path& path, const std::vector<Hdf5Group>& groups,
   out.commit();
 }
 
-// FastDeflate, for tests/unit/test_h5_deflate.cpp (which declares it: not in a header).
+// The chunk encoder, for tests/unit/test_h5_deflate.cpp (which declares it: not in a header).
 namespace detail {
-bool fast_deflate(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out) {
-  FastDeflate enc;
+bool deflate_chunk(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out) {
+  ChunkDeflater enc;
   const std::size_t len = enc.encode(in, n, out);
   out.resize(len);
   return len > 0;
