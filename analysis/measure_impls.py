@@ -403,6 +403,7 @@ class FlexTimer(mp.CudnnTimer):
             a = torch.cuda.Event(enable_timing=True)
             b = torch.cuda.Event(enable_timing=True)
             self.flush.fill_(7)
+            torch.cuda._sleep(mp.QUEUE_CYCLES)  # queued, as mp's timer
             a.record()
             fn()
             b.record()

@@ -73,6 +73,10 @@ SDPA_BACKENDS = {
 }
 FLUSH_BYTES = 256 << 20
 WARMUP = 3
+# After the flush, a spin kernel of about 1 ms (torch.cuda._sleep, in GPU cycles at ~2 GHz), so
+# the call is submitted before the GPU reaches it and its events hold GPU time, not the host's
+# dispatch (as this project's measure path since session 12; results/h200/session12_other).
+QUEUE_CYCLES = 2_000_000
 
 
 class InputError(Exception):
@@ -212,7 +216,8 @@ class CudnnTimer:
             f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {self.device}; "
             f"{self.label} SDPA backend only (sdpa_kernel(SDPBackend.{member})); median of "
             f"{reps} reps after {WARMUP} warm-up calls, L2 flushed ({FLUSH_BYTES >> 20} MB write) "
-            f"before each rep, CUDA events; contiguous BF16 K/V; {utc_now()}")
+            f"before each rep, each queued behind a ~1 ms spin kernel, CUDA events; contiguous BF16 K/V; "
+            f"{utc_now()}")
 
     def _time(self, fn):
         torch = self.torch
@@ -222,6 +227,7 @@ class CudnnTimer:
         ts = []
         for i in range(self.reps):
             self.flush.fill_(i & 0xFF)  # before the start event: the flush is not timed
+            torch.cuda._sleep(QUEUE_CYCLES)  # the call below queued behind it
             a = torch.cuda.Event(enable_timing=True)
             b = torch.cuda.Event(enable_timing=True)
             a.record()
