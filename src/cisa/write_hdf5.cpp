@@ -109,7 +109,7 @@ class ChunkDeflater {
 bool deflate_wanted() {
 #ifndef CISA_HAVE_LIBDEFLATE
   return false;  // built without libdeflate: every column as before
-#endif
+#else
   if (std::endian::native != std::endian::little) return false;  // H5Dwrite_chunk of native bytes
   if (const char* e = std::getenv("CISA_H5_DEFLATE"); e && std::string(e) == "0") return false;
   static const bool available = [] {
@@ -118,10 +118,12 @@ bool deflate_wanted() {
            (cfg & H5Z_FILTER_CONFIG_DECODE_ENABLED);
   }();
   return available;
+#endif
 }
 
 // A column's cells as the file stores them: 8-byte numbers, or `width`-byte null-padded strings
-// (rows [0, n) into out, padded with zeros to `rows` rows).
+// (rows [0, n) into out, padded with zeros to `rows` rows). Every text write and every deflated
+// chunk goes through it.
 void stored_bytes(const Column& c, std::size_t width, std::size_t n, std::size_t rows, std::vector<unsigned char>& out) {
   if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
     out.assign(rows * 8, 0);
@@ -301,7 +303,7 @@ class Writer {
     attribute(s.ds.get(), "description", col.description);
     return s;
   }
-  void write_slab(Slab& s, const Column& col, hsize_t offset, std::vector<char>& buf) {
+  void write_slab(Slab& s, const Column& col, hsize_t offset) {
     const hsize_t count = col.size();
     if (count == 0) return;
     if (s.uniform) {
@@ -335,14 +337,8 @@ class Writer {
     } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&col.data)) {
       c_.ok(H5Dwrite(s.ds.get(), H5T_NATIVE_INT64, mem.get(), s.space.get(), H5P_DEFAULT, i->data()), "H5Dwrite");
     } else {
-      const auto& v = std::get<std::vector<std::string>>(col.data);
-      buf.assign(v.size() * s.width, '\0');
-      for (std::size_t k = 0; k < v.size(); ++k) {
-        if (v[k].size() > s.width)
-          throw std::logic_error("column " + col.name + ": '" + v[k] + "' is longer than its width " + std::to_string(s.width));
-        std::memcpy(buf.data() + k * s.width, v[k].data(), v[k].size());
-      }
-      c_.ok(H5Dwrite(s.ds.get(), s.type.get(), mem.get(), s.space.get(), H5P_DEFAULT, buf.data()), "H5Dwrite");
+      stored_bytes(col, s.width, count, count, raw_);
+      c_.ok(H5Dwrite(s.ds.get(), s.type.get(), mem.get(), s.space.get(), H5P_DEFAULT, raw_.data()), "H5Dwrite");
     }
     c_.close(mem, "H5Sclose");
   }
@@ -384,11 +380,9 @@ class Writer {
       c_.ok(H5Tset_cset(t.get(), H5T_CSET_UTF8), "H5Tset_cset");
       c_.ok(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
       create(t.get());
-      std::vector<char> buf(s.size() * width, '\0');
-      for (std::size_t k = 0; k < s.size(); ++k)
-        std::memcpy(buf.data() + k * width, s[k].data(), s[k].size());
+      stored_bytes(col, width, s.size(), s.size(), raw_);
       if (n)
-        c_.ok(H5Dwrite(ds.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "H5Dwrite");
+        c_.ok(H5Dwrite(ds.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw_.data()), "H5Dwrite");
       c_.close(t, "H5Tclose");
     }
     attribute(ds.get(), "unit", col.unit);
@@ -423,7 +417,6 @@ struct Hdf5TableStream::Impl {
   std::vector<std::size_t> widths;  // per column: the text width (0: a number column)
   std::vector<Writer::Slab> slabs;
   std::size_t rows = 0, written = 0;
-  std::vector<char> buf;
   void create_slabs(const Table* first) {
     const auto& cols = schema.columns();
     for (std::size_t k = 0; k < cols.size(); ++k)
@@ -471,7 +464,7 @@ void Hdf5TableStream::append(const Table& chunk) {
   if (n == 0) return;
   if (m.slabs.empty()) m.create_slabs(&chunk);
   for (std::size_t k = 0; k < cols.size(); ++k) {
-    m.w->write_slab(m.slabs[k], cols[k], static_cast<hsize_t>(m.written), m.buf);
+    m.w->write_slab(m.slabs[k], cols[k], static_cast<hsize_t>(m.written));
   }
   m.written += n;
 #ifdef __linux__

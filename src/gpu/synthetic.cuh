@@ -190,7 +190,9 @@ double median(std::vector<double> v) {
 
 class Timer {
  public:
-  Timer() : flush_(std::size_t(256) << 20) {}
+  Timer() : flush_(std::size_t(256) << 20) {
+    ck(cudaDeviceGetAttribute(&clock_khz_, cudaDevAttrClockRate, 0), "clock rate");
+  }
   double settle_ms = 0;  // idle time after each flush, before the repetition (diagnostic; 0: none)
   // A spin kernel this long after each flush, so the whole repetition is submitted before the GPU
   // reaches it: the components' CUDA-event times hold GPU time, not the host's submission (the
@@ -208,11 +210,8 @@ class Timer {
         ck(cudaDeviceSynchronize(), "settle");
         std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(settle_ms * 1e3)));
       }
-      if (queue_us > 0) {  // the repetition queued behind a spin: host submission time not timed
-        int khz = 0;
-        ck(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0), "clock rate");
-        queue_spin_kernel<<<1, 32>>>(static_cast<long long>(queue_us * 1e-3 * khz));
-      }
+      if (queue_us > 0)  // the repetition queued behind a spin: host submission time not timed
+        queue_spin_kernel<<<1, 32>>>(static_cast<long long>(queue_us * 1e-3 * clock_khz_));
       K::Instrument ins;
       f(&ins);
       std::map<std::string, double> sum;
@@ -230,6 +229,7 @@ class Timer {
 
  private:
   Dev<unsigned char> flush_;
+  int clock_khz_ = 0;  // SM clock, for the spin's cycles
 };
 
 // The "other" component of a CISA forward: the index projection iq = W_idx x for the sparse
