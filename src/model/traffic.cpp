@@ -329,8 +329,9 @@ KvSplit wave_split(double works, double slots, double tiles) {
   };
   // The searches stop at the first n whose lower bound already exceeds what is to be beaten: with
   // ceil(x) >= x, cost(n) >= works / slots x (tiles + (kFixed + kPartial) n), which grows with n,
-  // so no later n can win either (the same choice as trying every n: tests/unit/test_traffic.cpp
-  // compares it with the full search). The 1e-9 margin covers the rounding of either side.
+  // so no later n can win either (the same choice as trying every n:
+  // tests/unit/test_split_search.cpp compares it with the full search). The 1e-9 margin covers the
+  // rounding of either side.
   constexpr double kMargin = 1.0 - 1e-9;
   const double per = works / slots;
   const double c1 = cost(1);
