@@ -107,6 +107,7 @@ std::string calibration_yaml(const std::string& card_name) {
   card.write_bw_Bps = wr.value * 1e12;
   card.gemm_flops = mm.value * 1e12;
   card.setup_Bps = hb.value * 1e9;  // the setup copy runs at the card's host-to-device bandwidth
+  card.setup_inline_bytes = kernels.setup_inline_bytes;  // smaller copies: the small-copy latency
   card.sms = dev.sms;
   const KernelRates kr = measure_kernel_rates(dev.sms, shape, card);
   std::cerr << fmt::format(

@@ -5,6 +5,7 @@
 #include "gpu/synthetic.cuh"
 #include "model/roofline.hpp"
 #include "model/scoring_fit.hpp"
+#include "model/setup_fit.hpp"
 #include "model/topk_fit.hpp"
 #include "model/traffic.hpp"
 
@@ -36,11 +37,15 @@ struct PipelineTimes {
   double scoring_ms = 0, topk_ms = 0, attention_ms = 0, setup_ms = 0, other_ms = 0;
   int attention_launches = 0;
   double page_visits = 0, attention_ctas = 0;  // from the plan: sum of work items' page lists
+  double setup_blob_bytes = 0;                 // the descriptor copy the kernels made
   ForwardCost model;  // the model's costs of this shape (bytes split, rows, elements)
 };
 
+// Every step's setup copy (its blob bytes and time) goes to `setups`: the setup latency is fitted
+// over all of calibrate's step shapes.
 PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int sms,
-                            const KernelShape& model_shape, int reps) {
+                            const KernelShape& model_shape, int reps,
+                            std::vector<PipelineTimes>& setups) {
   const int r = ps.r;
   const K::StepBatch b{std::vector<int>(ps.B, static_cast<int>(ps.hist)),
                        std::vector<int>(ps.B, ps.P), 1, r};
@@ -77,8 +82,10 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   {
     K::Instrument ins;
     run(&ins);
-    for (const auto& rec : ins.collect())
+    for (const auto& rec : ins.collect()) {
       if (rec.component == K::Component::attention) ++t.attention_launches;
+      if (rec.component == K::Component::setup) t.setup_blob_bytes += rec.bytes;
+    }
   }
   auto c = timer.components(run, reps);
   t.scoring_ms = c["scoring"];
@@ -89,6 +96,7 @@ PipelineTimes time_pipeline(const PipelineShape& ps, World& w, Timer& timer, int
   KernelShape shape = model_shape;
   shape.sms = sms;
   t.model = forward_cost(pt.geo, pt.cisa, ps.G, ps.hist, ps.P, ps.B, shape);
+  setups.push_back(t);
   return t;
 }
 
@@ -112,7 +120,8 @@ namespace {
 // 1 to 4 CTAs per row, K 512 to 4,096; floor + cluster waves x merge + key passes / rate solved
 // with the prefill fit's CTA and ID terms (fit_topk_decode).
 void fit_decode_topk(std::vector<PipelineTimes> decs, Timer& timer, int sms,
-                     const KernelShape& shape, KernelRates& out) {
+                     const KernelShape& shape, KernelRates& out,
+                     std::vector<PipelineTimes>& setups) {
   const struct {
     int B, K;
     std::int64_t hist;
@@ -122,7 +131,7 @@ void fit_decode_topk(std::vector<PipelineTimes> decs, Timer& timer, int sms,
   for (const auto& g : grid) {
     World w(g.B, g.hist + 1, 1,
             97 + static_cast<unsigned>(g.B) + static_cast<unsigned>(g.hist >> 16));
-    decs.push_back(time_pipeline({g.B, 1, 1, g.K, 128, g.hist}, w, timer, sms, shape, 15));
+    decs.push_back(time_pipeline({g.B, 1, 1, g.K, 128, g.hist}, w, timer, sms, shape, 15, setups));
   }
   std::vector<TopkSample> samples;
   std::string shapes;
@@ -150,12 +159,47 @@ void fit_decode_topk(std::vector<PipelineTimes> decs, Timer& timer, int sms,
       "W=128: " +
       std::string(buf) + fit.note + "; median of 15 each: " + shapes;
 }
+// Setup = latency + descriptor bytes / the card's host-to-device bandwidth (card.setup_Bps: the
+// 256 MiB probe; a solve of the bandwidth from two step copies swung from 48 to 32 GB/s between
+// sessions while the sweeps' copies kept 55). The latency by relative least squares over every
+// step calibrate timed (prefill grid, decode grid, page-visit steps), each with the index
+// projection in front of its copy as in a forward; copies of at most the profile's inline size
+// take the card's small-copy latency and are left out. The band is the fit's rms: one step shape
+// read a latency 10-20 % off the others' in the sweeps (NOTES session 13).
+void fit_setup(const std::vector<PipelineTimes>& steps, const Rates& card, KernelRates& out) {
+  std::vector<SetupSample> samples;
+  double lo = INFINITY, hi = 0;
+  int model_differs = 0;
+  for (const PipelineTimes& t : steps) {
+    samples.push_back({t.setup_blob_bytes, t.setup_ms * 1e-3});
+    lo = std::min(lo, t.setup_blob_bytes);
+    hi = std::max(hi, t.setup_blob_bytes);
+    if (t.model.setup_h2d_bytes != t.setup_blob_bytes) ++model_differs;
+  }
+  const double bw = card.setup_Bps > 0 ? card.setup_Bps : INFINITY;
+  const SetupFit f = fit_setup_latency(samples, bw, card.setup_inline_bytes);
+  if (f.ok) out.setup_floor_us = f.latency_s * 1e6;
+  char buf[420];
+  std::snprintf(buf, sizeof buf,
+                "cisa_kernels steps with the index projection before the descriptor copy: %d "
+                "steps of calibrate (blobs %.0f-%.0f B; %d of at most %.0f B left out as small "
+                "copies; the model's blob bytes differ from the kernels' in %d), t = latency + "
+                "bytes / the card's host-to-device bandwidth (%.1f GB/s) by least squares of "
+                "relative residuals: rms %.1f %%, median %.1f %%, worst %.1f %%%s%s; the band is "
+                "the rms: residual spread %.1f%%",
+                f.fitted, lo, hi, f.small, card.setup_inline_bytes, model_differs, bw / 1e9,
+                100 * f.rms_rel, 100 * f.median_rel, 100 * f.worst_rel, f.ok ? "" : "; not solved: ",
+                f.note.c_str(), 200 * f.rms_rel);
+  out.setup_method = buf;
+}
+
 }  // namespace
 
 KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates& card) {
   using namespace cisa;
   KernelRates out;
   Timer timer;
+  std::vector<PipelineTimes> setups;  // every step timed below, for the setup latency's fit
   const int passes = shape.topk_radix_passes;
   // Attention: dense prefill, 16 sequences x (1M history + 512 new positions), r = 4, one KV head
   // (the kernel benchmark's shape): 128-row tiles are full, the work is compute-bound (~18 TFLOP).
@@ -208,7 +252,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   PipelineTimes floor_shape;
   {
     World w(1, 2048 + 1, 1, 61);
-    floor_shape = time_pipeline({1, 1, 1, 64, 16, 2048}, w, timer, sms, shape, 31);
+    floor_shape = time_pipeline({1, 1, 1, 64, 16, 2048}, w, timer, sms, shape, 31, setups);
     const PipelineTimes& t = floor_shape;
     out.attention_floor_us = t.attention_ms * 1e3 / std::max(1, t.attention_launches);
     out.scoring_floor_us =
@@ -219,7 +263,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     // Scoring: the floor shape (N_e = 112) has one CTA walking 2 tiles of 64 representatives; a
     // selection with N_e = 257 has a CTA walking 4. t = base + steps x step solves for both.
     World w4(1, 4368 + 1, 1, 63);
-    const PipelineTimes t4 = time_pipeline({1, 1, 1, 64, 16, 4368}, w4, timer, sms, shape, 31);
+    const PipelineTimes t4 = time_pipeline({1, 1, 1, 64, 16, 4368}, w4, timer, sms, shape, 31, setups);
     const double step_us = (t4.scoring_ms - t.scoring_ms) * 1e3 / 2.0;
     if (step_us > 0 && t.scoring_ms * 1e3 > 2.0 * step_us) {
       out.scoring_tile_us = step_us;
@@ -240,7 +284,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     const int rs[4] = {4, 8, 16, 32};
     for (int i = 0; i < 4; ++i) {
       const PipelineTimes t =
-          time_pipeline({2, 512, 4, 1024, 128, 32768, rs[i]}, w, timer, sms, shape, 9);
+          time_pipeline({2, 512, 4, 1024, 128, 32768, rs[i]}, w, timer, sms, shape, 9, setups);
       const double waves = std::ceil(t.attention_ctas / sms);
       const double fill = t.attention_ctas / (waves * sms);
       const double busy_s =
@@ -283,8 +327,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
     return TopkSample{k.waves, k.cluster_waves, k.key_passes, k.ids, ms * 1e-3};
   };
-  PipelineTimes pre,
-      pre128;  // 4 x 1M and 16 x 128K at G = 1, K = 4,096: scoring and setup use them below
+  PipelineTimes pre;  // 4 x 1M at G = 1, K = 4,096: scoring uses it below
   {
     std::vector<TopkSample> samples = {sample(floor_shape, floor_shape.topk_ms)};
     std::vector<ScoringSample> scoring;  // the same steps' scoring component (prefill kernels)
@@ -293,9 +336,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     for (const GridShape& g : grid) {
       World w(g.B, g.context, 1, seed += 2);
       const PipelineTimes t =
-          time_pipeline({g.B, 512, g.G, g.K, 128, g.context - 512}, w, timer, sms, shape, 5);
+          time_pipeline({g.B, 512, g.G, g.K, 128, g.context - 512}, w, timer, sms, shape, 5, setups);
       if (g.G == 1 && g.K == 4096 && g.B == 4 && g.context == 1048576) pre = t;
-      if (g.G == 1 && g.K == 4096 && g.B == 16 && g.context == 131584) pre128 = t;
       samples.push_back(sample(t, t.topk_ms));
       const KernelCost& sc = t.model.scoring;
       scoring.push_back({sc.dram_bytes - sc.dram_write_bytes, sc.dram_write_bytes, sc.summed_queries,
@@ -345,7 +387,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   PipelineTimes dec;
   {
     World w(64, (std::int64_t(1) << 20) + 1, 1, 67);
-    dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 15);
+    dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 15, setups);
     // The same step's attention gathers 64 x (4,096 + 128) random pages: the page-gather read rate.
     out.attention_gather_bw_tbs =
         dec.model.attention_cisa.dram_bytes /
@@ -363,7 +405,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     std::vector<PipelineTimes> decs = {dec};
     for (const auto& d : more) {
       World wd(d.B, d.hist + 1, 1, 89 + static_cast<unsigned>(d.B));
-      decs.push_back(time_pipeline({d.B, 1, 1, d.K, 128, d.hist}, wd, timer, sms, shape, 15));
+      decs.push_back(time_pipeline({d.B, 1, 1, d.K, 128, d.hist}, wd, timer, sms, shape, 15, setups));
     }
     double num = 0, den = 0;
     std::string shapes;
@@ -390,29 +432,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         shapes +
         ", median of 15 each); the key rate by relative least squares, the floor, wave, "
         "cluster and output terms at the prefill fit";
-    fit_decode_topk(decs, timer, sms, shape, out);
-  }
-  // Setup = latency + descriptor bytes / the card's host-to-device bandwidth (card.setup_Bps: the
-  // 256 MiB probe; a solve from two step copies swung from 48 to 32 GB/s between sessions while the
-  // sweeps' copies kept 55): the latency from the decode step (64 selections), with the index
-  // projection in front of the copy as in a forward. (The one-selection floor shape, with no work
-  // in front, reads a shorter latency than steps do: NOTES v11.) The 16 x (128K + 512) prefill copy
-  // (8,192 selections) is reported beside it as a check.
-  {
-    const double b1 = dec.model.setup_h2d_bytes, t1 = dec.setup_ms * 1e-3;
-    const double b2 = pre128.model.setup_h2d_bytes, t2 = pre128.setup_ms * 1e-3;
-    const double bw = card.setup_Bps > 0 ? card.setup_Bps : INFINITY;
-    out.setup_floor_us = (t1 - b1 / bw) * 1e6;
-    char buf[260];
-    std::snprintf(buf, sizeof buf,
-                  "decode 64 x 1M, K=4,096 (%.1f us, %.0f B) less its bytes at the card's "
-                  "host-to-device bandwidth "
-                  "(%.1f GB/s); check: 16 x (128K + 512), G=1 measured %.1f us for %.0f B, this "
-                  "form gives %.1f us",
-                  t1 * 1e6, b1, bw / 1e9, t2 * 1e6, b2,
-                  (out.setup_floor_us * 1e-6 + b2 / bw) * 1e6);
-    out.setup_method = "cisa_kernels steps with the index projection before the descriptor copy: " +
-                       std::string(buf);
+    fit_decode_topk(decs, timer, sms, shape, out, setups);
   }
   // Other: the index projection (cuBLAS) of the decode step at 1M + 1 tokens, where no chunk
   // completes; its fixed cost = time - its roofline at the card's rates. The representative update:
@@ -434,7 +454,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   {
     World w(64, std::int64_t(1) << 20, 1, 71);
     const PipelineTimes fill =
-        time_pipeline({64, 1, 1, 4096, 128, (std::int64_t(1) << 20) - 1}, w, timer, sms, shape, 15);
+        time_pipeline({64, 1, 1, 4096, 128, (std::int64_t(1) << 20) - 1}, w, timer, sms, shape, 15, setups);
     const KernelCost& k = fill.model.rep_update;
     const double t = (fill.other_ms - dec.other_ms) * 1e-3 - roof(k);
     if (k.launches > 0 && t > 0) out.rep_update_floor_us = t / k.launches * 1e6;
@@ -471,7 +491,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   // rows pays: session 5's re-measured sweeps, NOTES.)
   {
     World w(8, 131072 + 1, 1, 89);
-    const PipelineTimes d8 = time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15);
+    const PipelineTimes d8 = time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15, setups);
     const double inv_w =
         out.scoring_write_bw_tbs > 0 ? 1.0 / (out.scoring_write_bw_tbs * 1e12) : 0.0;
     auto net = [&](const PipelineTimes& t, double& r) {
@@ -495,6 +515,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
                   dec.scoring_ms * 1e3, r1, d8.scoring_ms * 1e3, r2);
     out.scoring_decode_method = buf;
   }
+  fit_setup(setups, card, out);
   return out;
 }
 

@@ -821,8 +821,8 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
 // attention work items (9 int32 each); 256 bytes at the least.
 double descriptor_blob_bytes(double selections, double groups, double work_items) {
   auto section = [](double bytes) { return std::ceil(bytes / 256.0) * 256.0; };
-  return std::max(256.0, section(20.0 * selections) + section(20.0 * groups) + section(12.0 * selections) +
-                             section(36.0 * work_items));
+  return std::max(256.0, section(kScoreRowBytes * selections) + section(kScoreGroupBytes * groups) +
+                             section(kTopkRowBytes * selections) + section(kAttnWorkBytes * work_items));
 }
 
 // The split searches, for tests/unit/test_traffic.cpp (which declares these itself: model internals,

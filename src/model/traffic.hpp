@@ -38,6 +38,11 @@ struct KernelShape {
 // 64/128-row tiles wgmma, in this project's kernels).
 int attention_tile_for(int rows, const KernelShape& sh);
 
+// Bytes of one descriptor as this project's kernels lay it out (kernels/include/cisa_kernels:
+// ScoreRow, ScoreGroup, TopkRow, AttnWork); tests/unit/test_traffic.cpp checks them against sizeof.
+inline constexpr double kScoreRowBytes = 20, kScoreGroupBytes = 20, kTopkRowBytes = 12,
+                        kAttnWorkBytes = 48;
+
 // Bytes of a step's descriptor blob as this project's kernels lay it out (setup's copy): sections
 // of scoring rows, scoring groups, top-k rows and attention work items, each padded to 256 bytes.
 double descriptor_blob_bytes(double selections, double score_groups, double work_items);

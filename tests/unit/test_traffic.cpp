@@ -8,6 +8,9 @@
 #include <thread>
 
 #include "catch.hpp"
+#include "cisa_kernels/attention.hpp"
+#include "cisa_kernels/scoring.hpp"
+#include "cisa_kernels/topk.hpp"
 #include "model/roofline.hpp"
 #include "model/traffic.hpp"
 
@@ -510,13 +513,20 @@ TEST_CASE("waves: a large grid splits the KV length only to fill its last wave",
   CHECK(g4.attention_cisa.ctas == Approx(1980 + 68 * 5));
 }
 
-// The descriptor blob of kernels/src/cisa_step.cu: four sections padded to 256 bytes. A decode step
-// of 7 (sequence, KV head) pairs fits 1,024 bytes; 8 need a 512-byte work section.
+// The descriptor blob of kernels/src/cisa_step.cu: four sections padded to 256 bytes, of the
+// kernels' own structs (a field added to one of them changes the copy the model prices: session 10's
+// three AttnWork fields went unnoticed until held-out v10's small decode copies). A decode step of
+// 5 (sequence, KV head) pairs fits 1,024 bytes; 6 need a 512-byte work section.
 TEST_CASE("setup: the descriptor blob's layout and the small-copy latency", "[traffic]") {
+  CHECK(kScoreRowBytes == sizeof(cisa::kernels::ScoreRow));
+  CHECK(kScoreGroupBytes == sizeof(cisa::kernels::ScoreGroup));
+  CHECK(kTopkRowBytes == sizeof(cisa::kernels::TopkRow));
+  CHECK(kAttnWorkBytes == sizeof(cisa::kernels::AttnWork));
   CHECK(descriptor_blob_bytes(0, 0, 0) == 256);
-  CHECK(descriptor_blob_bytes(7, 7, 7) == 1024);
-  CHECK(descriptor_blob_bytes(8, 8, 8) == 1280);
-  CHECK(descriptor_blob_bytes(64, 64, 64) == 1280 + 1280 + 768 + 2304);
+  CHECK(descriptor_blob_bytes(5, 5, 5) == 1024);
+  CHECK(descriptor_blob_bytes(6, 6, 6) == 1280);
+  CHECK(descriptor_blob_bytes(7, 7, 7) == 1280);
+  CHECK(descriptor_blob_bytes(64, 64, 64) == 1280 + 1280 + 768 + 3072);
   Rates r;
   r.setup_latency_s = 7.5e-6;
   r.setup_small_latency_s = 3.6e-6;

@@ -1,0 +1,30 @@
+// The setup copy's step latency from calibrate's pipeline steps (every step shape it times, prefill
+// and decode): t = latency + descriptor bytes / the card's host-to-device bandwidth, one pinned copy
+// queued behind the index projection. Copies of at most the inline size take the card's small-copy
+// latency instead (model/roofline.cpp setup_time) and are left out of the fit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cisa {
+
+struct SetupSample {
+  double bytes = 0;  // the model's descriptor blob (descriptor_blob_bytes)
+  double t_s = 0;    // measured setup component
+};
+
+struct SetupFit {
+  bool ok = false;
+  double latency_s = 0;
+  double rms_rel = 0, median_rel = 0, worst_rel = 0;  // relative residuals over the fitted steps
+  int fitted = 0, small = 0;                          // steps fitted / left out as small copies
+  std::string note;                                   // why not ok
+};
+
+// Least squares of relative residuals (closed form) over the samples with bytes > inline_bytes
+// (inline_bytes 0: all); refused with fewer than 3 such steps or a latency <= 0.
+SetupFit fit_setup_latency(const std::vector<SetupSample>& samples, double bw_Bps,
+                           double inline_bytes);
+
+}  // namespace cisa
