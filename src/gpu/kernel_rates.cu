@@ -170,8 +170,13 @@ void fit_setup(const std::vector<PipelineTimes>& steps, const Rates& card, Kerne
   std::vector<SetupSample> samples;
   double lo = INFINITY, hi = 0;
   int model_differs = 0;
+  std::string list;  // bytes: us, in the order timed
   for (const PipelineTimes& t : steps) {
     samples.push_back({t.setup_blob_bytes, t.setup_ms * 1e-3});
+    char item[48];
+    std::snprintf(item, sizeof item, "%s%.0f B: %.1f us", list.empty() ? "" : "; ",
+                  t.setup_blob_bytes, t.setup_ms * 1e3);
+    list += item;
     lo = std::min(lo, t.setup_blob_bytes);
     hi = std::max(hi, t.setup_blob_bytes);
     if (t.model.setup_h2d_bytes != t.setup_blob_bytes) ++model_differs;
@@ -179,18 +184,20 @@ void fit_setup(const std::vector<PipelineTimes>& steps, const Rates& card, Kerne
   const double bw = card.setup_Bps > 0 ? card.setup_Bps : INFINITY;
   const SetupFit f = fit_setup_latency(samples, bw, card.setup_inline_bytes);
   if (f.ok) out.setup_floor_us = f.latency_s * 1e6;
-  char buf[420];
-  std::snprintf(buf, sizeof buf,
+  std::vector<char> buf(600 + list.size());
+  std::snprintf(buf.data(), buf.size(),
                 "cisa_kernels steps with the index projection before the descriptor copy: %d "
                 "steps of calibrate (blobs %.0f-%.0f B; %d of at most %.0f B left out as small "
-                "copies; the model's blob bytes differ from the kernels' in %d), t = latency + "
+                "copies, %d above %.0fx the form as timing artefacts; the model's blob bytes "
+                "differ from the kernels' in %d), t = latency + "
                 "bytes / the card's host-to-device bandwidth (%.1f GB/s) by least squares of "
-                "relative residuals: rms %.1f %%, median %.1f %%, worst %.1f %%%s%s; the band is "
-                "the rms: residual spread %.1f%%",
-                f.fitted, lo, hi, f.small, card.setup_inline_bytes, model_differs, bw / 1e9,
+                "relative residuals: rms %.1f %%, median %.1f %%, worst %.1f %%%s%s; median of "
+                "5-31 each: %s; the band is the rms: residual spread %.1f%%",
+                f.fitted, lo, hi, f.small, card.setup_inline_bytes, f.artefacts, kArtefactFactor,
+                model_differs, bw / 1e9,
                 100 * f.rms_rel, 100 * f.median_rel, 100 * f.worst_rel, f.ok ? "" : "; not solved: ",
-                f.note.c_str(), 200 * f.rms_rel);
-  out.setup_method = buf;
+                f.note.c_str(), list.c_str(), 200 * f.rms_rel);
+  out.setup_method = buf.data();
 }
 
 }  // namespace

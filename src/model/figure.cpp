@@ -32,12 +32,14 @@ Label Figure::label() const {
 
 namespace {
 
-// "spread 3.1%" in a MEAS source: the run-to-run spread the calibration recorded.
-double spread_in(const std::string& s) {
-  const auto at = s.rfind("spread ");
+// The percentage after the last `key` in a source ("spread 3.1%", "rms residual 7.2 %"), as a
+// fraction; NaN if absent.
+double percent_after(const std::string& s, const std::string& key) {
+  const auto at = s.rfind(key);
   if (at == std::string::npos) return NAN;
   char* end = nullptr;
-  const double v = std::strtod(s.c_str() + at + 7, &end);
+  const double v = std::strtod(s.c_str() + at + key.size(), &end);
+  if (end && *end == ' ') ++end;
   return (end && *end == '%' && v >= 0) ? v / 100.0 : NAN;
 }
 
@@ -51,10 +53,14 @@ Band band_of(const Figure& f) {
     case Label::DS:
     case Label::CALC: rel = 0.0; break;
     case Label::MEAS: {
-      // Half the recorded spread (max - min over repetitions), at least 3 % for drift between
-      // machine starts (three H200 calibrations read 4.34 / 4.54 / 4.63 TB/s), at most 15 %.
-      const double s = spread_in(f.source);
-      rel = std::isnan(s) ? 0.05 : std::clamp(s / 2.0, 0.03, 0.15);
+      // Half the recorded spread (max - min over repetitions), or a fit's rms relative residual
+      // over its own calibration shapes (a figure fitted over many shapes is as uncertain as the
+      // fit is off at them); at least 3 % for drift between machine starts (three H200
+      // calibrations read 4.34 / 4.54 / 4.63 TB/s), at most 15 %.
+      const double s = percent_after(f.source, "spread "),
+                   r = percent_after(f.source, "rms residual ");
+      rel = !std::isnan(s) ? s / 2.0 : !std::isnan(r) ? r : 0.05;
+      rel = std::clamp(rel, 0.03, 0.15);
       break;
     }
     case Label::PUB: rel = 0.10; break;

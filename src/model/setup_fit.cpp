@@ -17,6 +17,17 @@ SetupFit fit_setup_latency(const std::vector<SetupSample>& samples, double bw_Bp
     }
     v.push_back(s);
   }
+  if (!v.empty()) {  // drop artefacts: far above the form at the median latency
+    std::vector<double> lat;
+    for (const SetupSample& s : v) lat.push_back(s.t_s - s.bytes / bw_Bps);
+    std::sort(lat.begin(), lat.end());
+    const double l0 = std::max(0.0, lat[lat.size() / 2]);
+    std::vector<SetupSample> kept;
+    for (const SetupSample& s : v)
+      if (s.t_s <= kArtefactFactor * (l0 + s.bytes / bw_Bps)) kept.push_back(s);
+    out.artefacts = static_cast<int>(v.size() - kept.size());
+    v.swap(kept);
+  }
   out.fitted = static_cast<int>(v.size());
   if (v.size() < 3) {
     out.note = "fewer than 3 step copies above the inline size";

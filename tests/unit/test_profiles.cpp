@@ -184,6 +184,11 @@ TEST_CASE("uncertainty bands: lo <= point <= hi; MEAS bands from the recorded sp
   CHECK(band_of(meas).hi == Approx(1.05));
   Figure tight{4.0, "MEAS: probe; spread 0.2%"};
   CHECK(band_of(tight).hi == Approx(1.03));  // at least the 3 % drift between machine starts
+  // A fitted figure: its fit's rms relative residual (a spread, where recorded, wins).
+  CHECK(band_of(Figure{4.0, "MEAS: grid fit, rms residual 7.2 %; median of 5"}).hi == Approx(1.072));
+  CHECK(band_of(Figure{4.0, "MEAS: fit, rms residual 40.0 %"}).hi == Approx(1.15));  // at most 15 %
+  CHECK(band_of(Figure{4.0, "MEAS: fit, rms residual 7.2 %; spread 10.0%"}).hi == Approx(1.05));
+  CHECK(band_of(Figure{4.0, "MEAS: fit, rms residual x %"}).hi == Approx(1.05));  // unreadable: default
   CHECK(band_of(Figure{4.0, "XFER: x"}).hi == Approx(1.2));
   CHECK(band_of(Figure{4.0, "DS: datasheet"}).hi == 1.0);
   Figure ranged{4.0, "PUB: x", 3.0, 5.0};
