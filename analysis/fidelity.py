@@ -126,6 +126,13 @@ def render(name, summary, markdown):
             lines.append("| " + " | ".join(cells) + " |")
         else:
             lines.append("  {:<30} {:<17} {:>6} {:>12} {:>11} {:>8} {:>12}".format(*cells))
+    # The uncertainty target counts every (component, point) pair with a band, all phases together.
+    inside = [x for a in summary.values() for x in a["in"]]
+    widths = [w for a in summary.values() for w in a["width"]]
+    if inside:
+        total = (f"all components with a band: {len(inside)} pairs, {100 * np.mean(inside):.0f} % in band, "
+                 f"median hi/lo {median(widths):.2f}")
+        lines.extend(["", total] if markdown else ["  " + total])
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ ARCHIVED_S6="--set implementation.cisa=cisa_kernels_2026_12_01c"  # session 6's 
 ARCHIVED_S7="--set implementation.cisa=cisa_kernels_2026_12_01d"  # session 7's final kernels
 ARCHIVED_S8="--set implementation.cisa=cisa_kernels_2026_12_02"   # session 8's kernels, session 10's first calibration
 ARCHIVED_S12A="--set implementation.cisa=cisa_kernels_2026_12_02b" # session 10's kernels, session 12's first (unqueued) calibration
+ARCHIVED_S12B="--set implementation.cisa=cisa_kernels_2026_12_02c" # session 12's kernels, session 12's queued calibration
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -120,18 +121,33 @@ for f in results/h200/remeasured_s10/*_device_run.h5; do
   rescore results/h200/remeasured_s10 "$f" "${s%_s10}" $ARCHIVED_S12A
 done
 # Session 12's kernels (the early list loads merged) with queued timing (each repetition behind a
-# 1 ms spin after its flush) and the current profile, calibrated in the same call: the committed
-# sweeps measured again, and held-out v10 measured again (inspected: read for the `other`
-# diagnosis before it).
+# 1 ms spin after its flush) and the calibration of the same call (archived profile
+# cisa_kernels_2026_12_02c): the committed sweeps measured again, and held-out v10 measured again
+# (inspected: read for the `other` diagnosis before it).
 for f in results/h200/remeasured_s12/*_device_run.h5; do
   [ -f "$f" ] || continue
   s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s12 "$f" "${s%_s12}"
+  rescore results/h200/remeasured_s12 "$f" "${s%_s12}" $ARCHIVED_S12B
 done
 for f in results/h200/heldout10_queued/*_device_run.h5; do
   [ -f "$f" ] || continue
   s=$(basename "$f" _device_run.h5)
-  rescore results/h200/heldout10_queued "$f" "${s%_q}"  # <scenario>_q: measured again, queued
+  rescore results/h200/heldout10_queued "$f" "${s%_q}" $ARCHIVED_S12B  # <scenario>_q: measured again, queued
+done
+# Held-out v11 (committed 0d5739f before session 13's model changes: the setup descriptor sizes, the
+# setup latency over all of calibrate's steps, the peer profiles refitted queued), measured once
+# after them, queued, with session 12's kernels, the current profile calibrated in the same call,
+# and cuDNN and FA2 on its dense shapes.
+for f in results/h200/heldout11/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/heldout11 "$f" "$(basename "$f" _device_run.h5)"
+done
+# Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
+# profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
+# current profile.
+for f in results/h200/impls_s13/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/impls_s13 "$f" "$(basename "$f" _device_run.h5)"
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -224,8 +240,8 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   archived profile cisa_kernels_2026_12_02b). Not held out.
 - **re-measured sweeps, session 12** (`results/h200/remeasured_s12/`): the same three sweeps
   measured with session 12's kernels and the queued timing (each repetition behind a 1 ms spin
-  kernel after its L2 flush: the host's launch calls are not timed), scored with the current
-  calibration (taken in the same call, queued as well). Not held out.
+  kernel after its L2 flush: the host's launch calls are not timed), scored with the calibration
+  taken in the same call, queued as well (archived profile cisa_kernels_2026_12_02c). Not held out.
 - **held-out v1** (`results/h200/heldout/`, `scenarios/heldout_*.yaml`), measured again with
   session 4's kernels. Inspected in session 4 (the top-k, setup and `other` misses and cuDNN's short
   grid were read off it before the top-k CTA term and the split-KV policy were added) and in
@@ -273,8 +289,15 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   calibration taken in the same call (archived profile cisa_kernels_2026_12_02b). Then read for
   the `other` diagnosis (results/h200/session12_other): inspected.
 - **held-out v10 queued** (`results/h200/heldout10_queued/`): the same points measured again with
-  session 12's kernels and queued timing, scored with the current calibration (same call).
-  Inspected (v10 was read before).
+  session 12's kernels and queued timing, scored with the calibration of the same call (archived
+  profile cisa_kernels_2026_12_02c). Inspected (v10 was read before); read in session 13 for the
+  setup copy's size (the kernels' work descriptor had grown to 48 bytes).
+- **held-out v11** (`results/h200/heldout11/`, `scenarios/heldout11_*.yaml`): written and committed
+  (0d5739f) before session 13's model changes (the setup copy's descriptor sizes and its latency
+  fitted over all of calibrate's steps; the cudnn, fa2 and flex profiles refitted on queued
+  timings), measured once after them, queued, with session 12's kernels, the current calibration
+  (same call) and cuDNN and FA2 on its dense shapes; used for nothing else. (The device call's own
+  summary printed its speedup errors before scoring; no model decision followed them.)
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -297,7 +320,8 @@ TXT
               "heldout8|held-out v8, inspected (kernels of session 8, profile cisa_kernels_2026_12_02; cuDNN and FA2 on its dense shapes)" \
               "heldout9|held-out v9 (kernels of session 8, profile cisa_kernels_2026_12_02 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout10|held-out v10, inspected after scoring (kernels of session 10, unqueued timing, profile cisa_kernels_2026_12_02b calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
-              "heldout10_queued|held-out v10 measured again with queued timing, inspected (kernels of session 12, profile cisa_kernels calibrated in the same call)"; do
+              "heldout10_queued|held-out v10 measured again with queued timing, inspected (kernels of session 12, profile cisa_kernels_2026_12_02c calibrated in the same call)" \
+              "heldout11|held-out v11 (kernels of session 12, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
@@ -307,5 +331,10 @@ TXT
     $PY analysis/fidelity.py --markdown \
       --set "peer profiles, fit shapes (scenarios/impl_fit.yaml: the only points cudnn, fa2 and flex are calibrated on; own kernels v10)=results/h200/impls/impl_fit_measured.h5" \
       --set "peer profiles, validation (flex_sweep; FA2 over the committed sweeps' dense shapes)=$(ls results/h200/impls/*_measured.h5 | grep -v impl_fit | tr '\n' ',')"
+  fi
+  if ls results/h200/impls_s13/*_measured.h5 >/dev/null 2>&1; then
+    $PY analysis/fidelity.py --markdown \
+      --set "peer profiles queued, fit shapes (session 13: impl_fit timed queued, the cudnn, fa2 and flex profiles' fit; own kernels of session 12)=results/h200/impls_s13/impl_fit_measured.h5" \
+      --set "peer profiles queued, validation (session 13: flex_sweep timed queued, same call)=results/h200/impls_s13/flex_sweep_measured.h5"
   fi
 } > $D/SUMMARY.md

@@ -61,6 +61,7 @@ class FidelityTest(unittest.TestCase):
         out = self.run_tool("fidelity.py", "--set", f"held=" + h5)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("10.0 %", out.stdout)  # median of 0, 10, 20
+        self.assertIn("3 pairs, 67 % in band", out.stdout)  # the uncertainty target's own count
         bad = self.run_tool("fidelity.py", "--set", "x=" + os.path.join(self.tmp, "nope.h5"))
         self.assertEqual(bad.returncode, 2)
         self.assertIn("no such file", bad.stderr)
