@@ -80,6 +80,7 @@ const std::vector<FieldSpec>& selection_fields() {
       {"scoring_prefill_read_bw_tbs", &ImplProfile::scoring_prefill_read_bw_tbs, nullptr},
       {"scoring_prefill_write_bw_tbs", &ImplProfile::scoring_prefill_write_bw_tbs, nullptr},
       {"scoring_prefill_query_us", &ImplProfile::scoring_prefill_query_us, nullptr},
+      {"scoring_prefill_mma_tflops", &ImplProfile::scoring_prefill_mma_tflops, nullptr},
   };
   return f;
 }

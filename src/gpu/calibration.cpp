@@ -183,7 +183,10 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "scoring_prefill_write_bw_tbs", kr.scoring_prefill_write_bw_tbs, kr.scoring_prefill_method)
     << (kr.scoring_prefill_floor_us > 0 && kr.scoring_prefill_query_us <= 0
             ? std::string(a) + "# scoring_prefill_query_us: not written: the fit found no per-query cost (no such term)\n"
-            : meas(a, "scoring_prefill_query_us", kr.scoring_prefill_query_us, kr.scoring_prefill_method));
+            : meas(a, "scoring_prefill_query_us", kr.scoring_prefill_query_us, kr.scoring_prefill_method))
+    << (kr.scoring_prefill_floor_us > 0 && kr.scoring_prefill_mma_tflops <= 0
+            ? std::string(a) + "# scoring_prefill_mma_tflops: not written: no shape was bound by its MMAs (no such term)\n"
+            : meas(a, "scoring_prefill_mma_tflops", kr.scoring_prefill_mma_tflops, kr.scoring_prefill_method));
 #endif
   return y.str();
 }

@@ -348,7 +348,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       samples.push_back(sample(t, t.topk_ms));
       const KernelCost& sc = t.model.scoring;
       scoring.push_back({sc.dram_bytes - sc.dram_write_bytes, sc.dram_write_bytes, sc.summed_queries,
-                         sc.serial_steps * out.scoring_tile_us * 1e-6, t.scoring_ms * 1e-3});
+                         sc.serial_steps * out.scoring_tile_us * 1e-6, t.scoring_ms * 1e-3,
+                         sc.flops_issued});
       char sbuf[96];
       std::snprintf(sbuf, sizeof sbuf, "%s%d x %lld G %d: %.1f us", scoring_shapes.empty() ? "" : "; ", g.B,
                     static_cast<long long>(g.context), g.G, t.scoring_ms * 1e3);
@@ -358,20 +359,46 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
                     g.B, static_cast<long long>(g.context), g.G, g.K, t.topk_ms * 1e3);
       shapes += buf;
     }
+    // Scoring shapes of partly filled groups (issued FLOPs 1.4-1.7x the useful ones: a group's
+    // warpgroups compute 64 rows each), long contexts, so the MMA term has shapes it binds.
+    const struct {
+      int B, P, G, K;
+      std::int64_t context;
+    } partial[] = {{4, 320, 1, 4096, 1048576}, {4, 512, 3, 4096, 1048576}, {8, 512, 6, 2048, 524800},
+                   {8, 512, 7, 2048, 1048576}, {8, 512, 12, 1024, 524800}, {2, 1088, 4, 4096, 1048576}};
+    for (const auto& g : partial) {
+      World w(g.B, g.context, 1, seed += 2);
+      const PipelineTimes t =
+          time_pipeline({g.B, g.P, g.G, g.K, 128, g.context - g.P}, w, timer, sms, shape, 5, setups);
+      const KernelCost& sc = t.model.scoring;
+      scoring.push_back({sc.dram_bytes - sc.dram_write_bytes, sc.dram_write_bytes, sc.summed_queries,
+                         sc.serial_steps * out.scoring_tile_us * 1e-6, t.scoring_ms * 1e-3,
+                         sc.flops_issued});
+      char sbuf[96];
+      std::snprintf(sbuf, sizeof sbuf, "; %d x %lld P %d G %d: %.1f us", g.B,
+                    static_cast<long long>(g.context), g.P, g.G, t.scoring_ms * 1e3);
+      scoring_shapes += sbuf;
+    }
     const ScoringFit sf = fit_scoring_prefill(scoring);
     if (sf.ok) {
+      out.scoring_prefill_mma_tflops = sf.mma_flops / 1e12;
       out.scoring_prefill_floor_us = sf.floor_s * 1e6;
       out.scoring_prefill_query_us = sf.query_s * 1e6;
       out.scoring_prefill_read_bw_tbs = sf.read_Bps / 1e12;
       out.scoring_prefill_write_bw_tbs = sf.write_Bps / 1e12;
     }
-    char sb[240];
+    char sb[320];
     std::snprintf(sb, sizeof sb,
-                  "cisa_kernels step, prefill P=512, W=128 (the top-k grid, scenarios/calib_topk_grid.yaml): scoring "
-                  "component = floor + G x query + max(R / read, W / write) + load steps x step, %zu shapes, rms "
-                  "residual %.1f %%%s%s; median of 5 each: ",
-                  scoring.size(), 100.0 * sf.rms_rel, sf.ok ? "" : "; not solved: ", sf.note.c_str());
-    out.scoring_prefill_method = sb + scoring_shapes;
+                  "cisa_kernels step, prefill P=512, W=128 (the top-k grid, scenarios/calib_topk_grid.yaml, "
+                  "and 6 shapes of partly filled groups): scoring component = floor + G x query + max(R / "
+                  "read, W / write, issued FLOPs / MMA rate) + load steps x step, %zu shapes, rms residual "
+                  "%.1f %%%s%s%s; median of 5 each: ",
+                  scoring.size(), 100.0 * sf.rms_rel, sf.ok && sf.mma_flops <= 0 ? "; no MMA term (no shape bound by it)" : "",
+                  sf.ok ? "" : "; not solved: ", sf.note.c_str());
+    out.scoring_prefill_method =
+        sb + scoring_shapes +
+        (sf.ok && !sf.writes_bind ? "; the key writes bind at no shape (the MMAs of full tiles are slower)"
+                                  : "");
     const TopkFit fit = fit_topk(samples);
     if (fit.ok) {
       out.topk_floor_us = fit.floor_s * 1e6;

@@ -41,6 +41,7 @@ struct KernelRates {
   // read and write rates (overlapping streams; 0: not solved).
   double scoring_prefill_floor_us = 0, scoring_prefill_query_us = 0, scoring_prefill_read_bw_tbs = 0,
          scoring_prefill_write_bw_tbs = 0;
+  double scoring_prefill_mma_tflops = 0;  // on issued FLOPs (0: no shape bound by it, no term)
   std::string scoring_prefill_method;
   // Fixed cost per launch of each class: a one-selection step on a 2,048-token sequence.
   double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0, setup_floor_us = 0;

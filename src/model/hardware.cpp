@@ -170,6 +170,8 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
       r.scoring_prefill_write_bw_Bps = at(im.scoring_prefill_write_bw_tbs, b, true) * 1e12;
       r.scoring_prefill_query_s =
           im.scoring_prefill_query_term ? at(im.scoring_prefill_query_us, b, false) * 1e-6 : 0.0;
+      r.scoring_prefill_flops =
+          im.scoring_prefill_mma_term ? at(im.scoring_prefill_mma_tflops, b, true) * 1e12 : 0.0;
     }
   }
   r.source += "; implementation " + im.name;

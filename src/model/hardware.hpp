@@ -72,6 +72,7 @@ struct Rates {
   bool scoring_prefill_own = false;
   double scoring_prefill_read_bw_Bps = 0, scoring_prefill_write_bw_Bps = 0, scoring_prefill_floor_s = 0,
          scoring_prefill_query_s = 0;
+  double scoring_prefill_flops = 0;  // MMA rate on the prefill kernel's issued FLOPs (0: the card's GEMM rate)
   double launch_s = 0;
   // Fixed cost per launch as a CUDA-event-timed component sees it (launch, ramp, tail).
   double attention_floor_s = 0, scoring_floor_s = 0, topk_floor_s = 0;

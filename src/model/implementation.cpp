@@ -210,6 +210,13 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
     o.scoring_prefill_query_term = !p.scoring_prefill_query_us.empty();
     if (o.scoring_prefill_query_term)
       o.scoring_prefill_query_us = r.get(p.scoring_prefill_query_us, Transfer::same, "scoring.prefill_query_us");
+    o.scoring_prefill_mma_term = !p.scoring_prefill_mma_tflops.empty();
+    if (o.scoring_prefill_mma_term)
+      o.scoring_prefill_mma_tflops =
+          r.get(p.scoring_prefill_mma_tflops, Transfer::mma, "scoring.prefill_mma_tflops");
+    else if (r.card.has_card)
+      out_xfer(o, "scoring.prefill_mma_tflops", r.card.card.gemm_bf16_tflops,
+               "XFER: the card's cuBLAS GEMM rate (card.gemm_bf16_tflops; no scoring MMA figure); ");
   }
   o.topk_decode_term = !p.topk_decode_floor_us.empty() && !p.topk_decode_keys_per_ns_per_sm.empty();
   if (o.topk_decode_term) {

@@ -115,7 +115,7 @@ struct ImplProfile {
   // sets the time) and the time per index query one thread adds to a selection's sum; absent: the
   // scoring_* figures above, reads and writes added (the structure before session 10).
   PerCard scoring_prefill_floor_us, scoring_prefill_read_bw_tbs, scoring_prefill_write_bw_tbs,
-      scoring_prefill_query_us;
+      scoring_prefill_query_us, scoring_prefill_mma_tflops;
 };
 
 // A profile's figure resolved for one card, with how it got there.
@@ -174,8 +174,9 @@ struct ResolvedImpl {
   Figure scoring_decode_floor_us, scoring_decode_read_bw_tbs;
   bool scoring_prefill_term = false;  // the profile has the prefill scoring kernels' own figures
   bool scoring_prefill_query_term = false;  // ... and a time per summed index query
+  bool scoring_prefill_mma_term = false;    // ... and an MMA rate on its issued FLOPs
   Figure scoring_prefill_floor_us, scoring_prefill_read_bw_tbs, scoring_prefill_write_bw_tbs,
-      scoring_prefill_query_us;
+      scoring_prefill_query_us, scoring_prefill_mma_tflops;
   std::vector<UsedFigure> used;  // provenance, in resolution order
 };
 

@@ -162,7 +162,12 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
                        rates.scoring_prefill_floor_s, 0.0, rates.scoring_step_s, rates.scoring_prefill_query_s, true}
           : ClassRates{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s,
                        0.0, rates.scoring_step_s};
-  t.scoring = kernel_time(f.scoring, rates.gemm_flops, rates, scoring);
+  // Prefill tiles with few rows are compute-bound on the scoring kernel's own MMA rate (issued
+  // FLOPs: whole warpgroups), where the profile has one.
+  const bool own_mma =
+      !f.cisa_decode_kernel && rates.scoring_prefill_own && rates.scoring_prefill_flops > 0;
+  t.scoring = kernel_time(f.scoring, own_mma ? rates.scoring_prefill_flops : rates.gemm_flops, rates,
+                          scoring);
   t.topk = topk_time(f, sh, rates);
   t.setup = setup_time(f, rates);
   t.other = projection_time(f, rates) + rep_update_time(f, rates);

@@ -14,14 +14,15 @@ struct Trial {
 };
 
 // Floor and query time (both >= 0: a term that solves negative is dropped) minimising the relative
-// residuals (floor + q x G_i + m_i) / t_i - 1 at the given rates, m_i = fixed + max(R/rb, W/wb).
-Trial solve_at(const std::vector<ScoringSample>& v, double rb, double wb) {
+// residuals (floor + q x G_i + m_i) / t_i - 1 at the given rates, m_i = fixed + max(R/rb, W/wb,
+// F/mf) (mf infinite: no MMA term).
+Trial solve_at(const std::vector<ScoringSample>& v, double rb, double wb, double mf) {
   const auto n = static_cast<Eigen::Index>(v.size());
   Eigen::MatrixXd X(n, 2);
   Eigen::VectorXd y(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const ScoringSample& x = v[static_cast<std::size_t>(i)];
-    const double m = x.fixed_s + std::max(x.read_bytes / rb, x.write_bytes / wb);
+    const double m = x.fixed_s + std::max({x.read_bytes / rb, x.write_bytes / wb, x.issued_flops / mf});
     X.row(i) << 1.0 / x.t_s, x.summed_queries / x.t_s;
     y(i) = 1.0 - m / x.t_s;
   }
@@ -50,14 +51,44 @@ ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
     out.note = "fewer than 4 timed shapes";
     return out;
   }
-  // Log grid over both rates, then two refinements around the best point.
-  const GridBest g = log_grid_search(1e11, 1e13, 1e11, 1e13, 3,
-                                     [&](double rb, double wb) { return solve_at(v, rb, wb).rms; });
+  // Both byte rates on a log grid (two refinements around the best point) at each MMA rate of an
+  // outer log grid (21 points, then 11 around the best), and without the MMA term.
+  auto best_at = [&](double mf) {
+    return log_grid_search(1e11, 1e13, 1e11, 1e13, 3,
+                           [&](double rb, double wb) { return solve_at(v, rb, wb, mf).rms; });
+  };
+  double best_m = INFINITY;
+  const GridBest g0 = best_at(INFINITY);
+  GridBest g = g0;
+  auto try_m = [&](double mf) {
+    const GridBest h = best_at(mf);
+    if (h.cost < g.cost) {
+      g = h;
+      best_m = mf;
+    }
+  };
+  for (int i = 0; i <= 20; ++i) try_m(2e13 * std::pow(100.0, i / 20.0));
+  if (std::isfinite(best_m)) {
+    const double centre = best_m;
+    for (int i = -5; i <= 5; ++i)
+      if (i != 0) try_m(centre * std::pow(100.0, i / 200.0));
+  }
+  // The MMA term only where some shape needs it (twice as fast fits clearly worse); else the
+  // byte rates of the fit without it.
+  if (std::isfinite(best_m) &&
+      !rate_needed(solve_at(v, g.a, g.b, best_m).rms, solve_at(v, g.a, g.b, 2.0 * best_m).rms)) {
+    best_m = INFINITY;
+    g = g0;
+  }
   const double best_r = g.a, best_w = g.b;
-  const Trial best = solve_at(v, best_r, best_w);
-  const bool read_needed = rate_needed(best.rms, solve_at(v, 2.0 * best_r, best_w).rms),
-             write_needed = rate_needed(best.rms, solve_at(v, best_r, 2.0 * best_w).rms);
-  if (!read_needed || !write_needed) {
+  const Trial best = solve_at(v, best_r, best_w, best_m);
+  const bool read_needed = rate_needed(best.rms, solve_at(v, 2.0 * best_r, best_w, best_m).rms),
+             write_needed = rate_needed(best.rms, solve_at(v, best_r, 2.0 * best_w, best_m).rms);
+  // With the MMA term, the writes may bind nowhere: full tiles issue FLOPs in proportion to the
+  // keys they write, and the slower of the two sets the time (the write rate then found is the
+  // slowest that binds at no shape).
+  out.writes_bind = write_needed;
+  if (!read_needed || (!write_needed && !std::isfinite(best_m))) {
     out.note = read_needed ? "no shape bound by its writes" : "no shape bound by its reads";
     return out;
   }
@@ -66,7 +97,13 @@ ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
   out.query_s = best.query_s;
   out.read_Bps = best_r;
   out.write_Bps = best_w;
-  out.rms_rel = best.rms;
+  out.mma_flops = std::isfinite(best_m) ? best_m : 0.0;
+  out.rms_rel = solve_at(v, best_r, best_w, best_m).rms;
+  if (!std::isfinite(best_m)) {  // the floor and query time at the rates without the MMA term
+    const Trial t = solve_at(v, best_r, best_w, INFINITY);
+    out.floor_s = t.floor_s;
+    out.query_s = t.query_s;
+  }
   return out;
 }
 

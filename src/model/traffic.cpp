@@ -563,6 +563,14 @@ void scoring_cost(const Span& s, const SparseSums& sp, const KernelShape& sh, Fo
   sc.dram_bytes = s.seqs * (rep_dram + iq + scores_w);
   sc.dram_write_bytes = s.seqs * scores_w;
   sc.flops_useful = s.seqs * 2.0 * s.d_r * s.rep_vectors * s.agg_dots * sum_ne;
+  // Prefill: every group of a launch runs on the warpgroups (half a tile of rows each) that its
+  // largest group needs, so a launch with a group of more than half a tile computes whole tiles
+  // for every group (kernels/src/scoring.cu score_kernel; the decode GEMV computes its rows only).
+  if (s.positions > 1 && Ms > 1) {
+    const i64 half = Ms / 2, biggest = std::min<i64>(s.m_sp, Ms);
+    const double rows = static_cast<double>(std::min<i64>(Ms, (biggest + half - 1) / half * half));
+    rows_x_ne = rows * ne_last_sum;
+  }
   sc.flops_issued = s.seqs * 2.0 * s.d_r * s.rep_vectors * s.agg_dots * rows_x_ne;
   sc.launches = 1;
   sc.ctas = static_cast<double>(sh.sms);  // the eligible range is split to fill the GPU

@@ -21,6 +21,7 @@ struct Truth {
 const double kShapes[][3] = {{6.7e7, 2.7e8, 1},  {6.7e7, 8.4e6, 32}, {2.7e8, 1.7e7, 64}, {1.7e7, 2.1e6, 16},
                              {8.4e5, 6.6e6, 1},  {2.1e6, 5.2e5, 8},  {4.2e6, 4.2e6, 4},  {1.3e8, 2.1e7, 32},
                              {3.4e7, 1.35e8, 1}, {1.1e6, 8.1e5, 2}};
+const std::size_t kShapes_n = sizeof kShapes / sizeof kShapes[0];
 std::vector<ScoringSample> samples(const Truth& p, double noise) {
   std::vector<ScoringSample> out;
   int i = 0;
@@ -62,6 +63,58 @@ TEST_CASE("prefill scoring fit: noisy samples stay near, too few or one-sided sh
   const ScoringFit w = fit_scoring_prefill(writes);
   CHECK_FALSE(w.ok);
   CHECK_FALSE(w.note.empty());
+}
+
+TEST_CASE("prefill scoring fit: an MMA rate where partly filled warpgroups bind, none where none do",
+          "[calibration]") {
+  const Truth truth{16e-6, 0.2e-6, 3.4e12, 2.0e12};
+  const double mma = 400e12;  // full tiles' MMAs faster than their key writes
+  std::vector<ScoringSample> v = samples(truth, 0.0);
+  // Issued FLOPs of the grid-like shapes: full tiles (2 x 128 x 2 bytes of scores per FLOP ratio)
+  for (ScoringSample& s : v) s.issued_flops = s.write_bytes / 2.0 * 256.0;
+  // ... and shapes with partly filled groups (issued 1.2-1.7x the useful FLOPs), long contexts
+  const double extra[][4] = {{2.6e8, 1.1e8, 4, 9.9e10}, {1.7e8, 6.0e7, 9, 4.5e10}, {2.3e8, 5.0e7, 17, 3.4e10},
+                             {1.3e8, 9.0e7, 3, 6.6e10}};
+  for (const auto& e : extra) {
+    const double fixed = 2 * 0.4e-6;
+    const double t = truth.floor + truth.query * e[2] +
+                     std::max({e[0] / truth.read, e[1] / truth.write, e[3] / mma}) + fixed;
+    v.push_back({e[0], e[1], e[2], fixed, t, e[3]});
+  }
+  const ScoringFit f = fit_scoring_prefill(v);
+  INFO(f.note << " mma " << f.mma_flops << " rb " << f.read_Bps << " wb " << f.write_Bps << " rms " << f.rms_rel);
+  REQUIRE(f.ok);
+  CHECK(f.mma_flops == Approx(mma).epsilon(0.03));
+  CHECK(f.read_Bps == Approx(truth.read).epsilon(0.05));
+  CHECK(f.write_Bps == Approx(truth.write).epsilon(0.05));
+  CHECK(f.floor_s == Approx(truth.floor).epsilon(0.05));
+  CHECK(f.rms_rel < 0.01);
+  CHECK(f.writes_bind);
+  // MMAs slower than the writes of full tiles (250 TF/s): the writes bind nowhere, the fit holds.
+  std::vector<ScoringSample> slow = samples(truth, 0.0);
+  for (ScoringSample& s : slow) {
+    s.issued_flops = s.write_bytes / 2.0 * 256.0;
+    s.t_s = truth.floor + truth.query * s.summed_queries + s.fixed_s +
+            std::max({s.read_bytes / truth.read, s.write_bytes / truth.write, s.issued_flops / 250e12});
+  }
+  for (std::size_t i = kShapes_n; i < v.size(); ++i) {
+    ScoringSample s = v[i];
+    s.t_s = truth.floor + truth.query * s.summed_queries + s.fixed_s +
+            std::max({s.read_bytes / truth.read, s.write_bytes / truth.write, s.issued_flops / 250e12});
+    slow.push_back(s);
+  }
+  const ScoringFit w = fit_scoring_prefill(slow);
+  REQUIRE(w.ok);
+  CHECK(w.mma_flops == Approx(250e12).epsilon(0.03));
+  CHECK_FALSE(w.writes_bind);
+  CHECK(w.rms_rel < 0.01);
+  // The grid alone (MMAs never bind at 400 TF/s): no MMA term.
+  std::vector<ScoringSample> grid = samples(truth, 0.0);
+  for (ScoringSample& s : grid) s.issued_flops = s.write_bytes / 2.0 * 256.0;
+  const ScoringFit g = fit_scoring_prefill(grid);
+  REQUIRE(g.ok);
+  CHECK(g.mma_flops == 0.0);
+  CHECK(g.floor_s == Approx(truth.floor).epsilon(0.02));
 }
 
 TEST_CASE("kernel_time: overlapping streams take the slower one, summed queries add a chain", "[roofline]") {
