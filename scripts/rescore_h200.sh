@@ -16,6 +16,7 @@ ARCHIVED_S7="--set implementation.cisa=cisa_kernels_2026_12_01d"  # session 7's 
 ARCHIVED_S8="--set implementation.cisa=cisa_kernels_2026_12_02"   # session 8's kernels, session 10's first calibration
 ARCHIVED_S12A="--set implementation.cisa=cisa_kernels_2026_12_02b" # session 10's kernels, session 12's first (unqueued) calibration
 ARCHIVED_S12B="--set implementation.cisa=cisa_kernels_2026_12_02c" # session 12's kernels, session 12's queued calibration
+ARCHIVED_S13A="--set implementation.cisa=cisa_kernels_2026_12_02d" # session 12's kernels, session 13's first calibration
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -136,18 +137,25 @@ for f in results/h200/heldout10_queued/*_device_run.h5; do
 done
 # Held-out v11 (committed 0d5739f before session 13's model changes: the setup descriptor sizes, the
 # setup latency over all of calibrate's steps, the peer profiles refitted queued), measured once
-# after them, queued, with session 12's kernels, the current profile calibrated in the same call,
-# and cuDNN and FA2 on its dense shapes.
+# after them, queued, with session 12's kernels, the calibration taken in the same call (archived
+# profile cisa_kernels_2026_12_02d), and cuDNN and FA2 on its dense shapes.
 for f in results/h200/heldout11/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/heldout11 "$f" "$(basename "$f" _device_run.h5)"
+  rescore results/h200/heldout11 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S13A
+done
+# Held-out v12 (committed 5fa9ab5 after v11 was read, before the prefill scoring kernel's MMA term),
+# measured once after it, queued, with session 12's kernels, the current profile calibrated in the
+# same call, and cuDNN and FA2 on its dense shapes.
+for f in results/h200/heldout12/*_device_run.h5; do
+  [ -f "$f" ] || continue
+  rescore results/h200/heldout12 "$f" "$(basename "$f" _device_run.h5)"
 done
 # Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
 # profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
-# current profile.
+# calibration of the same call (archived profile cisa_kernels_2026_12_02d).
 for f in results/h200/impls_s13/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/impls_s13 "$f" "$(basename "$f" _device_run.h5)"
+  rescore results/h200/impls_s13 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S13A
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -295,9 +303,14 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 - **held-out v11** (`results/h200/heldout11/`, `scenarios/heldout11_*.yaml`): written and committed
   (0d5739f) before session 13's model changes (the setup copy's descriptor sizes and its latency
   fitted over all of calibrate's steps; the cudnn, fa2 and flex profiles refitted on queued
-  timings), measured once after them, queued, with session 12's kernels, the current calibration
-  (same call) and cuDNN and FA2 on its dense shapes; used for nothing else. (The device call's own
-  summary printed its speedup errors before scoring; no model decision followed them.)
+  timings), measured once after them, queued, with session 12's kernels, the calibration taken in
+  the same call (archived profile cisa_kernels_2026_12_02d) and cuDNN and FA2 on its dense shapes.
+  (The device call's own summary printed its speedup errors before scoring; no model decision
+  followed them.) Then read for prefill scoring (the MMA term): inspected.
+- **held-out v12** (`results/h200/heldout12/`, `scenarios/heldout12_*.yaml`): written and committed
+  (5fa9ab5) after v11 was read, before the prefill scoring kernel's MMA term, measured once after
+  it, queued, with session 12's kernels, the current calibration (same call) and cuDNN and FA2 on its
+  dense shapes; used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -321,7 +334,8 @@ TXT
               "heldout9|held-out v9 (kernels of session 8, profile cisa_kernels_2026_12_02 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout10|held-out v10, inspected after scoring (kernels of session 10, unqueued timing, profile cisa_kernels_2026_12_02b calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout10_queued|held-out v10 measured again with queued timing, inspected (kernels of session 12, profile cisa_kernels_2026_12_02c calibrated in the same call)" \
-              "heldout11|held-out v11 (kernels of session 12, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "heldout11|held-out v11, inspected after scoring (kernels of session 12, queued timing, profile cisa_kernels_2026_12_02d calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "heldout12|held-out v12 (kernels of session 12, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
