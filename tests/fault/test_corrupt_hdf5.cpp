@@ -220,7 +220,8 @@ TEST_CASE("byte flips and truncations of a file with deflated columns", "[hdf5][
   for (int k = 0; k < 1200; ++k) {
     std::vector<char> f = b;
     const std::size_t off = k < 400 ? rng() % std::min<std::size_t>(4096, b.size()) : rng() % b.size();
-    f[off] = static_cast<char>(f[off] ^ static_cast<char>(k % 2 ? 0xff : 1 << (rng() % 8)));
+    const unsigned mask = k % 2 ? 0xffu : 1u << (rng() % 8);
+    f[off] = static_cast<char>(static_cast<unsigned char>(f[off]) ^ mask);
     const std::size_t n = k % 10 == 9 ? rng() % b.size() : f.size();  // every tenth: truncated too
     put(p, f, n);
     ++runs;
