@@ -69,7 +69,8 @@ bool same_bits(const Table& a, const Table& b) {
       return false;
     if (const auto* f = std::get_if<std::vector<double>>(&x.data)) {
       const auto& g = std::get<std::vector<double>>(y.data);
-      if (f->size() != g.size() || std::memcmp(f->data(), g.data(), f->size() * sizeof(double)) != 0) return false;
+      if (f->size() != g.size() || (!f->empty() && std::memcmp(f->data(), g.data(), f->size() * sizeof(double)) != 0))
+        return false;
     } else if (x.data != y.data) {
       return false;
     }
