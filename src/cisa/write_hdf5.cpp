@@ -43,36 +43,45 @@ class Checked {
   fs::path target_;
 };
 
-// Whether every cell of `c` holds one value (float64 by its bits, so NaN counts); that value in
-// `bits` (numbers) or `text`.
-bool uniform_cells(const Column& c, std::uint64_t& bits, std::string& text) {
+// Whether every cell of rows [begin, begin + n) of `c` holds one value (float64 by its bits, so
+// NaN counts); that value in `bits` (numbers) or `text`.
+bool uniform_cells(const Column& c, std::size_t begin, std::size_t n, std::uint64_t& bits, std::string& text) {
   bits = 0;
   text.clear();
-  if (c.size() == 0) return false;
+  if (n == 0) return false;
   if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
-    std::memcpy(&bits, f->data(), sizeof bits);
-    for (double v : *f)
-      if (std::memcmp(&v, &bits, sizeof bits) != 0) return false;
+    const double* v = f->data() + begin;
+    std::memcpy(&bits, v, sizeof bits);
+    for (std::size_t k = 0; k < n; ++k)
+      if (std::memcmp(v + k, &bits, sizeof bits) != 0) return false;
     return true;
   }
   if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
-    const std::int64_t v0 = i->front();
-    std::memcpy(&bits, &v0, sizeof bits);
-    return std::all_of(i->begin(), i->end(), [v0](std::int64_t v) { return v == v0; });
+    const std::int64_t* v = i->data() + begin;
+    std::memcpy(&bits, v, sizeof bits);
+    return std::all_of(v, v + n, [v0 = v[0]](std::int64_t x) { return x == v0; });
   }
   const auto& s = std::get<std::vector<std::string>>(c.data);
-  text = s.front();
-  return std::all_of(s.begin(), s.end(), [&](const std::string& v) { return v == text; });
+  text = s[begin];
+  return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(begin), s.begin() + static_cast<std::ptrdiff_t>(begin + n),
+                     [&](const std::string& v) { return v == text; });
 }
 
-// Streamed files: a column whose first chunk of rows compresses well (values that repeat: the
-// sweep's inputs and the values that depend on few of them) is stored in chunks of that many rows
-// with HDF5's deflate filter, which every HDF5 reader (h5py, cisa-sim merge / --measurements)
-// undoes; the others stay contiguous. The chunks are encoded by libdeflate, not through HDF5's
-// filter (zlib's deflate at level 1 costs ~1.3 ns a byte, more CPU than the disk time it saves on
-// 2 cores), and written whole (H5Dwrite_chunk). CISA_H5_DEFLATE=0: no column is deflated.
+// One column layout for streamed and held tables (Writer::create_slab / write_slab): a column
+// whose first chunk of rows compresses well (values that repeat: the sweep's inputs and the values
+// that depend on few of them) is stored in chunks of that many rows with HDF5's deflate filter,
+// which every HDF5 reader (h5py, cisa-sim merge / --measurements / report) undoes; a column of one
+// value is the dataset's fill value; the others stay contiguous. The chunks are encoded by
+// libdeflate, not through HDF5's filter (zlib's deflate at level 1 costs ~1.3 ns a byte, more CPU
+// than the disk time it saves on 2 cores), and written whole (H5Dwrite_chunk).
+// Streamed tables: chunks of the first appended chunk's rows. Held tables (write_hdf5: a run's
+// table, merge, plan, route, ...) of at least kHeldPackRows rows: chunks of kHeldChunkRows (the
+// streamed runs' default); shorter ones stay contiguous, as before (small files gain nothing).
+// CISA_H5_DEFLATE=0: no column is deflated, and held tables are laid out as before (contiguous).
 constexpr double kDeflateBelow = 0.25;  // the encoder's bytes / raw bytes of the sample
 constexpr std::size_t kSampleRows = 4096;
+constexpr std::size_t kHeldPackRows = 4096;
+constexpr std::size_t kHeldChunkRows = 16384;
 
 // zlib-format chunks (RFC 1950) from libdeflate at level 1: on these columns several times
 // zlib's speed, so the encoding costs less CPU than the disk time it saves.
@@ -122,23 +131,25 @@ bool deflate_wanted() {
 }
 
 // A column's cells as the file stores them: 8-byte numbers, or `width`-byte null-padded strings
-// (rows [0, n) into out, padded with zeros to `rows` rows). Every text write and every deflated
-// chunk goes through it.
-void stored_bytes(const Column& c, std::size_t width, std::size_t n, std::size_t rows, std::vector<unsigned char>& out) {
+// (rows [begin, begin + n) into out, padded with zeros to `rows` rows). Every text write and every
+// deflated chunk goes through it.
+void stored_bytes(const Column& c, std::size_t width, std::size_t begin, std::size_t n, std::size_t rows,
+                  std::vector<unsigned char>& out) {
   if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
     out.assign(rows * 8, 0);
-    std::memcpy(out.data(), f->data(), n * 8);
+    std::memcpy(out.data(), f->data() + begin, n * 8);
   } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
     out.assign(rows * 8, 0);
-    std::memcpy(out.data(), i->data(), n * 8);
+    std::memcpy(out.data(), i->data() + begin, n * 8);
   } else {
     const auto& v = std::get<std::vector<std::string>>(c.data);
     const std::size_t size = std::max<std::size_t>(1, width);
     out.assign(rows * size, 0);
     for (std::size_t k = 0; k < n; ++k) {
-      if (v[k].size() > size)
-        throw std::logic_error("column " + c.name + ": '" + v[k] + "' is longer than its width " + std::to_string(size));
-      std::memcpy(out.data() + k * size, v[k].data(), v[k].size());
+      const std::string& t = v[begin + k];
+      if (t.size() > size)
+        throw std::logic_error("column " + c.name + ": '" + t + "' is longer than its width " + std::to_string(size));
+      std::memcpy(out.data() + k * size, t.data(), t.size());
     }
   }
 }
@@ -189,15 +200,26 @@ class Writer {
     for (const auto& [k, v] : attributes) attribute(file_.get(), k, v);
   }
 
+  // A held table: every column through the streamed path's slabs, laid out as one appended
+  // chunk of all its rows would be (uniform, deflated in chunks of kHeldChunkRows, or contiguous).
   void group(const Hdf5Group& grp) {
-    Handle gcpl = h5::plist(c_.id(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate"));
-    c_.ok(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
-          "link order");
-    Handle g = h5::group(
-        c_.id(H5Gcreate2(file_.get(), grp.name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT),
-              "H5Gcreate2"));
-    for (const auto& col : grp.table->columns()) column(g.get(), col);
-    c_.close(g, "H5Gclose");
+    Handle g = open_group(grp.name);
+    const std::size_t n = grp.table->rows();
+    const bool pack = deflate_ && n >= kHeldPackRows;
+    for (const auto& col : grp.table->columns()) {
+      std::size_t width = 0;
+      if (const auto* t = std::get_if<std::vector<std::string>>(&col.data)) {
+        width = 1;
+        for (const auto& v : *t) width = std::max(width, v.size());
+      }
+      const hsize_t chunk = pack ? static_cast<hsize_t>(std::min(n, kHeldChunkRows)) : 0;
+      Slab s = create_slab(g.get(), col, static_cast<hsize_t>(n), width, pack ? &col : nullptr, chunk);
+      const std::size_t step = s.chunk ? static_cast<std::size_t>(s.chunk) : std::max<std::size_t>(1, n);
+      for (std::size_t at = 0; at < n && !s.uniform; at += step)
+        write_slab(s, col, at, std::min(step, n - at), static_cast<hsize_t>(at));
+      close_slab(s);
+    }
+    close_group(g);
   }
 
   // Closes every object, flushes and closes the file; a failure (the final flush) is reported.
@@ -239,17 +261,17 @@ class Writer {
   bool compresses_well(const Column& c, std::size_t width) {
     const std::size_t n = std::min(c.size(), kSampleRows);
     if (n < 64) return false;  // too few rows to be worth a chunked layout
-    stored_bytes(c, width, n, n, raw_);
+    stored_bytes(c, width, 0, n, n, raw_);
     const std::size_t len = enc_.encode(raw_.data(), raw_.size(), zbuf_);
     return len > 0 && static_cast<double>(len) < kDeflateBelow * static_cast<double>(raw_.size());
   }
-  // `first`: the first chunk of rows; when all its cells are equal the dataset takes that value
-  // as its fill value (see Slab::uniform).
+  // `first`: the first chunk of rows (all of them); when all its cells are equal the dataset takes
+  // that value as its fill value (see Slab::uniform). nullptr: contiguous, written in full.
   // `chunk_rows` > 0: a column that is not uniform and compresses_well is chunked and deflated.
   Slab create_slab(hid_t g, const Column& col, hsize_t n, std::size_t width, const Column* first = nullptr,
                    hsize_t chunk_rows = 0) {
     Slab s;
-    s.uniform = first && n > 0 && uniform_cells(*first, s.fill_bits, s.fill_text);
+    s.uniform = first && n > 0 && uniform_cells(*first, 0, first->size(), s.fill_bits, s.fill_text);
     const bool deflate = !s.uniform && first && chunk_rows > 0 && n >= chunk_rows && deflate_ &&
                          compresses_well(*first, width);
     if (deflate) s.chunk = chunk_rows, s.rows = n;
@@ -303,22 +325,23 @@ class Writer {
     attribute(s.ds.get(), "description", col.description);
     return s;
   }
-  void write_slab(Slab& s, const Column& col, hsize_t offset) {
-    const hsize_t count = col.size();
+  // Rows [begin, begin + count) of `col` at row `offset` of the dataset.
+  void write_slab(Slab& s, const Column& col, std::size_t begin, hsize_t count, hsize_t offset) {
     if (count == 0) return;
     if (s.uniform) {
       std::uint64_t bits = 0;
       std::string text;
-      if (uniform_cells(col, bits, text) && bits == s.fill_bits && text == s.fill_text) return;  // the fill value
+      if (uniform_cells(col, begin, count, bits, text) && bits == s.fill_bits && text == s.fill_text) return;  // the fill value
       s.uniform = false;
     }
     if (s.chunk && offset % s.chunk == 0 && count <= s.chunk && (count == s.chunk || offset + count == s.rows)) {
       // A whole chunk (or the short last one, padded with zeros as HDF5 stores it): encoded here.
       const unsigned char* cells = nullptr;  // a whole chunk of numbers: as they are
       if (count == s.chunk && !col.is_text())
-        cells = std::visit([](const auto& v) { return reinterpret_cast<const unsigned char*>(v.data()); }, col.data);
+        cells = std::visit([begin](const auto& v) { return reinterpret_cast<const unsigned char*>(v.data() + begin); },
+                           col.data);
       if (!cells) {
-        stored_bytes(col, s.width, count, s.chunk, raw_);
+        stored_bytes(col, s.width, begin, count, s.chunk, raw_);
         cells = raw_.data();
       }
       const std::size_t bytes = s.chunk * (col.is_text() ? s.width : 8);
@@ -333,11 +356,11 @@ class Writer {
     c_.ok(H5Sselect_hyperslab(s.space.get(), H5S_SELECT_SET, &offset, nullptr, &count, nullptr), "H5Sselect_hyperslab");
     Handle mem = h5::space(c_.id(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"));
     if (const auto* f = std::get_if<std::vector<double>>(&col.data)) {
-      c_.ok(H5Dwrite(s.ds.get(), H5T_NATIVE_DOUBLE, mem.get(), s.space.get(), H5P_DEFAULT, f->data()), "H5Dwrite");
+      c_.ok(H5Dwrite(s.ds.get(), H5T_NATIVE_DOUBLE, mem.get(), s.space.get(), H5P_DEFAULT, f->data() + begin), "H5Dwrite");
     } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&col.data)) {
-      c_.ok(H5Dwrite(s.ds.get(), H5T_NATIVE_INT64, mem.get(), s.space.get(), H5P_DEFAULT, i->data()), "H5Dwrite");
+      c_.ok(H5Dwrite(s.ds.get(), H5T_NATIVE_INT64, mem.get(), s.space.get(), H5P_DEFAULT, i->data() + begin), "H5Dwrite");
     } else {
-      stored_bytes(col, s.width, count, count, raw_);
+      stored_bytes(col, s.width, begin, count, count, raw_);
       c_.ok(H5Dwrite(s.ds.get(), s.type.get(), mem.get(), s.space.get(), H5P_DEFAULT, raw_.data()), "H5Dwrite");
     }
     c_.close(mem, "H5Sclose");
@@ -350,49 +373,8 @@ class Writer {
   void close_group(Handle& g) { c_.close(g, "H5Gclose"); }
 
  private:
-  void column(hid_t g, const Column& col) {
-    const hsize_t n = col.size();
-    Handle space = h5::space(c_.id(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"));
-    Handle ds;
-    auto create = [&](hid_t file_type) {
-      ds = h5::dataset(c_.id(H5Dcreate2(g, col.name.c_str(), file_type, space.get(), H5P_DEFAULT,
-                                        dcpl_.get(), H5P_DEFAULT),
-                             "H5Dcreate2"));
-    };
-    if (const auto* f = std::get_if<std::vector<double>>(&col.data)) {
-      create(H5T_IEEE_F64LE);
-      if (n)
-        c_.ok(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f->data()),
-              "H5Dwrite");
-    } else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&col.data)) {
-      create(H5T_STD_I64LE);
-      if (n)
-        c_.ok(H5Dwrite(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, i->data()),
-              "H5Dwrite");
-    } else {
-      // Fixed-length, null-padded UTF-8: an order of magnitude faster to write than
-      // variable-length strings for million-row tables; h5py reads both with .asstr().
-      const auto& s = std::get<std::vector<std::string>>(col.data);
-      std::size_t width = 1;
-      for (const auto& v : s) width = std::max(width, v.size());
-      Handle t = h5::type(c_.id(H5Tcopy(H5T_C_S1), "H5Tcopy"));
-      c_.ok(H5Tset_size(t.get(), width), "H5Tset_size");
-      c_.ok(H5Tset_cset(t.get(), H5T_CSET_UTF8), "H5Tset_cset");
-      c_.ok(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
-      create(t.get());
-      stored_bytes(col, width, s.size(), s.size(), raw_);
-      if (n)
-        c_.ok(H5Dwrite(ds.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw_.data()), "H5Dwrite");
-      c_.close(t, "H5Tclose");
-    }
-    attribute(ds.get(), "unit", col.unit);
-    attribute(ds.get(), "description", col.description);
-    c_.close(ds, "H5Dclose");
-    c_.close(space, "H5Sclose");
-  }
-
   Checked c_;
-  bool deflate_ = false;  // streamed columns that compress well are deflated (deflate_wanted)
+  bool deflate_ = false;  // columns that compress well are deflated (deflate_wanted)
   ChunkDeflater enc_;
   std::vector<unsigned char> raw_, zbuf_;
   Handle file_, scalar_, dcpl_;
@@ -464,7 +446,7 @@ void Hdf5TableStream::append(const Table& chunk) {
   if (n == 0) return;
   if (m.slabs.empty()) m.create_slabs(&chunk);
   for (std::size_t k = 0; k < cols.size(); ++k) {
-    m.w->write_slab(m.slabs[k], cols[k], static_cast<hsize_t>(m.written));
+    m.w->write_slab(m.slabs[k], cols[k], 0, static_cast<hsize_t>(n), static_cast<hsize_t>(m.written));
   }
   m.written += n;
 #ifdef __linux__

@@ -4,8 +4,10 @@
 //   /<group>/<column>        1-D dataset per column, all of one length;
 //                            float64 | int64 | fixed-length null-padded UTF-8 string;
 //                            attributes: unit (string), description (string);
-//                            contiguous, or (streamed files, columns that compress well) chunked
-//                            with HDF5's deflate filter; a column of one value: its fill value
+//                            contiguous, or (columns that compress well, in streamed files and
+//                            held tables of >= 4,096 rows) chunked with HDF5's deflate filter; a
+//                            column of one value there: its fill value (CISA_H5_DEFLATE=0: neither
+//                            deflate nor, in held tables, fill values)
 // (Older files have variable-length string attributes; the readers accept both.)
 // Files are written in the HDF5 1.10 file format (superblock v3, checksummed metadata: a
 // corrupted header is detected, not followed) through OutputFile (output_file.hpp): a temp file
@@ -30,6 +32,8 @@ struct Hdf5Group {
   const Table* table;
 };
 
+// Columns are laid out as Hdf5TableStream lays out one chunk of all the rows (chunks of 16,384
+// rows), for tables of at least 4,096 rows; shorter tables are contiguous.
 // Throws OutputError (write failed; the old file is unchanged) or InputError (bad target).
 void write_hdf5(const std::filesystem::path& path, const std::vector<Hdf5Group>& groups,
                 const Attributes& attributes);

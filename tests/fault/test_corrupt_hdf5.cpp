@@ -194,3 +194,45 @@ TEST_CASE("byte flips of a result file are detected or harmless", "[hdf5][corrup
             << " (detected " << detected << ", harmless data flips " << runs - detected - wrong << ")\n";
   CHECK(wrong == 0);
 }
+
+// Held tables of 4,096 rows and more have deflated (chunked) columns and fill-value columns
+// (write_hdf5.cpp, session 13): flips in their chunk index or compressed chunks and truncations
+// inside them are refused the same way.
+TEST_CASE("byte flips and truncations of a file with deflated columns", "[hdf5][corrupt]") {
+  Table t;
+  auto& x = t.add_f64("x", "ms", "repeats: deflated");
+  auto& u = t.add_f64("u", "ms", "NaN in every row: the fill value");
+  auto& i = t.add_i64("point_index", "", "an int column");
+  auto& s = t.add_text("phase", "a text column: deflated");
+  for (int r = 0; r < 20000; ++r) {
+    x.push_back((r % 13) * 0.25);
+    u.push_back(std::nan(""));
+    i.push_back(r);
+    s.push_back(r % 3 ? "decode" : "terminal_prefill");
+  }
+  const fs::path good = corpus_dir() / "good_deflated.h5";
+  write_hdf5(good, {{"points", &t}}, {{"tool_version", "test"}});
+  REQUIRE(outcome(good) == "ok");
+  const std::vector<char> b = bytes_of(good);
+  const fs::path p = corpus_dir() / "flipped_deflated.h5";
+  std::mt19937 rng(13);
+  std::size_t runs = 0, wrong = 0, detected = 0;
+  for (int k = 0; k < 1200; ++k) {
+    std::vector<char> f = b;
+    const std::size_t off = k < 400 ? rng() % std::min<std::size_t>(4096, b.size()) : rng() % b.size();
+    const unsigned mask = k % 2 ? 0xffu : 1u << (rng() % 8);
+    f[off] = static_cast<char>(static_cast<unsigned char>(f[off]) ^ mask);
+    const std::size_t n = k % 10 == 9 ? rng() % b.size() : f.size();  // every tenth: truncated too
+    put(p, f, n);
+    ++runs;
+    const std::string got = outcome(p);
+    if (got.rfind("input: ", 0) == 0) ++detected;
+    if (got != "ok" && got.rfind("input: ", 0) != 0) {
+      ++wrong;
+      UNSCOPED_INFO("flip at " << off << ", " << n << " bytes: " << got);
+    }
+  }
+  std::cout << "corrupt_hdf5 deflated file: runs=" << runs << " crashes=0 wrong_exit=" << wrong << " (detected " << detected
+            << ")\n";
+  CHECK(wrong == 0);
+}

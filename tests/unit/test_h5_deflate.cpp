@@ -2,7 +2,9 @@
 // chunked and deflated (write_hdf5.cpp's chunk encoder: libdeflate; HDF5's deflate filter reads
 // them), the rest stay contiguous; every value reads back bit for bit (NaN, -0.0, texts), with
 // chunks aligned or not to the first one; CISA_H5_DEFLATE=0 lays the file out as before. The
-// encoder's streams are checked against zlib's inflate on data of every kind.
+// encoder's streams are checked against zlib's inflate on data of every kind. Held tables
+// (write_hdf5: held runs, merge; session 13) go through the same column writer: deflated and
+// fill-value columns from 4,096 rows, bit for bit; CISA_H5_DEFLATE=0 keeps them contiguous.
 #include <hdf5.h>
 #include <stdlib.h>
 #include <zlib.h>
@@ -67,7 +69,8 @@ bool same_bits(const Table& a, const Table& b) {
       return false;
     if (const auto* f = std::get_if<std::vector<double>>(&x.data)) {
       const auto& g = std::get<std::vector<double>>(y.data);
-      if (f->size() != g.size() || std::memcmp(f->data(), g.data(), f->size() * sizeof(double)) != 0) return false;
+      if (f->size() != g.size() || (!f->empty() && std::memcmp(f->data(), g.data(), f->size() * sizeof(double)) != 0))
+        return false;
     } else if (x.data != y.data) {
       return false;
     }
@@ -164,4 +167,113 @@ TEST_CASE("compressible streamed columns are deflated and read back bit for bit"
   CHECK(filters_of(packed, "cycle") == 0);
   fs::remove(plain);
   fs::remove(packed);
+}
+
+namespace {
+
+// make()'s columns and what held tables add: a uniform NaN column, a uniform text, UTF-8 texts of
+// every length up to 9 bytes (the widest sets the column's width), an empty string among them.
+Table make_held(std::size_t row0, std::size_t n) {
+  Table t = make(row0, n);
+  auto& nan = t.add_f64("unmeasured", "ms", "NaN in every row");
+  auto& same = t.add_text("hardware", "one value");
+  auto& utf = t.add_text("label", "texts of every length");
+  const std::string pieces[] = {"", "a", "\xc2\xb5s", "G=16", "\xe2\x89\xa4 1M", "fa3_split"};
+  for (std::size_t r = row0; r < row0 + n; ++r) {
+    nan.push_back(std::nan(""));
+    same.push_back("h200_sxm");
+    utf.push_back(pieces[(r * 7 / 3) % 6]);
+  }
+  return t;
+}
+
+bool contiguous(const fs::path& p, const std::string& column) {
+  const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(f, ("points/" + column).c_str(), H5P_DEFAULT);
+  const hid_t dcpl = H5Dget_create_plist(d);
+  const bool c = H5Pget_layout(dcpl) == H5D_CONTIGUOUS;
+  H5Pclose(dcpl);
+  H5Dclose(d);
+  H5Fclose(f);
+  return c;
+}
+
+hsize_t storage_of(const fs::path& p, const std::string& column) {
+  const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(f, ("points/" + column).c_str(), H5P_DEFAULT);
+  const hsize_t n = H5Dget_storage_size(d);
+  H5Dclose(d);
+  H5Fclose(f);
+  return n;
+}
+
+Table concatenated(const Table& a, const Table& b) {
+  Table t = a;
+  for (const auto& c : t.columns())
+    std::visit(
+        [&](auto& dv) {
+          using V = std::decay_t<decltype(dv)>;
+          const auto& sv = std::get<V>(b.find(c.name)->data);
+          auto& mut = const_cast<V&>(dv);
+          mut.insert(mut.end(), sv.begin(), sv.end());
+        },
+        c.data);
+  return t;
+}
+
+const char* const kHeldColumns[] = {"cycle", "smooth", "noise", "odd", "idx", "name", "unmeasured", "hardware", "label"};
+
+}  // namespace
+
+TEST_CASE("held tables (write_hdf5, merge) are deflated like streamed ones and read back bit for bit", "[hdf5]") {
+  const fs::path plain = fs::temp_directory_path() / "cisa_test_held_plain.h5";
+  const fs::path packed = fs::temp_directory_path() / "cisa_test_held_packed.h5";
+  const Attributes attrs = {{"tool_version", "test"}, {"scenario_yaml", "a: 1\n"}};
+  // 40,000 rows: two whole chunks of 16,384 and a short one; 5,000: one chunk of all rows;
+  // 4,095: too short, contiguous; 0 rows.
+  for (const std::size_t rows : {std::size_t{40000}, std::size_t{5000}, std::size_t{4095}, std::size_t{0}}) {
+    INFO(rows << " rows");
+    const Table want = make_held(0, rows);
+    ::setenv("CISA_H5_DEFLATE", "0", 1);
+    write_hdf5(plain, {{"points", &want}}, attrs);
+    ::unsetenv("CISA_H5_DEFLATE");
+    CHECK(same_bits(want, read_hdf5_group(plain, "points")));
+    for (const char* c : kHeldColumns) CHECK(contiguous(plain, c));  // the old layout
+    if (rows) CHECK(storage_of(plain, "unmeasured") == rows * 8);
+    write_hdf5(packed, {{"points", &want}}, attrs);
+    CHECK(same_bits(want, read_hdf5_group(packed, "points")));
+    CHECK(read_hdf5_attributes(packed) == read_hdf5_attributes(plain));
+    if (!encoder_available()) {
+      WARN("built without libdeflate: held columns are not deflated");
+      continue;
+    }
+    if (rows < 4096) {
+      for (const char* c : kHeldColumns) CHECK(contiguous(packed, c));
+      if (rows) CHECK(fs::file_size(packed) == fs::file_size(plain));
+      continue;
+    }
+    for (const char* c : {"cycle", "name", "odd", "label"}) CHECK(filters_of(packed, c) == 1);  // deflate
+    CHECK(filters_of(packed, "noise") == 0);
+    CHECK(contiguous(packed, "noise"));
+    for (const char* c : {"unmeasured", "hardware"}) CHECK(storage_of(packed, c) == 0);  // the fill value
+    CHECK(fs::file_size(packed) < fs::file_size(plain) * 2 / 3);
+  }
+  // What merge does: shards written streamed, read, joined, written held.
+  const fs::path s0 = fs::temp_directory_path() / "cisa_test_held_s0.h5";
+  const fs::path s1 = fs::temp_directory_path() / "cisa_test_held_s1.h5";
+  write(s0, 18000, {16384, 1616});
+  {
+    Hdf5TableStream h5(s1, "points", make(0, 0), 22000, {{"name", 10}}, attrs);
+    h5.append(make(18000, 5000));
+    h5.append(make(23000, 17000));
+    h5.commit();
+  }
+  const Table merged = concatenated(read_hdf5_group(s0, "points"), read_hdf5_group(s1, "points"));
+  write_hdf5(packed, {{"points", &merged}}, attrs);
+  CHECK(same_bits(make(0, 40000), read_hdf5_group(packed, "points")));
+  if (encoder_available()) {
+    for (const char* c : {"cycle", "name", "odd"}) CHECK(filters_of(packed, c) == 1);
+    CHECK(filters_of(packed, "noise") == 0);
+  }
+  for (const auto& p : {plain, packed, s0, s1}) fs::remove(p);
 }
