@@ -398,7 +398,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     out.scoring_prefill_method =
         sb + scoring_shapes +
         (sf.ok && !sf.writes_bind ? "; the key writes bind at no shape (the MMAs of full tiles are slower)"
-                                  : "");
+                                  : "") +
+        (sf.ok && !sf.reads_bind ? "; the representative reads bind at no shape (the MMAs are slower)" : "");
     const TopkFit fit = fit_topk(samples);
     if (fit.ok) {
       out.topk_floor_us = fit.floor_s * 1e6;

@@ -87,8 +87,11 @@ ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
   // With the MMA term, the writes may bind nowhere: full tiles issue FLOPs in proportion to the
   // keys they write, and the slower of the two sets the time (the write rate then found is the
   // slowest that binds at no shape).
+  // Likewise the reads: representatives of groups with few rows stream about as fast as their
+  // padded warpgroups compute. Without the MMA term both byte rates must be pinned down.
   out.writes_bind = write_needed;
-  if (!read_needed || (!write_needed && !std::isfinite(best_m))) {
+  out.reads_bind = read_needed;
+  if (!std::isfinite(best_m) && (!read_needed || !write_needed)) {
     out.note = read_needed ? "no shape bound by its writes" : "no shape bound by its reads";
     return out;
   }

@@ -24,6 +24,7 @@ struct ScoringFit {
   double floor_s = 0, query_s = 0, read_Bps = 0, write_Bps = 0;
   double mma_flops = 0;     // 0: no shape is bound by its MMAs (no such term)
   bool writes_bind = true;  // false: the MMAs bind first wherever the writes would
+  bool reads_bind = true;   // false: likewise the reads
   double rms_rel = 0;  // root mean square of relative residuals
   std::string note;    // why not ok
 };
