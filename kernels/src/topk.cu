@@ -28,6 +28,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -96,7 +97,7 @@ constexpr int kB0 = 11;  // first digit (12 and 13 bits measured slower: issue 1
 // two, else one (64 registers per thread either way)
 template <class T, int NT>
 constexpr int min_blocks() {
-  return sizeof(typename KeyIn<T>::Smem) == 2 && NT == 512 ? 2 : 1;
+  return NT == 512 ? 2 : 1;
 }
 
 template <class T, int SL>
@@ -288,6 +289,16 @@ __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t
   return r.bin_count == st.kk || D::last;
 }
 
+// 16-byte read-only load, not allocated in L1, marked evict-first in L2 (the slice is read once; its
+// lines go before other lines, e.g. dirty ones whose eviction costs a DRAM write)
+__device__ __forceinline__ uint4 ld_stream(const void* p, uint64_t pol) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "l"(pol));
+  return v;
+}
+
 __device__ __forceinline__ void bulk_prefetch_l2(const void* p, uint32_t bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 }
@@ -296,7 +307,7 @@ template <class T, int SL, int NT>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave, int trigger) {
+                int out_stride, int K, int next_wave, int trigger, int ef) {
   using In = KeyIn<T>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -341,11 +352,13 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   constexpr int U = SL / (NT * In::kVec);
   if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0) {
     uint4 v[U];
+    uint64_t pol = 0;
+    if (ef) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int j = (u * NT + tid) * In::kVec;
       if (j + In::kVec <= m) {
-        v[u] = __ldg(reinterpret_cast<const uint4*>(s + j));
+        v[u] = ef ? ld_stream(s + j, pol) : __ldg(reinterpret_cast<const uint4*>(s + j));
       } else if (j < m) {  // partial chunk at the end of the slice
         T tmp[In::kVec];
         for (int e = 0; e < In::kVec; ++e) tmp[e] = j + e < m ? s[j + e] : T(0);
@@ -575,6 +588,12 @@ void set_smem_attr() {
   }
 }
 
+// temporary A/B switches (session 13)
+int topk_env(const char* name, int dflt) {
+  const char* e = std::getenv(name);
+  return e ? std::atoi(e) : dflt;
+}
+
 template <class T, int SL, int NT>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
@@ -585,7 +604,8 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int res
   const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k, next_wave, a.trigger_dependents ? 1 : 0));
+                               a.out_stride, a.k, next_wave, a.trigger_dependents ? 1 : 0,
+                               topk_env("CISA_TOPK_EF", 1)));
   CISA_LAUNCH_CHECK();
 }
 
@@ -609,6 +629,8 @@ int max_active_clusters(int cluster) {
 template <class T, class F>
 auto with_shape(int slice, int threads, F&& f) {
   if constexpr (std::is_same_v<T, float>) {
+    if (slice == kMinSlice && threads == 512)
+      return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 512>{});
     if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 1024>{});
     return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
   } else {
@@ -674,6 +696,11 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   const int res = resident_clusters(keys16, kMinSlice, nt_default, c);
   if (c == 1 || (static_cast<long long>(n_rows) * c <= sms && n_rows <= res))
     return TopkPlan{c, kMinSlice, res, nt_default};
+  if (!keys16 && topk_env("CISA_TOPK_F32S", 0) == 1) {  // fp32: 16,384 keys, 512 threads, 2 CTAs per SM
+    TopkPlan q{c, kMinSlice, 0, 512};
+    q.resident_clusters = resident_clusters(false, kMinSlice, 512, c);
+    return q;
+  }
   TopkPlan p;
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
