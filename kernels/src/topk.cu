@@ -91,6 +91,20 @@ struct KeyIn<uint16_t> {
   __device__ static uint32_t widen(uint32_t k) { return k << 16; }
 };
 
+// fp32 scores with 16-bit keys in shared memory (the top half of the order-preserving key): 64 KB
+// for 32,768 keys, so two 512-thread CTAs per SM (issue 14 session 13). The first digit and the
+// flag scan need only the top half; the candidates' full keys are read again from global memory
+// (L2) after the flag scan, and their bits [20, 5) replace their stored key.
+struct KeyInF32Trunc {
+  using Smem = uint16_t;
+  static constexpr int kBits = 32, kVec = 4;
+  __device__ static uint32_t key(float f) { return KeyIn<float>::key(f); }
+  __device__ static Smem stored(float f) { return static_cast<Smem>(key(f) >> 16); }
+  __device__ static uint32_t widen(uint32_t k) { return k << 16; }
+};
+template <class T, bool TR>
+using KeyInT = std::conditional_t<TR, KeyInF32Trunc, KeyIn<T>>;
+
 constexpr int kB0 = 11;  // first digit (12 and 13 bits measured slower: issue 14 session 4, S4-3)
 
 // CTAs of NT threads resident per SM that the register cap is set for: 16-bit keys at 512 threads
@@ -100,10 +114,11 @@ constexpr int min_blocks() {
   return NT == 512 ? 2 : 1;
 }
 
-template <class T, int SL>
+template <class T, int SL, bool TR = false>
 constexpr int smem_bytes() {
-  return SL * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
-         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4;
+  using In = KeyInT<T, TR>;
+  return SL * static_cast<int>(sizeof(typename In::Smem)) +
+         (hist_a_bins<In::kBits, kB0>() + hist_b_bins<In::kBits, kB0>()) * 4;
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
@@ -291,11 +306,20 @@ __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t
 
 // 16-byte read-only load, not allocated in L1, marked evict-first in L2 (the slice is read once; its
 // lines go before other lines, e.g. dirty ones whose eviction costs a DRAM write)
-__device__ __forceinline__ uint4 ld_stream(const void* p, uint64_t pol) {
+__device__ __forceinline__ uint4 ld_stream(const void* p, uint64_t pol, int ef) {
   uint4 v;
-  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p), "l"(pol));
+  if (ef == 1)
+    asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p), "l"(pol));
+  else if (ef == 2)
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+  else
+    asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p), "l"(pol));
   return v;
 }
 
@@ -303,12 +327,12 @@ __device__ __forceinline__ void bulk_prefetch_l2(const void* p, uint32_t bytes) 
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 }
 
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
                 int out_stride, int K, int next_wave, int trigger, int ef) {
-  using In = KeyIn<T>;
+  using In = KeyInT<T, TR>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
   constexpr int CMAX = kMaxN / SL;  // cluster size bound for this slice
@@ -350,36 +374,47 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   // histogram of the first digit
   constexpr int sh0 = Digit<KB, B0, 0>::shift;
   constexpr int U = SL / (NT * In::kVec);
+  constexpr int UR = U > 8 ? 8 : U;  // loads in flight per thread (registers)
   if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0) {
-    uint4 v[U];
     uint64_t pol = 0;
     if (ef) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int j = (u * NT + tid) * In::kVec;
-      if (j + In::kVec <= m) {
-        v[u] = ef ? ld_stream(s + j, pol) : __ldg(reinterpret_cast<const uint4*>(s + j));
-      } else if (j < m) {  // partial chunk at the end of the slice
-        T tmp[In::kVec];
-        for (int e = 0; e < In::kVec; ++e) tmp[e] = j + e < m ? s[j + e] : T(0);
-        memcpy(&v[u], tmp, 16);
+    for (int r0 = 0; r0 < U; r0 += UR) {
+      uint4 v[UR];
+#pragma unroll
+      for (int u = 0; u < UR; ++u) {
+        const int j = ((r0 + u) * NT + tid) * In::kVec;
+        if (j + In::kVec <= m) {
+          v[u] = ef ? ld_stream(s + j, pol, ef) : __ldg(reinterpret_cast<const uint4*>(s + j));
+        } else if (j < m) {  // partial chunk at the end of the slice
+          T tmp[In::kVec];
+          for (int e = 0; e < In::kVec; ++e) tmp[e] = j + e < m ? s[j + e] : T(0);
+          memcpy(&v[u], tmp, 16);
+        }
       }
-    }
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int j = (u * NT + tid) * In::kVec;
-      if (j >= m) break;
-      T x[In::kVec];
-      memcpy(x, &v[u], 16);
-      KS k[In::kVec];
+      for (int u = 0; u < UR; ++u) {
+        const int j = ((r0 + u) * NT + tid) * In::kVec;
+        if (j >= m) break;
+        T x[In::kVec];
+        memcpy(x, &v[u], 16);
+        KS k[In::kVec];
 #pragma unroll
-      for (int e = 0; e < In::kVec; ++e) k[e] = In::stored(x[e]);
-      uint4 kv;
-      memcpy(&kv, k, 16);
-      *reinterpret_cast<uint4*>(keys + j) = kv;
+        for (int e = 0; e < In::kVec; ++e) k[e] = In::stored(x[e]);
+        if constexpr (sizeof(k) == 16) {
+          uint4 kv;
+          memcpy(&kv, k, 16);
+          *reinterpret_cast<uint4*>(keys + j) = kv;
+        } else {
+          static_assert(sizeof(k) == 8, "8 or 16 bytes of keys per load");
+          uint2 kv;
+          memcpy(&kv, k, 8);
+          *reinterpret_cast<uint2*>(keys + j) = kv;
+        }
 #pragma unroll
-      for (int e = 0; e < In::kVec; ++e)
-        if (j + e < m) atomicAdd(&hist_a[In::widen(k[e]) >> sh0], 1u);
+        for (int e = 0; e < In::kVec; ++e)
+          if (j + e < m) atomicAdd(&hist_a[In::widen(k[e]) >> sh0], 1u);
+      }
     }
   } else {  // a row that does not start on 16 bytes (score_stride not a multiple of the vector)
     for (int j = tid; j < m; j += NT) {
@@ -427,11 +462,22 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     eqm = 0;
     for (uint64_t r = cand; r != 0; r &= r - 1) {
       const int b = __ffsll(static_cast<long long>(r)) - 1;
-      const uint32_t k = In::widen(keys[base + b]), km = k & msk;
+      uint32_t k;
+      if constexpr (TR) {  // bits [32, 5) from the prefix and the stored bits [20, 5); exact key when
+                           // the mask reaches below bit 5
+        k = (pre & 0xFFE00000u) | (static_cast<uint32_t>(keys[base + b]) << 5);
+        if ((msk & 0x1Fu) != 0) k = In::key(__ldg(s + base + b));
+      } else {
+        k = In::widen(keys[base + b]);
+      }
+      const uint32_t km = k & msk;
       gtm |= static_cast<uint64_t>(km > pre) << b;
       if (km == pre) {
         eqm |= uint64_t{1} << b;
-        if (hist != nullptr) atomicAdd(&hist[(k >> shift) & bmask], 1u);
+        if (hist != nullptr) {
+          if constexpr (TR) k = In::key(__ldg(s + base + b));  // the last digit: the exact key
+          atomicAdd(&hist[(k >> shift) & bmask], 1u);
+        }
       }
     }
   };
@@ -467,11 +513,35 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
         gtm &= vm;
         eqm &= vm;
       }
-      if (!done0)
-        for (uint64_t r = eqm; r != 0; r &= r - 1) {
-          const int b = __ffsll(static_cast<long long>(r)) - 1;
-          atomicAdd(&hist_b[(In::widen(keys[base + b]) >> D1::shift) & (D1::bins - 1)], 1u);
+      if (!done0) {
+        if constexpr (TR) {
+          // the candidates' exact keys from global memory (4 loads in flight): next digit counted,
+          // bits [20, 5) stored over the key
+          for (uint64_t r = eqm; r != 0;) {
+            int bb[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              bb[i] = r != 0 ? __ffsll(static_cast<long long>(r)) - 1 : -1;
+              r &= r - 1;
+            }
+            float f[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) f[i] = bb[i] >= 0 ? __ldg(s + base + bb[i]) : 0.0f;
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              if (bb[i] >= 0) {
+                const uint32_t k = In::key(f[i]);
+                keys[base + bb[i]] = static_cast<KS>(k >> 5);
+                atomicAdd(&hist_b[(k >> D1::shift) & (D1::bins - 1)], 1u);
+              }
+          }
+        } else {
+          for (uint64_t r = eqm; r != 0; r &= r - 1) {
+            const int b = __ffsll(static_cast<long long>(r)) - 1;
+            atomicAdd(&hist_b[(In::widen(keys[base + b]) >> D1::shift) & (D1::bins - 1)], 1u);
+          }
         }
+      }
     }
   }
   TOPK_MARK(3);
@@ -560,14 +630,14 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   topk_time_mark(1);
 }
 
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 struct LaunchCfg {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   LaunchCfg(int cluster, int n_rows, Stream s) {
     cfg.gridDim = dim3(static_cast<unsigned>(cluster * n_rows));
     cfg.blockDim = dim3(NT);
-    cfg.dynamicSmemBytes = smem_bytes<T, SL>();
+    cfg.dynamicSmemBytes = smem_bytes<T, SL, TR>();
     cfg.stream = s;
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
@@ -578,12 +648,12 @@ struct LaunchCfg {
   }
 };
 
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL, NT>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<T, SL>()));
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL, NT, TR>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   smem_bytes<T, SL, TR>()));
     attr = true;
   }
 }
@@ -594,15 +664,15 @@ int topk_env(const char* name, int dflt) {
   return e ? std::atoi(e) : dflt;
 }
 
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
-  set_smem_attr<T, SL, NT>();
-  LaunchCfg<T, SL, NT> lc(cluster, n_rows, s);
+  set_smem_attr<T, SL, NT, TR>();
+  LaunchCfg<T, SL, NT, TR> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
   const int grid = cluster * n_rows;
   const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT, TR>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
                                a.out_stride, a.k, next_wave, a.trigger_dependents ? 1 : 0,
                                topk_env("CISA_TOPK_EF", 1)));
@@ -611,42 +681,44 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int res
 
 // Clusters of `cluster` CTAs of the (SL keys, NT threads) kernel resident at once (occupancy query,
 // cached).
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 int max_active_clusters(int cluster) {
   static int cache[kMaxCluster + 1] = {};
   if (cache[cluster] == 0) {
     int n = 0;
-    set_smem_attr<T, SL, NT>();
-    LaunchCfg<T, SL, NT> lc(cluster, 1024, nullptr);
-    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL, NT>, &lc.cfg));
+    set_smem_attr<T, SL, NT, TR>();
+    LaunchCfg<T, SL, NT, TR> lc(cluster, 1024, nullptr);
+    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL, NT, TR>, &lc.cfg));
     cache[cluster] = n > 0 ? n : -1;
   }
   return cache[cluster];
 }
 
-// The kernels compiled, as (keys per CTA, threads per CTA): fp32 (16,384 | 32,768, 1,024); 16-bit
-// keys (16,384 | 32,768, 512), (32,768, 1,024).
+// The kernels compiled, as (keys per CTA, threads per CTA, truncated keys): fp32 (16,384 | 32,768,
+// 1,024, full keys), (32,768, 512, 16-bit keys in shared memory); 16-bit keys (16,384 | 32,768, 512),
+// (32,768, 1,024).
 template <class T, class F>
 auto with_shape(int slice, int threads, F&& f) {
+  using std::integral_constant;
+  using No = std::false_type;
   if constexpr (std::is_same_v<T, float>) {
-    if (slice == kMinSlice && threads == 512)
-      return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 512>{});
-    if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 1024>{});
-    return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
+    if (slice == kMinSlice) return f(integral_constant<int, kMinSlice>{}, integral_constant<int, 1024>{}, No{});
+    if (threads == 512) return f(integral_constant<int, kMaxSlice>{}, integral_constant<int, 512>{}, std::true_type{});
+    return f(integral_constant<int, kMaxSlice>{}, integral_constant<int, 1024>{}, No{});
   } else {
-    if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 512>{});
-    if (threads == 1024) return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
-    return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 512>{});
+    if (slice == kMinSlice) return f(integral_constant<int, kMinSlice>{}, integral_constant<int, 512>{}, No{});
+    if (threads == 1024) return f(integral_constant<int, kMaxSlice>{}, integral_constant<int, 1024>{}, No{});
+    return f(integral_constant<int, kMaxSlice>{}, integral_constant<int, 512>{}, No{});
   }
 }
 
 int resident_clusters(bool keys16, int slice, int threads, int cluster) {
   if (keys16)
-    return with_shape<uint16_t>(slice, threads, [&](auto sl, auto nt) {
-      return max_active_clusters<uint16_t, decltype(sl)::value, decltype(nt)::value>(cluster);
+    return with_shape<uint16_t>(slice, threads, [&](auto sl, auto nt, auto tr) {
+      return max_active_clusters<uint16_t, decltype(sl)::value, decltype(nt)::value, decltype(tr)::value>(cluster);
     });
-  return with_shape<float>(slice, threads, [&](auto sl, auto nt) {
-    return max_active_clusters<float, decltype(sl)::value, decltype(nt)::value>(cluster);
+  return with_shape<float>(slice, threads, [&](auto sl, auto nt, auto tr) {
+    return max_active_clusters<float, decltype(sl)::value, decltype(nt)::value, decltype(tr)::value>(cluster);
   });
 }
 
@@ -696,15 +768,14 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   const int res = resident_clusters(keys16, kMinSlice, nt_default, c);
   if (c == 1 || (static_cast<long long>(n_rows) * c <= sms && n_rows <= res))
     return TopkPlan{c, kMinSlice, res, nt_default};
-  if (!keys16 && topk_env("CISA_TOPK_F32S", 0) == 1) {  // fp32: 16,384 keys, 512 threads, 2 CTAs per SM
-    TopkPlan q{c, kMinSlice, 0, 512};
-    q.resident_clusters = resident_clusters(false, kMinSlice, 512, c);
-    return q;
-  }
   TopkPlan p;
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
   p.threads = nt_default;
+  // fp32 (A/B switch CISA_TOPK_TR): 1 = more rows than one CTA per SM -> 16-bit keys in shared
+  // memory, 512 threads, two CTAs per SM; 2 = that at any row count
+  const int tr = keys16 ? 0 : topk_env("CISA_TOPK_TR", 1);
+  if (tr == 2 || (tr == 1 && static_cast<long long>(n_rows) * p.cluster > sms)) p.threads = 512;
   if (keys16 && static_cast<long long>(n_rows) * p.cluster <= sms) {
     const int r = resident_clusters(true, kMaxSlice, 1024, p.cluster);
     if (n_rows <= r) p.threads = 1024;
@@ -737,13 +808,13 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const TopkPlan p = topk_plan(max_ne, n_rows, a.scores == nullptr);
   const int resident_ctas = p.resident_clusters * p.cluster;
   if (a.scores) {
-    with_shape<float>(p.slice, p.threads, [&](auto sl, auto nt) {
-      launch<float, decltype(sl)::value, decltype(nt)::value>(a, a.scores, p.cluster, n_rows,
-                                                                resident_ctas, s);
+    with_shape<float>(p.slice, p.threads, [&](auto sl, auto nt, auto tr) {
+      launch<float, decltype(sl)::value, decltype(nt)::value, decltype(tr)::value>(a, a.scores, p.cluster,
+                                                                                   n_rows, resident_ctas, s);
     });
   } else {
-    with_shape<uint16_t>(p.slice, p.threads, [&](auto sl, auto nt) {
-      launch<uint16_t, decltype(sl)::value, decltype(nt)::value>(
+    with_shape<uint16_t>(p.slice, p.threads, [&](auto sl, auto nt, auto tr) {
+      launch<uint16_t, decltype(sl)::value, decltype(nt)::value, decltype(tr)::value>(
           a, reinterpret_cast<const uint16_t*>(a.score_keys), p.cluster, n_rows, resident_ctas, s);
     });
   }
