@@ -331,7 +331,7 @@ template <class T, int SL, int NT, bool TR>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave, int trigger, int ef) {
+                int out_stride, int K, int next_wave, int trigger, int opt) {
   using In = KeyInT<T, TR>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -366,6 +366,12 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   // attention) may start now: it reads the window pages (block table) while this kernel runs, and
   // waits for it (griddepcontrol.wait) before reading the selections
   if (trigger) detail::pdl_trigger();
+  const int ef = opt & 3;
+  if ((opt & 4) && tid < 8) {  // A/B: the CTA's own slice prefetched into L2 by bulk copies at the start
+    const int bytes = (m * static_cast<int>(sizeof(T))) & ~15, off = tid * 16384;
+    if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0 && off < bytes)
+      bulk_prefetch_l2(reinterpret_cast<const char*>(s) + off, static_cast<uint32_t>(min(16384, bytes - off)));
+  }
   topk_time_mark(0);
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
@@ -675,7 +681,7 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int res
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT, TR>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
                                a.out_stride, a.k, next_wave, a.trigger_dependents ? 1 : 0,
-                               topk_env("CISA_TOPK_EF", 1)));
+                               (topk_env("CISA_TOPK_EF", 1) & 3) | (topk_env("CISA_TOPK_PFS", 0) ? 4 : 0)));
   CISA_LAUNCH_CHECK();
 }
 
