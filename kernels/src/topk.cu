@@ -91,10 +91,11 @@ struct KeyIn<uint16_t> {
   __device__ static uint32_t widen(uint32_t k) { return k << 16; }
 };
 
-// fp32 scores with 16-bit keys in shared memory (the top half of the order-preserving key): 64 KB
-// for 32,768 keys, so two 512-thread CTAs per SM (issue 14 session 13). The first digit and the
-// flag scan need only the top half; the candidates' full keys are read again from global memory
-// (L2) after the flag scan, and their bits [20, 5) replace their stored key.
+// fp32 scores with 24 of the key's 32 bits in shared memory: the top half (16-bit array, what the
+// first digit and the flag scan read) and bits [16, 8) (8-bit array): 96 KB for 32,768 keys, so two
+// 512-thread CTAs per SM (issue 14 session 13). The first two digits (bits [32, 10)) come from
+// shared memory; the last one, when a row needs it, from the few remaining candidates' scores read
+// again from global memory.
 struct KeyInF32Trunc {
   using Smem = uint16_t;
   static constexpr int kBits = 32, kVec = 4;
@@ -117,7 +118,7 @@ constexpr int min_blocks() {
 template <class T, int SL, bool TR = false>
 constexpr int smem_bytes() {
   using In = KeyInT<T, TR>;
-  return SL * static_cast<int>(sizeof(typename In::Smem)) +
+  return SL * (static_cast<int>(sizeof(typename In::Smem)) + (TR ? 1 : 0)) +
          (hist_a_bins<In::kBits, kB0>() + hist_b_bins<In::kBits, kB0>()) * 4;
 }
 
@@ -344,7 +345,8 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   extern __shared__ __align__(16) unsigned char tk_smem[];
   KS* keys = reinterpret_cast<KS*>(tk_smem);  // [SL]
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
-  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
+  uint8_t* lo8 = reinterpret_cast<uint8_t*>(keys + SL);  // [SL] truncated fp32 keys: bits [16, 8)
+  uint32_t* hist_a = reinterpret_cast<uint32_t*>(lo8 + (TR ? SL : 0));  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
   __shared__ unsigned long long warp_sums[32];  // the merges' 64-bit block scans
   __shared__ uint32_t s_sel[5];
@@ -407,6 +409,12 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
         KS k[In::kVec];
 #pragma unroll
         for (int e = 0; e < In::kVec; ++e) k[e] = In::stored(x[e]);
+        if constexpr (TR) {
+          uint32_t lo = 0;
+#pragma unroll
+          for (int e = 0; e < In::kVec; ++e) lo |= ((In::key(x[e]) >> 8) & 0xFFu) << (8 * e);
+          *reinterpret_cast<uint32_t*>(lo8 + j) = lo;
+        }
         if constexpr (sizeof(k) == 16) {
           uint4 kv;
           memcpy(&kv, k, 16);
@@ -426,6 +434,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     for (int j = tid; j < m; j += NT) {
       const KS k = In::stored(s[j]);
       keys[j] = k;
+      if constexpr (TR) lo8[j] = static_cast<uint8_t>(In::key(s[j]) >> 8);
       atomicAdd(&hist_a[In::widen(k) >> sh0], 1u);
     }
   }
@@ -469,10 +478,10 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     for (uint64_t r = cand; r != 0; r &= r - 1) {
       const int b = __ffsll(static_cast<long long>(r)) - 1;
       uint32_t k;
-      if constexpr (TR) {  // bits [32, 5) from the prefix and the stored bits [20, 5); exact key when
-                           // the mask reaches below bit 5
-        k = (pre & 0xFFE00000u) | (static_cast<uint32_t>(keys[base + b]) << 5);
-        if ((msk & 0x1Fu) != 0) k = In::key(__ldg(s + base + b));
+      if constexpr (TR) {  // bits [32, 8) from shared memory; the exact key when the mask reaches
+                           // below bit 8 (after the last digit: a few candidates per row)
+        k = (static_cast<uint32_t>(keys[base + b]) << 16) | (static_cast<uint32_t>(lo8[base + b]) << 8);
+        if ((msk & 0xFFu) != 0) k = In::key(__ldg(s + base + b));
       } else {
         k = In::widen(keys[base + b]);
       }
@@ -520,26 +529,12 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
         eqm &= vm;
       }
       if (!done0) {
-        if constexpr (TR) {
-          // the candidates' exact keys from global memory (4 loads in flight): next digit counted,
-          // bits [20, 5) stored over the key
-          for (uint64_t r = eqm; r != 0;) {
-            int bb[4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              bb[i] = r != 0 ? __ffsll(static_cast<long long>(r)) - 1 : -1;
-              r &= r - 1;
-            }
-            float f[4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) f[i] = bb[i] >= 0 ? __ldg(s + base + bb[i]) : 0.0f;
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-              if (bb[i] >= 0) {
-                const uint32_t k = In::key(f[i]);
-                keys[base + bb[i]] = static_cast<KS>(k >> 5);
-                atomicAdd(&hist_b[(k >> D1::shift) & (D1::bins - 1)], 1u);
-              }
+        if constexpr (TR) {  // bits [32, 8) from shared memory
+          for (uint64_t r = eqm; r != 0; r &= r - 1) {
+            const int b = __ffsll(static_cast<long long>(r)) - 1;
+            const uint32_t k = (static_cast<uint32_t>(keys[base + b]) << 16) |
+                               (static_cast<uint32_t>(lo8[base + b]) << 8);
+            atomicAdd(&hist_b[(k >> D1::shift) & (D1::bins - 1)], 1u);
           }
         } else {
           for (uint64_t r = eqm; r != 0; r &= r - 1) {
@@ -778,7 +773,7 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
   p.threads = nt_default;
-  // fp32 (A/B switch CISA_TOPK_TR): 1 = more rows than one CTA per SM -> 16-bit keys in shared
+  // fp32 (A/B switch CISA_TOPK_TR): 1 = more rows than one CTA per SM -> 24-bit keys in shared
   // memory, 512 threads, two CTAs per SM; 2 = that at any row count
   const int tr = keys16 ? 0 : topk_env("CISA_TOPK_TR", 1);
   if (tr == 2 || (tr == 1 && static_cast<long long>(n_rows) * p.cluster > sms)) p.threads = 512;
