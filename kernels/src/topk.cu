@@ -1,10 +1,13 @@
-// Top-k by radix select, one thread-block cluster of C CTAs (1,024 threads for fp32; 512 or 1,024
-// for 16-bit keys) per row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per,
+// Top-k by radix select, one thread-block cluster of C CTAs (512 or 1,024 threads) per row of up
+// to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per,
 // (rank + 1) * per) of at most SL keys (SL = 16,384 or 32,768; C = ceil(n / SL) <= 4). Rows few
 // enough for one CTA per SM at 16,384 keys per CTA take that slice (decode: 16 rows x 4 CTAs), so a
 // thread holds 32 keys instead of 64 (issue 14 session 5); more rows keep the 32,768-key slice, with
 // 1,024 threads for 16-bit keys while that is still one CTA per SM (64 rows: 32 keys per thread;
-// session 6), else 512 (two CTAs per SM).
+// session 6), else 512 (two CTAs per SM). fp32 scores: 1,024 threads with full keys in shared memory
+// (one CTA per SM) while rows x CTAs <= SMs, else 512 threads with 24 of the 32 key bits in shared
+// memory (two CTAs per SM; the scores of the few keys a row's last digit needs are read again;
+// session 13). The slice is read with evict-first loads (read once).
 // Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
 // the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
 // keeps the keys in shared memory and builds the first digit's histogram. Each radix pass then:
@@ -28,7 +31,6 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 
 #include "cisa_kernels/topk.hpp"
@@ -305,22 +307,13 @@ __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t
   return r.bin_count == st.kk || D::last;
 }
 
-// 16-byte read-only load, not allocated in L1, marked evict-first in L2 (the slice is read once; its
-// lines go before other lines, e.g. dirty ones whose eviction costs a DRAM write)
-__device__ __forceinline__ uint4 ld_stream(const void* p, uint64_t pol, int ef) {
+// 16-byte read-only load, not allocated in L1, marked evict-first in L2: the slice is read once from
+// DRAM, and its lines leave L2 before other lines (e.g. the next wave's prefetched slices)
+__device__ __forceinline__ uint4 ld_stream(const void* p, uint64_t pol) {
   uint4 v;
-  if (ef == 1)
-    asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p), "l"(pol));
-  else if (ef == 2)
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-  else
-    asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p), "l"(pol));
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "l"(pol));
   return v;
 }
 
@@ -332,7 +325,7 @@ template <class T, int SL, int NT, bool TR>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
-                int out_stride, int K, int next_wave, int trigger, int opt) {
+                int out_stride, int K, int next_wave, int trigger) {
   using In = KeyInT<T, TR>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
@@ -368,12 +361,6 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   // attention) may start now: it reads the window pages (block table) while this kernel runs, and
   // waits for it (griddepcontrol.wait) before reading the selections
   if (trigger) detail::pdl_trigger();
-  const int ef = opt & 3;
-  if ((opt & 4) && tid < 8) {  // A/B: the CTA's own slice prefetched into L2 by bulk copies at the start
-    const int bytes = (m * static_cast<int>(sizeof(T))) & ~15, off = tid * 16384;
-    if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0 && off < bytes)
-      bulk_prefetch_l2(reinterpret_cast<const char*>(s) + off, static_cast<uint32_t>(min(16384, bytes - off)));
-  }
   topk_time_mark(0);
   TOPK_MARK(0);
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
@@ -384,8 +371,8 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   constexpr int U = SL / (NT * In::kVec);
   constexpr int UR = U > 8 ? 8 : U;  // loads in flight per thread (registers)
   if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0) {
-    uint64_t pol = 0;
-    if (ef) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    uint64_t pol;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
 #pragma unroll
     for (int r0 = 0; r0 < U; r0 += UR) {
       uint4 v[UR];
@@ -393,7 +380,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       for (int u = 0; u < UR; ++u) {
         const int j = ((r0 + u) * NT + tid) * In::kVec;
         if (j + In::kVec <= m) {
-          v[u] = ef ? ld_stream(s + j, pol, ef) : __ldg(reinterpret_cast<const uint4*>(s + j));
+          v[u] = ld_stream(s + j, pol);
         } else if (j < m) {  // partial chunk at the end of the slice
           T tmp[In::kVec];
           for (int e = 0; e < In::kVec; ++e) tmp[e] = j + e < m ? s[j + e] : T(0);
@@ -480,7 +467,8 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       uint32_t k;
       if constexpr (TR) {  // bits [32, 8) from shared memory; the exact key when the mask reaches
                            // below bit 8 (after the last digit: a few candidates per row)
-        k = (static_cast<uint32_t>(keys[base + b]) << 16) | (static_cast<uint32_t>(lo8[base + b]) << 8);
+        k = (static_cast<uint32_t>(keys[base + b]) << 16) |
+            (static_cast<uint32_t>(lo8[base + b]) << 8);
         if ((msk & 0xFFu) != 0) k = In::key(__ldg(s + base + b));
       } else {
         k = In::widen(keys[base + b]);
@@ -653,16 +641,11 @@ template <class T, int SL, int NT, bool TR>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL, NT, TR>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL, NT, TR>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    smem_bytes<T, SL, TR>()));
     attr = true;
   }
-}
-
-// temporary A/B switches (session 13)
-int topk_env(const char* name, int dflt) {
-  const char* e = std::getenv(name);
-  return e ? std::atoi(e) : dflt;
 }
 
 template <class T, int SL, int NT, bool TR>
@@ -675,8 +658,7 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int res
   const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
   CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT, TR>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
-                               a.out_stride, a.k, next_wave, a.trigger_dependents ? 1 : 0,
-                               (topk_env("CISA_TOPK_EF", 1) & 3) | (topk_env("CISA_TOPK_PFS", 0) ? 4 : 0)));
+                               a.out_stride, a.k, next_wave, a.trigger_dependents ? 1 : 0));
   CISA_LAUNCH_CHECK();
 }
 
@@ -695,31 +677,36 @@ int max_active_clusters(int cluster) {
   return cache[cluster];
 }
 
-// The kernels compiled, as (keys per CTA, threads per CTA, truncated keys): fp32 (16,384 | 32,768,
-// 1,024, full keys), (32,768, 512, 16-bit keys in shared memory); 16-bit keys (16,384 | 32,768, 512),
+// The kernels compiled, as (keys per CTA, threads per CTA): fp32 (16,384 | 32,768, 1,024) with full
+// keys in shared memory, (32,768, 512) with 24-bit keys; 16-bit keys (16,384 | 32,768, 512),
 // (32,768, 1,024).
+template <int SL, int NT, bool TR = false>
+struct Shape {
+  static constexpr int sl = SL, nt = NT;
+  static constexpr bool tr = TR;
+};
 template <class T, class F>
 auto with_shape(int slice, int threads, F&& f) {
-  using std::integral_constant;
-  using No = std::false_type;
   if constexpr (std::is_same_v<T, float>) {
-    if (slice == kMinSlice) return f(integral_constant<int, kMinSlice>{}, integral_constant<int, 1024>{}, No{});
-    if (threads == 512) return f(integral_constant<int, kMaxSlice>{}, integral_constant<int, 512>{}, std::true_type{});
-    return f(integral_constant<int, kMaxSlice>{}, integral_constant<int, 1024>{}, No{});
+    if (slice == kMinSlice) return f(Shape<kMinSlice, 1024>{});
+    if (threads == 512) return f(Shape<kMaxSlice, 512, true>{});
+    return f(Shape<kMaxSlice, 1024>{});
   } else {
-    if (slice == kMinSlice) return f(integral_constant<int, kMinSlice>{}, integral_constant<int, 512>{}, No{});
-    if (threads == 1024) return f(integral_constant<int, kMaxSlice>{}, integral_constant<int, 1024>{}, No{});
-    return f(integral_constant<int, kMaxSlice>{}, integral_constant<int, 512>{}, No{});
+    if (slice == kMinSlice) return f(Shape<kMinSlice, 512>{});
+    if (threads == 1024) return f(Shape<kMaxSlice, 1024>{});
+    return f(Shape<kMaxSlice, 512>{});
   }
 }
 
 int resident_clusters(bool keys16, int slice, int threads, int cluster) {
   if (keys16)
-    return with_shape<uint16_t>(slice, threads, [&](auto sl, auto nt, auto tr) {
-      return max_active_clusters<uint16_t, decltype(sl)::value, decltype(nt)::value, decltype(tr)::value>(cluster);
+    return with_shape<uint16_t>(slice, threads, [&](auto sh) {
+      using S = decltype(sh);
+      return max_active_clusters<uint16_t, S::sl, S::nt, S::tr>(cluster);
     });
-  return with_shape<float>(slice, threads, [&](auto sl, auto nt, auto tr) {
-    return max_active_clusters<float, decltype(sl)::value, decltype(nt)::value, decltype(tr)::value>(cluster);
+  return with_shape<float>(slice, threads, [&](auto sh) {
+    using S = decltype(sh);
+    return max_active_clusters<float, S::sl, S::nt, S::tr>(cluster);
   });
 }
 
@@ -754,9 +741,12 @@ std::vector<double> topk_phase_cycles(int n_ctas) {
 // once), else 32,768 (2 CTAs per row over 32,768 keys; rows of up to 16,384 keep one CTA of 16,384).
 // Measured in issue 14 session 5 (16-bit keys, 65,536 -> 4,096): 16 rows 16.4 us at 4 x 16,384 vs
 // 21.0 at 8 x 8,192 and 19.6 at 2 x 32,768; 64 rows (2 CTAs per SM at 4 x 16,384) 30.2 vs 21.9 us.
-// Threads per CTA: 1,024 for fp32; for 16-bit keys 512, except 1,024 at the 32,768-key slice when
-// rows x CTAs per row <= SMs and the 1,024-thread clusters are all resident (session 6: 64 rows
-// 21.8 -> 21.0 us with the old scan; 256 rows stay at 512: two CTAs per SM, 1,024 took 73 us).
+// Threads per CTA: fp32 1,024, or 512 (24-bit keys in shared memory, two CTAs per SM) at the
+// 32,768-key slice when rows x CTAs > SMs (session 13: 256 rows of 65,536 68.6 -> 61.2 us, four
+// waves of one CTA per SM -> two of two); for 16-bit keys 512, except 1,024 at the 32,768-key
+// slice when rows x CTAs per row <= SMs and the 1,024-thread clusters are all resident (session 6:
+// 64 rows 21.8 -> 21.0 us with the old scan; 256 rows stay at 512: two CTAs per SM, 1,024 took 73
+// us).
 TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   static const int sms = [] {
     int dev = 0, n = 0;
@@ -773,10 +763,9 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
   p.threads = nt_default;
-  // fp32 (A/B switch CISA_TOPK_TR): 1 = more rows than one CTA per SM -> 24-bit keys in shared
-  // memory, 512 threads, two CTAs per SM; 2 = that at any row count
-  const int tr = keys16 ? 0 : topk_env("CISA_TOPK_TR", 1);
-  if (tr == 2 || (tr == 1 && static_cast<long long>(n_rows) * p.cluster > sms)) p.threads = 512;
+  // fp32, more CTAs than SMs: 24-bit keys in shared memory, 512 threads, two CTAs per SM
+  // (session 13)
+  if (!keys16 && static_cast<long long>(n_rows) * p.cluster > sms) p.threads = 512;
   if (keys16 && static_cast<long long>(n_rows) * p.cluster <= sms) {
     const int r = resident_clusters(true, kMaxSlice, 1024, p.cluster);
     if (n_rows <= r) p.threads = 1024;
@@ -809,14 +798,15 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const TopkPlan p = topk_plan(max_ne, n_rows, a.scores == nullptr);
   const int resident_ctas = p.resident_clusters * p.cluster;
   if (a.scores) {
-    with_shape<float>(p.slice, p.threads, [&](auto sl, auto nt, auto tr) {
-      launch<float, decltype(sl)::value, decltype(nt)::value, decltype(tr)::value>(a, a.scores, p.cluster,
-                                                                                   n_rows, resident_ctas, s);
+    with_shape<float>(p.slice, p.threads, [&](auto sh) {
+      using S = decltype(sh);
+      launch<float, S::sl, S::nt, S::tr>(a, a.scores, p.cluster, n_rows, resident_ctas, s);
     });
   } else {
-    with_shape<uint16_t>(p.slice, p.threads, [&](auto sl, auto nt, auto tr) {
-      launch<uint16_t, decltype(sl)::value, decltype(nt)::value, decltype(tr)::value>(
-          a, reinterpret_cast<const uint16_t*>(a.score_keys), p.cluster, n_rows, resident_ctas, s);
+    with_shape<uint16_t>(p.slice, p.threads, [&](auto sh) {
+      using S = decltype(sh);
+      launch<uint16_t, S::sl, S::nt, S::tr>(a, reinterpret_cast<const uint16_t*>(a.score_keys),
+                                            p.cluster, n_rows, resident_ctas, s);
     });
   }
 }
