@@ -110,8 +110,9 @@ using KeyInT = std::conditional_t<TR, KeyInF32Trunc, KeyIn<T>>;
 
 constexpr int kB0 = 11;  // first digit (12 and 13 bits measured slower: issue 14 session 4, S4-3)
 
-// CTAs of NT threads resident per SM that the register cap is set for: 16-bit keys at 512 threads
-// two, else one (64 registers per thread either way)
+// CTAs of NT threads resident per SM that the register cap is set for: two of 512 threads (16-bit
+// keys, or fp32 with 24-bit keys in shared memory), else one of 1,024 (64 registers per thread
+// either way)
 template <class T, int NT>
 constexpr int min_blocks() {
   return NT == 512 ? 2 : 1;
