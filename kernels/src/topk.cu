@@ -1,10 +1,13 @@
-// Top-k by radix select, one thread-block cluster of C CTAs (1,024 threads for fp32; 512 or 1,024
-// for 16-bit keys) per row of up to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per,
+// Top-k by radix select, one thread-block cluster of C CTAs (512 or 1,024 threads) per row of up
+// to 65,536 scores; CTA `rank` owns the contiguous slice [rank * per,
 // (rank + 1) * per) of at most SL keys (SL = 16,384 or 32,768; C = ceil(n / SL) <= 4). Rows few
 // enough for one CTA per SM at 16,384 keys per CTA take that slice (decode: 16 rows x 4 CTAs), so a
 // thread holds 32 keys instead of 64 (issue 14 session 5); more rows keep the 32,768-key slice, with
 // 1,024 threads for 16-bit keys while that is still one CTA per SM (64 rows: 32 keys per thread;
-// session 6), else 512 (two CTAs per SM).
+// session 6), else 512 (two CTAs per SM). fp32 scores: 1,024 threads with full keys in shared memory
+// (one CTA per SM) while rows x CTAs <= SMs, else 512 threads with 24 of the 32 key bits in shared
+// memory (two CTAs per SM; the scores of the few keys a row's last digit needs are read again;
+// session 13). The slice is read with evict-first loads (read once).
 // Scores -> order-preserving uint32 keys (fp32 scores, or 16-bit keys from the scoring kernel in
 // the top half). Each CTA reads its slice once (16-byte loads, all in flight before the first use),
 // keeps the keys in shared memory and builds the first digit's histogram. Each radix pass then:
@@ -90,19 +93,36 @@ struct KeyIn<uint16_t> {
   __device__ static uint32_t widen(uint32_t k) { return k << 16; }
 };
 
+// fp32 scores with 24 of the key's 32 bits in shared memory: the top half (16-bit array, what the
+// first digit and the flag scan read) and bits [16, 8) (8-bit array): 96 KB for 32,768 keys, so two
+// 512-thread CTAs per SM (issue 14 session 13). The first two digits (bits [32, 10)) come from
+// shared memory; the last one, when a row needs it, from the few remaining candidates' scores read
+// again from global memory.
+struct KeyInF32Trunc {
+  using Smem = uint16_t;
+  static constexpr int kBits = 32, kVec = 4;
+  __device__ static uint32_t key(float f) { return KeyIn<float>::key(f); }
+  __device__ static Smem stored(float f) { return static_cast<Smem>(key(f) >> 16); }
+  __device__ static uint32_t widen(uint32_t k) { return k << 16; }
+};
+template <class T, bool TR>
+using KeyInT = std::conditional_t<TR, KeyInF32Trunc, KeyIn<T>>;
+
 constexpr int kB0 = 11;  // first digit (12 and 13 bits measured slower: issue 14 session 4, S4-3)
 
-// CTAs of NT threads resident per SM that the register cap is set for: 16-bit keys at 512 threads
-// two, else one (64 registers per thread either way)
+// CTAs of NT threads resident per SM that the register cap is set for: two of 512 threads (16-bit
+// keys, or fp32 with 24-bit keys in shared memory), else one of 1,024 (64 registers per thread
+// either way)
 template <class T, int NT>
 constexpr int min_blocks() {
-  return sizeof(typename KeyIn<T>::Smem) == 2 && NT == 512 ? 2 : 1;
+  return NT == 512 ? 2 : 1;
 }
 
-template <class T, int SL>
+template <class T, int SL, bool TR = false>
 constexpr int smem_bytes() {
-  return SL * static_cast<int>(sizeof(typename KeyIn<T>::Smem)) +
-         (hist_a_bins<KeyIn<T>::kBits, kB0>() + hist_b_bins<KeyIn<T>::kBits, kB0>()) * 4;
+  using In = KeyInT<T, TR>;
+  return SL * (static_cast<int>(sizeof(typename In::Smem)) + (TR ? 1 : 0)) +
+         (hist_a_bins<In::kBits, kB0>() + hist_b_bins<In::kBits, kB0>()) * 4;
 }
 
 // Exclusive block scan (NT threads); *total = block sum.
@@ -288,16 +308,26 @@ __device__ __forceinline__ bool radix_pass(const cg::cluster_group& cl, uint32_t
   return r.bin_count == st.kk || D::last;
 }
 
+// 16-byte read-only load, not allocated in L1, marked evict-first in L2: the slice is read once from
+// DRAM, and its lines leave L2 before other lines (e.g. the next wave's prefetched slices)
+__device__ __forceinline__ uint4 ld_stream(const void* p, uint64_t pol) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "l"(pol));
+  return v;
+}
+
 __device__ __forceinline__ void bulk_prefetch_l2(const void* p, uint32_t bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 }
 
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
                 const int* __restrict__ table, int table_stride, int* __restrict__ out,
                 int out_stride, int K, int next_wave, int trigger) {
-  using In = KeyIn<T>;
+  using In = KeyInT<T, TR>;
   using KS = typename In::Smem;
   constexpr int KB = In::kBits, EPT = SL / NT, B0 = kB0;
   constexpr int CMAX = kMaxN / SL;  // cluster size bound for this slice
@@ -309,7 +339,8 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   extern __shared__ __align__(16) unsigned char tk_smem[];
   KS* keys = reinterpret_cast<KS*>(tk_smem);  // [SL]
   constexpr int kHA = hist_a_bins<KB, B0>(), kHB = hist_b_bins<KB, B0>();
-  uint32_t* hist_a = reinterpret_cast<uint32_t*>(keys + SL);  // [kHA] passes 0 and 2
+  uint8_t* lo8 = reinterpret_cast<uint8_t*>(keys + SL);  // [SL] truncated fp32 keys: bits [16, 8)
+  uint32_t* hist_a = reinterpret_cast<uint32_t*>(lo8 + (TR ? SL : 0));  // [kHA] passes 0 and 2
   uint32_t* hist_b = hist_a + kHA;                                // [kHB] pass 1
   __shared__ unsigned long long warp_sums[32];  // the merges' 64-bit block scans
   __shared__ uint32_t s_sel[5];
@@ -339,39 +370,59 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   // histogram of the first digit
   constexpr int sh0 = Digit<KB, B0, 0>::shift;
   constexpr int U = SL / (NT * In::kVec);
+  constexpr int UR = U > 8 ? 8 : U;  // loads in flight per thread (registers)
   if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0) {
-    uint4 v[U];
+    uint64_t pol;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int j = (u * NT + tid) * In::kVec;
-      if (j + In::kVec <= m) {
-        v[u] = __ldg(reinterpret_cast<const uint4*>(s + j));
-      } else if (j < m) {  // partial chunk at the end of the slice
-        T tmp[In::kVec];
-        for (int e = 0; e < In::kVec; ++e) tmp[e] = j + e < m ? s[j + e] : T(0);
-        memcpy(&v[u], tmp, 16);
+    for (int r0 = 0; r0 < U; r0 += UR) {
+      uint4 v[UR];
+#pragma unroll
+      for (int u = 0; u < UR; ++u) {
+        const int j = ((r0 + u) * NT + tid) * In::kVec;
+        if (j + In::kVec <= m) {
+          v[u] = ld_stream(s + j, pol);
+        } else if (j < m) {  // partial chunk at the end of the slice
+          T tmp[In::kVec];
+          for (int e = 0; e < In::kVec; ++e) tmp[e] = j + e < m ? s[j + e] : T(0);
+          memcpy(&v[u], tmp, 16);
+        }
       }
-    }
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int j = (u * NT + tid) * In::kVec;
-      if (j >= m) break;
-      T x[In::kVec];
-      memcpy(x, &v[u], 16);
-      KS k[In::kVec];
+      for (int u = 0; u < UR; ++u) {
+        const int j = ((r0 + u) * NT + tid) * In::kVec;
+        if (j >= m) break;
+        T x[In::kVec];
+        memcpy(x, &v[u], 16);
+        KS k[In::kVec];
 #pragma unroll
-      for (int e = 0; e < In::kVec; ++e) k[e] = In::stored(x[e]);
-      uint4 kv;
-      memcpy(&kv, k, 16);
-      *reinterpret_cast<uint4*>(keys + j) = kv;
+        for (int e = 0; e < In::kVec; ++e) k[e] = In::stored(x[e]);
+        if constexpr (TR) {
+          uint32_t lo = 0;
 #pragma unroll
-      for (int e = 0; e < In::kVec; ++e)
-        if (j + e < m) atomicAdd(&hist_a[In::widen(k[e]) >> sh0], 1u);
+          for (int e = 0; e < In::kVec; ++e) lo |= ((In::key(x[e]) >> 8) & 0xFFu) << (8 * e);
+          *reinterpret_cast<uint32_t*>(lo8 + j) = lo;
+        }
+        if constexpr (sizeof(k) == 16) {
+          uint4 kv;
+          memcpy(&kv, k, 16);
+          *reinterpret_cast<uint4*>(keys + j) = kv;
+        } else {
+          static_assert(sizeof(k) == 8, "8 or 16 bytes of keys per load");
+          uint2 kv;
+          memcpy(&kv, k, 8);
+          *reinterpret_cast<uint2*>(keys + j) = kv;
+        }
+#pragma unroll
+        for (int e = 0; e < In::kVec; ++e)
+          if (j + e < m) atomicAdd(&hist_a[In::widen(k[e]) >> sh0], 1u);
+      }
     }
   } else {  // a row that does not start on 16 bytes (score_stride not a multiple of the vector)
     for (int j = tid; j < m; j += NT) {
       const KS k = In::stored(s[j]);
       keys[j] = k;
+      if constexpr (TR) lo8[j] = static_cast<uint8_t>(In::key(s[j]) >> 8);
       atomicAdd(&hist_a[In::widen(k) >> sh0], 1u);
     }
   }
@@ -414,11 +465,23 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     eqm = 0;
     for (uint64_t r = cand; r != 0; r &= r - 1) {
       const int b = __ffsll(static_cast<long long>(r)) - 1;
-      const uint32_t k = In::widen(keys[base + b]), km = k & msk;
+      uint32_t k;
+      if constexpr (TR) {  // bits [32, 8) from shared memory; the exact key when the mask reaches
+                           // below bit 8 (after the last digit: a few candidates per row)
+        k = (static_cast<uint32_t>(keys[base + b]) << 16) |
+            (static_cast<uint32_t>(lo8[base + b]) << 8);
+        if ((msk & 0xFFu) != 0) k = In::key(__ldg(s + base + b));
+      } else {
+        k = In::widen(keys[base + b]);
+      }
+      const uint32_t km = k & msk;
       gtm |= static_cast<uint64_t>(km > pre) << b;
       if (km == pre) {
         eqm |= uint64_t{1} << b;
-        if (hist != nullptr) atomicAdd(&hist[(k >> shift) & bmask], 1u);
+        if (hist != nullptr) {
+          if constexpr (TR) k = In::key(__ldg(s + base + b));  // the last digit: the exact key
+          atomicAdd(&hist[(k >> shift) & bmask], 1u);
+        }
       }
     }
   };
@@ -454,11 +517,21 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
         gtm &= vm;
         eqm &= vm;
       }
-      if (!done0)
-        for (uint64_t r = eqm; r != 0; r &= r - 1) {
-          const int b = __ffsll(static_cast<long long>(r)) - 1;
-          atomicAdd(&hist_b[(In::widen(keys[base + b]) >> D1::shift) & (D1::bins - 1)], 1u);
+      if (!done0) {
+        if constexpr (TR) {  // bits [32, 8) from shared memory
+          for (uint64_t r = eqm; r != 0; r &= r - 1) {
+            const int b = __ffsll(static_cast<long long>(r)) - 1;
+            const uint32_t k = (static_cast<uint32_t>(keys[base + b]) << 16) |
+                               (static_cast<uint32_t>(lo8[base + b]) << 8);
+            atomicAdd(&hist_b[(k >> D1::shift) & (D1::bins - 1)], 1u);
+          }
+        } else {
+          for (uint64_t r = eqm; r != 0; r &= r - 1) {
+            const int b = __ffsll(static_cast<long long>(r)) - 1;
+            atomicAdd(&hist_b[(In::widen(keys[base + b]) >> D1::shift) & (D1::bins - 1)], 1u);
+          }
         }
+      }
     }
   }
   TOPK_MARK(3);
@@ -547,14 +620,14 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   topk_time_mark(1);
 }
 
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 struct LaunchCfg {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
   LaunchCfg(int cluster, int n_rows, Stream s) {
     cfg.gridDim = dim3(static_cast<unsigned>(cluster * n_rows));
     cfg.blockDim = dim3(NT);
-    cfg.dynamicSmemBytes = smem_bytes<T, SL>();
+    cfg.dynamicSmemBytes = smem_bytes<T, SL, TR>();
     cfg.stream = s;
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
@@ -565,25 +638,26 @@ struct LaunchCfg {
   }
 };
 
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 void set_smem_attr() {
   static bool attr = false;
   if (!attr) {
-    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL, NT>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<T, SL>()));
+    CISA_CUDA(cudaFuncSetAttribute(topk_kernel<T, SL, NT, TR>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   smem_bytes<T, SL, TR>()));
     attr = true;
   }
 }
 
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int resident_ctas,
             Stream s) {
-  set_smem_attr<T, SL, NT>();
-  LaunchCfg<T, SL, NT> lc(cluster, n_rows, s);
+  set_smem_attr<T, SL, NT, TR>();
+  LaunchCfg<T, SL, NT, TR> lc(cluster, n_rows, s);
   const cudaLaunchConfig_t& cfg = lc.cfg;
   const int grid = cluster * n_rows;
   const int next_wave = resident_ctas > 0 && grid > resident_ctas ? resident_ctas : 0;
-  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT>, scores, a.score_stride, a.rows,
+  CISA_CUDA(cudaLaunchKernelEx(&cfg, topk_kernel<T, SL, NT, TR>, scores, a.score_stride, a.rows,
                                static_cast<const int*>(a.table.ids), a.table.stride, a.out,
                                a.out_stride, a.k, next_wave, a.trigger_dependents ? 1 : 0));
   CISA_LAUNCH_CHECK();
@@ -591,40 +665,49 @@ void launch(const TopkArgs& a, const T* scores, int cluster, int n_rows, int res
 
 // Clusters of `cluster` CTAs of the (SL keys, NT threads) kernel resident at once (occupancy query,
 // cached).
-template <class T, int SL, int NT>
+template <class T, int SL, int NT, bool TR>
 int max_active_clusters(int cluster) {
   static int cache[kMaxCluster + 1] = {};
   if (cache[cluster] == 0) {
     int n = 0;
-    set_smem_attr<T, SL, NT>();
-    LaunchCfg<T, SL, NT> lc(cluster, 1024, nullptr);
-    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL, NT>, &lc.cfg));
+    set_smem_attr<T, SL, NT, TR>();
+    LaunchCfg<T, SL, NT, TR> lc(cluster, 1024, nullptr);
+    CISA_CUDA(cudaOccupancyMaxActiveClusters(&n, topk_kernel<T, SL, NT, TR>, &lc.cfg));
     cache[cluster] = n > 0 ? n : -1;
   }
   return cache[cluster];
 }
 
-// The kernels compiled, as (keys per CTA, threads per CTA): fp32 (16,384 | 32,768, 1,024); 16-bit
-// keys (16,384 | 32,768, 512), (32,768, 1,024).
+// The kernels compiled, as (keys per CTA, threads per CTA): fp32 (16,384 | 32,768, 1,024) with full
+// keys in shared memory, (32,768, 512) with 24-bit keys; 16-bit keys (16,384 | 32,768, 512),
+// (32,768, 1,024).
+template <int SL, int NT, bool TR = false>
+struct Shape {
+  static constexpr int sl = SL, nt = NT;
+  static constexpr bool tr = TR;
+};
 template <class T, class F>
 auto with_shape(int slice, int threads, F&& f) {
   if constexpr (std::is_same_v<T, float>) {
-    if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 1024>{});
-    return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
+    if (slice == kMinSlice) return f(Shape<kMinSlice, 1024>{});
+    if (threads == 512) return f(Shape<kMaxSlice, 512, true>{});
+    return f(Shape<kMaxSlice, 1024>{});
   } else {
-    if (slice == kMinSlice) return f(std::integral_constant<int, kMinSlice>{}, std::integral_constant<int, 512>{});
-    if (threads == 1024) return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 1024>{});
-    return f(std::integral_constant<int, kMaxSlice>{}, std::integral_constant<int, 512>{});
+    if (slice == kMinSlice) return f(Shape<kMinSlice, 512>{});
+    if (threads == 1024) return f(Shape<kMaxSlice, 1024>{});
+    return f(Shape<kMaxSlice, 512>{});
   }
 }
 
 int resident_clusters(bool keys16, int slice, int threads, int cluster) {
   if (keys16)
-    return with_shape<uint16_t>(slice, threads, [&](auto sl, auto nt) {
-      return max_active_clusters<uint16_t, decltype(sl)::value, decltype(nt)::value>(cluster);
+    return with_shape<uint16_t>(slice, threads, [&](auto sh) {
+      using S = decltype(sh);
+      return max_active_clusters<uint16_t, S::sl, S::nt, S::tr>(cluster);
     });
-  return with_shape<float>(slice, threads, [&](auto sl, auto nt) {
-    return max_active_clusters<float, decltype(sl)::value, decltype(nt)::value>(cluster);
+  return with_shape<float>(slice, threads, [&](auto sh) {
+    using S = decltype(sh);
+    return max_active_clusters<float, S::sl, S::nt, S::tr>(cluster);
   });
 }
 
@@ -659,9 +742,12 @@ std::vector<double> topk_phase_cycles(int n_ctas) {
 // once), else 32,768 (2 CTAs per row over 32,768 keys; rows of up to 16,384 keep one CTA of 16,384).
 // Measured in issue 14 session 5 (16-bit keys, 65,536 -> 4,096): 16 rows 16.4 us at 4 x 16,384 vs
 // 21.0 at 8 x 8,192 and 19.6 at 2 x 32,768; 64 rows (2 CTAs per SM at 4 x 16,384) 30.2 vs 21.9 us.
-// Threads per CTA: 1,024 for fp32; for 16-bit keys 512, except 1,024 at the 32,768-key slice when
-// rows x CTAs per row <= SMs and the 1,024-thread clusters are all resident (session 6: 64 rows
-// 21.8 -> 21.0 us with the old scan; 256 rows stay at 512: two CTAs per SM, 1,024 took 73 us).
+// Threads per CTA: fp32 1,024, or 512 (24-bit keys in shared memory, two CTAs per SM) at the
+// 32,768-key slice when rows x CTAs > SMs (session 13: 256 rows of 65,536 68.6 -> 61.2 us, four
+// waves of one CTA per SM -> two of two); for 16-bit keys 512, except 1,024 at the 32,768-key
+// slice when rows x CTAs per row <= SMs and the 1,024-thread clusters are all resident (session 6:
+// 64 rows 21.8 -> 21.0 us with the old scan; 256 rows stay at 512: two CTAs per SM, 1,024 took 73
+// us).
 TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   static const int sms = [] {
     int dev = 0, n = 0;
@@ -678,6 +764,9 @@ TopkPlan topk_plan(int max_ne, int n_rows, bool keys16) {
   p.slice = kMaxSlice;
   p.cluster = std::max(1, (max_ne + kMaxSlice - 1) / kMaxSlice);
   p.threads = nt_default;
+  // fp32, more CTAs than SMs: 24-bit keys in shared memory, 512 threads, two CTAs per SM
+  // (session 13)
+  if (!keys16 && static_cast<long long>(n_rows) * p.cluster > sms) p.threads = 512;
   if (keys16 && static_cast<long long>(n_rows) * p.cluster <= sms) {
     const int r = resident_clusters(true, kMaxSlice, 1024, p.cluster);
     if (n_rows <= r) p.threads = 1024;
@@ -710,14 +799,15 @@ void topk_select(const TopkArgs& a, Stream s, Instrument* ins) {
   const TopkPlan p = topk_plan(max_ne, n_rows, a.scores == nullptr);
   const int resident_ctas = p.resident_clusters * p.cluster;
   if (a.scores) {
-    with_shape<float>(p.slice, p.threads, [&](auto sl, auto nt) {
-      launch<float, decltype(sl)::value, decltype(nt)::value>(a, a.scores, p.cluster, n_rows,
-                                                                resident_ctas, s);
+    with_shape<float>(p.slice, p.threads, [&](auto sh) {
+      using S = decltype(sh);
+      launch<float, S::sl, S::nt, S::tr>(a, a.scores, p.cluster, n_rows, resident_ctas, s);
     });
   } else {
-    with_shape<uint16_t>(p.slice, p.threads, [&](auto sl, auto nt) {
-      launch<uint16_t, decltype(sl)::value, decltype(nt)::value>(
-          a, reinterpret_cast<const uint16_t*>(a.score_keys), p.cluster, n_rows, resident_ctas, s);
+    with_shape<uint16_t>(p.slice, p.threads, [&](auto sh) {
+      using S = decltype(sh);
+      launch<uint16_t, S::sl, S::nt, S::tr>(a, reinterpret_cast<const uint16_t*>(a.score_keys),
+                                            p.cluster, n_rows, resident_ctas, s);
     });
   }
 }

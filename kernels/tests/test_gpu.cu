@@ -245,6 +245,11 @@ void test_topk() {
     // rows that do not start on 16 bytes
     check_topk("stride 5001", {row(5001, 0), row(4999, 1), row(5001, 0)}, 5001, 700, k16, ids, dtab);
     check_topk("stride 40001", {row(40001, 0), row(39999, 1)}, 40001, 4096, k16, ids, dtab);
+    {  // unaligned rows on the many-row shape (fp32: 24-bit keys in shared memory, two CTAs per SM)
+      std::vector<std::vector<float>> rs;
+      for (int i = 0; i < 140; ++i) rs.push_back(row(i % 2 ? 39999 : 40001, i % 3 == 0));
+      check_topk("140 rows, stride 40001", rs, 40001, 4096, k16, ids, dtab);
+    }
   }
 }
 

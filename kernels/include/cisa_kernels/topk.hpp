@@ -39,8 +39,10 @@ struct TopkArgs {
 // Launch shape of topk_select for n_rows rows of up to max_ne scores: CTAs per row (a thread-block
 // cluster, 1-4), keys per CTA (16,384 or 32,768), clusters the device keeps resident at once. Rows
 // few enough for one CTA per SM at 16,384 keys per CTA take that (e.g. 16 rows of 65,536: 4 CTAs
-// each); more rows take 32,768 (2 CTAs for rows over 32,768). Threads per CTA: fp32 1,024; 16-bit
-// keys 512, or 1,024 at 32,768 keys per CTA while rows x CTAs <= SMs (e.g. 64 rows of 65,536).
+// each); more rows take 32,768 (2 CTAs for rows over 32,768). Threads per CTA: fp32 1,024, or 512
+// at 32,768 keys per CTA when rows x CTAs > SMs (24 bits of each key in shared memory, two CTAs per
+// SM; e.g. 256 rows of 65,536); 16-bit keys 512, or 1,024 at 32,768 keys per CTA while rows x CTAs
+// <= SMs (e.g. 64 rows of 65,536).
 struct TopkPlan {
   int cluster = 1, slice = 32768, resident_clusters = 0;
   int threads = 512;  // per CTA
