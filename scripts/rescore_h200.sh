@@ -155,7 +155,8 @@ done
 # calibration of the same call (archived profile cisa_kernels_2026_12_02d).
 for f in results/h200/impls_s13/*_device_run.h5; do
   [ -f "$f" ] || continue
-  rescore results/h200/impls_s13 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S13A
+  s=$(basename "$f" _device_run.h5)
+  rescore results/h200/impls_s13 "$f" "${s%_q}" $ARCHIVED_S13A  # <scenario>_q: timed queued
 done
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
@@ -348,7 +349,7 @@ TXT
   fi
   if ls results/h200/impls_s13/*_measured.h5 >/dev/null 2>&1; then
     $PY analysis/fidelity.py --markdown \
-      --set "peer profiles queued, fit shapes (session 13: impl_fit timed queued, the cudnn, fa2 and flex profiles' fit; own kernels of session 12)=results/h200/impls_s13/impl_fit_measured.h5" \
-      --set "peer profiles queued, validation (session 13: flex_sweep timed queued, same call)=results/h200/impls_s13/flex_sweep_measured.h5"
+      --set "peer profiles queued, fit shapes (session 13: impl_fit timed queued, the cudnn, fa2 and flex profiles' fit; own kernels of session 12)=results/h200/impls_s13/impl_fit_q_measured.h5" \
+      --set "peer profiles queued, validation (session 13: flex_sweep timed queued, same call)=results/h200/impls_s13/flex_sweep_q_measured.h5"
   fi
 } > $D/SUMMARY.md
