@@ -49,6 +49,17 @@ PY
   echo "$s: $(grep -c 'within target' $dir/${s}_report.txt) lines within target"
 }
 
+# rescore_dir DIR SUFFIX [--set ...]: every DIR/<scenario><SUFFIX>_device_run.h5 (SUFFIX marks a
+# scenario measured again, e.g. _s12 or _q; "" for none).
+rescore_dir() {
+  local dir=$1 suffix=$2 f s; shift 2
+  for f in $dir/*_device_run.h5; do
+    [ -f "$f" ] || continue
+    s=$(basename "$f" _device_run.h5)
+    rescore $dir "$f" "${s%$suffix}" "$@"
+  done
+}
+
 # The committed sweeps measured the kernels of 2026-11-29: re-score them against that archived profile.
 for f in $D/*_device_run.h5; do rescore $D "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED; done
 # Measured with session 4's kernels before the softmax change (archived profile cisa_kernels_2026_11_30b,
@@ -62,108 +73,55 @@ for dir in results/h200/heldout results/h200/heldout2 results/h200/remeasured; d
 done
 # The committed sweeps measured again with session 5's final kernels (archived profile
 # cisa_kernels_2026_12_01b, their calibration).
-for f in results/h200/remeasured_s5/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s5 "$f" "${s%_s5}" $ARCHIVED_S5B
-done
+rescore_dir results/h200/remeasured_s5 _s5 $ARCHIVED_S5B
 # Session 6's final kernels (archived profile cisa_kernels_2026_12_01c, their calibration): the
 # committed sweeps measured again, and held-out v4-v6, each measured once.
-for f in results/h200/remeasured_s6/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s6 "$f" "${s%_s6}" $ARCHIVED_S6
-done
+rescore_dir results/h200/remeasured_s6 _s6 $ARCHIVED_S6
 for f in results/h200/heldout4/*_device_run.h5 results/h200/heldout5/*_device_run.h5 results/h200/heldout6/*_device_run.h5; do
   [ -f "$f" ] || continue
   rescore "$(dirname "$f")" "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S6
 done
 # Session 7's final kernels (archived profile cisa_kernels_2026_12_01d, the calibration taken in the
 # same device call): the committed sweeps measured again, and held-out v7, measured once.
-for f in results/h200/remeasured_s7/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s7 "$f" "${s%_s7}" $ARCHIVED_S7
-done
-for f in results/h200/heldout7/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  rescore results/h200/heldout7 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S7
-done
+rescore_dir results/h200/remeasured_s7 _s7 $ARCHIVED_S7
+rescore_dir results/h200/heldout7 "" $ARCHIVED_S7
 # Session 8's final kernels (archived profile cisa_kernels_2026_12_02: the calibration of session
 # 10's first call, same kernels): the committed sweeps measured again, and held-out v8, measured once.
-for f in results/h200/remeasured_s8/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s8 "$f" "${s%_s8}" $ARCHIVED_S8
-done
-for f in results/h200/heldout8/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  rescore results/h200/heldout8 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S8
-done
+rescore_dir results/h200/remeasured_s8 _s8 $ARCHIVED_S8
+rescore_dir results/h200/heldout8 "" $ARCHIVED_S8
 # Held-out v9 (committed before session 10's model changes), measured once after them with the same
 # kernels (session 8's) and the calibration taken in the same call (archived with them).
-for f in results/h200/heldout9/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  rescore results/h200/heldout9 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S8
-done
+rescore_dir results/h200/heldout9 "" $ARCHIVED_S8
 # Held-out v10 (committed a79f558, before session 12's model change: the index projection's own
 # fitted terms), measured once after it with session 10's kernels (unchanged since: session 11's
 # logical representative order is opt-in) and the calibration taken in the same call (archived
 # profile cisa_kernels_2026_12_02b: steps timed unqueued).
-for f in results/h200/heldout10/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  rescore results/h200/heldout10 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S12A
-done
+rescore_dir results/h200/heldout10 "" $ARCHIVED_S12A
 # Session 10's final kernels (the decode step's early window reads), measured in session 10 with
 # unqueued timing: scored with the unqueued calibration of the same kernels (session 12's first).
-for f in results/h200/remeasured_s10/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s10 "$f" "${s%_s10}" $ARCHIVED_S12A
-done
+rescore_dir results/h200/remeasured_s10 _s10 $ARCHIVED_S12A
 # Session 12's kernels (the early list loads merged) with queued timing (each repetition behind a
 # 1 ms spin after its flush) and the calibration of the same call (archived profile
 # cisa_kernels_2026_12_02c): the committed sweeps measured again, and held-out v10 measured again
 # (inspected: read for the `other` diagnosis before it).
-for f in results/h200/remeasured_s12/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  s=$(basename "$f" _device_run.h5)
-  rescore results/h200/remeasured_s12 "$f" "${s%_s12}" $ARCHIVED_S12B
-done
-for f in results/h200/heldout10_queued/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  s=$(basename "$f" _device_run.h5)
-  rescore results/h200/heldout10_queued "$f" "${s%_q}" $ARCHIVED_S12B  # <scenario>_q: measured again, queued
-done
+rescore_dir results/h200/remeasured_s12 _s12 $ARCHIVED_S12B
+rescore_dir results/h200/heldout10_queued _q $ARCHIVED_S12B  # <scenario>_q: measured again, queued
 # Held-out v11 (committed 0d5739f before session 13's model changes: the setup descriptor sizes, the
 # setup latency over all of calibrate's steps, the peer profiles refitted queued), measured once
 # after them, queued, with session 12's kernels, the calibration taken in the same call (archived
 # profile cisa_kernels_2026_12_02d), and cuDNN and FA2 on its dense shapes.
-for f in results/h200/heldout11/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  rescore results/h200/heldout11 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S13A
-done
+rescore_dir results/h200/heldout11 "" $ARCHIVED_S13A
 # Held-out v12 (committed 5fa9ab5 after v11 was read, before the prefill scoring kernel's MMA term),
 # measured once after it, queued, with session 12's kernels, the current profile calibrated in the
 # same call, and cuDNN and FA2 on its dense shapes.
-for f in results/h200/heldout12/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  rescore results/h200/heldout12 "$f" "$(basename "$f" _device_run.h5)"
-done
+rescore_dir results/h200/heldout12 ""
 # Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
 # profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
 # calibration of the same call (archived profile cisa_kernels_2026_12_02d).
-for f in results/h200/impls_s13/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  s=$(basename "$f" _device_run.h5)
-  rescore results/h200/impls_s13 "$f" "${s%_q}" $ARCHIVED_S13A  # <scenario>_q: timed queued
-done
+rescore_dir results/h200/impls_s13 _q $ARCHIVED_S13A  # <scenario>_q: timed queued
 # Held-out v3, measured once in session 5 with the kernels at b632088 (archived profile
 # cisa_kernels_2026_12_01, the calibration taken in the same call).
-for f in results/h200/heldout3/*_device_run.h5; do
-  [ -f "$f" ] || continue
-  rescore results/h200/heldout3 "$f" "$(basename "$f" _device_run.h5)" $ARCHIVED_S5
-done
+rescore_dir results/h200/heldout3 "" $ARCHIVED_S5
 # The implementation runs of 2026-11-30 measured kernels v10 (archived profile cisa_kernels_2026_11_30).
 for f in results/h200/impls/*_device_run.h5; do
   [ -f "$f" ] || continue
