@@ -157,6 +157,22 @@ L2Sharing l2_sharing_value(const YamlDoc& doc, const YAML::Node& n, const std::s
   throw InputError(locate(doc, n, field), "expected shared, none or unknown, got '" + v + "'");
 }
 
+// `scoring_prefill_streams: shared|overlapped` (the form the prefill scoring figures were fitted
+// with); two sources of one profile must agree.
+void read_scoring_streams(const YamlDoc& doc, const YAML::Node& n, const std::string& field, ImplProfile& p) {
+  const std::string v = get_string(doc, n, field);
+  if (v != "shared" && v != "overlapped")
+    throw InputError(locate(doc, n, field),
+                     "expected shared (representative reads and key writes add) or overlapped (the "
+                     "slower sets the time), got '" + v + "'");
+  const ScoringStreams s = v == "shared" ? ScoringStreams::shared : ScoringStreams::overlapped;
+  if (p.scoring_prefill_streams_given && p.scoring_prefill_streams != s)
+    throw InputError(locate(doc, n, field),
+                     "disagrees with another source of this profile (" + to_string(p.scoring_prefill_streams) + ")");
+  p.scoring_prefill_streams = s;
+  p.scoring_prefill_streams_given = true;
+}
+
 // Decode work items: at most `rows` query heads each; whether a KV group's items share its
 // history in L2.
 void parse_decode_tiles(const YamlDoc& doc, const YAML::Node& dt, const std::string& field,
@@ -261,7 +277,10 @@ void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string&
                      names_of(selection_fields(),
                               {"score_tile_rows", "score_pages_per_tile", "score_tiles_per_cta",
                                "topk_radix_passes", "topk_cluster_above", "topk_few_rows_slice",
-                               "topk_ctas_per_sm", "score_bytes", "setup_inline_bytes"}));
+                               "topk_ctas_per_sm", "score_bytes", "setup_inline_bytes",
+                               "scoring_prefill_streams"}));
+  if (s["scoring_prefill_streams"])
+    read_scoring_streams(doc, s["scoring_prefill_streams"], field + ".scoring_prefill_streams", p);
   if (s["score_tile_rows"])
     p.score_tile_rows = small_int(doc, s["score_tile_rows"], field + ".score_tile_rows", 1, 1024);
   if (s["score_pages_per_tile"])
@@ -326,7 +345,7 @@ void merge_calibration(const YamlDoc& referrer, const YAML::Node& ref, const std
   const auto single = [&](const YAML::Node& blk, const std::string& f,
                           const std::vector<FieldSpec>& specs) {
     if (!blk) return;
-    require_keys_known(cal, blk, f, names_of(specs, {"page_visit_ns"}));
+    require_keys_known(cal, blk, f, names_of(specs, {"page_visit_ns", "scoring_prefill_streams"}));
     for (const auto& s : specs) {
       if (!blk[s.path]) continue;
       PerCard& pc = slot(p, s);
@@ -341,6 +360,13 @@ void merge_calibration(const YamlDoc& referrer, const YAML::Node& ref, const std
   if (im["attention"] && im["attention"]["page_visit_ns"])
     single(im["attention"]["page_visit_ns"], f0 + ".attention.page_visit_ns", visit_fields());
   single(im["selection"], f0 + ".selection", selection_fields());
+  const YAML::Node sel = im["selection"];
+  if (sel && sel["scoring_prefill_streams"])
+    read_scoring_streams(cal, sel["scoring_prefill_streams"], f0 + ".selection.scoring_prefill_streams", p);
+  if (sel && sel["scoring_prefill_floor_us"] && !p.scoring_prefill_streams_given)
+    throw InputError(locate(cal, sel, f0 + ".selection.scoring_prefill_streams"),
+                     "missing: the form the scoring_prefill_* figures were fitted with (shared: reads and "
+                     "writes add, as calibrate fits since session 14; overlapped: the slower sets the time)");
 }
 
 YamlDoc embedded_impl_doc(const std::string& name) {
@@ -412,6 +438,9 @@ ImplProfile parse_impl(const YamlDoc& doc, const YAML::Node& node, const std::st
     for (std::size_t i = 0; i < cals.size(); ++i)
       merge_calibration(doc, cals[i], field("calibrations") + "[" + std::to_string(i) + "]", p);
   }
+  if (!p.scoring_prefill_floor_us.empty() && !p.scoring_prefill_streams_given)
+    throw InputError(locate(doc, node["selection"] ? node["selection"] : node, field("selection.scoring_prefill_streams")),
+                     "missing: the form the scoring_prefill_* figures were fitted with (shared or overlapped)");
   p.yaml = doc.text;
   return p;
 }

@@ -50,6 +50,11 @@ void show(const std::string& name, const std::string& card, Pricer& pricer) {
                              p.decode_tile_rows, to_string(p.decode_tile_sharing), p.decode_tile_source);
   if (p.prices_cisa)
     std::cout << "  selection kernels (scoring, top-k, setup): " << r.selection_impl << "\n";
+  if (r.scoring_prefill_term)
+    std::cout << fmt::format("  prefill scoring: representative reads and key writes {}\n",
+                             r.scoring_prefill_streams == ScoringStreams::shared
+                                 ? "share the HBM (their times add)"
+                                 : "overlap (the slower sets the time)");
   std::cout << "\n";
   for (const auto& u : r.used) {
     const Band b = band_of(u.figure);

@@ -165,6 +165,7 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
                                    : r.scoring_floor_s;
     r.scoring_prefill_own = im.scoring_prefill_term;
     if (im.scoring_prefill_term) {
+      r.scoring_prefill_shared = im.scoring_prefill_streams == ScoringStreams::shared;
       r.scoring_prefill_floor_s = at(im.scoring_prefill_floor_us, b, false) * 1e-6;
       r.scoring_prefill_read_bw_Bps = at(im.scoring_prefill_read_bw_tbs, b, true) * 1e12;
       r.scoring_prefill_write_bw_Bps = at(im.scoring_prefill_write_bw_tbs, b, true) * 1e12;

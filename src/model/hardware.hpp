@@ -68,8 +68,9 @@ struct Rates {
   double scoring_read_bw_Bps = 0, scoring_write_bw_Bps = 0;
   // The decode step's scoring kernel (a GEMV): its read rate and fixed cost.
   double scoring_decode_read_bw_Bps = 0, scoring_decode_floor_s = 0;
-  // The prefill scoring kernels' own figures (scoring_prefill_own): reads and writes overlap.
-  bool scoring_prefill_own = false;
+  // The prefill scoring kernels' own figures (scoring_prefill_own); reads and writes add
+  // (scoring_prefill_shared) or the slower sets the time.
+  bool scoring_prefill_own = false, scoring_prefill_shared = true;
   double scoring_prefill_read_bw_Bps = 0, scoring_prefill_write_bw_Bps = 0, scoring_prefill_floor_s = 0,
          scoring_prefill_query_s = 0;
   double scoring_prefill_flops = 0;  // MMA rate on the prefill kernel's issued FLOPs (0: the card's GEMM rate)

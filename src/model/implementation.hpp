@@ -35,6 +35,12 @@ enum class Transfer {
 // Whether co-resident CTAs of one sequence find each other's randomly selected pages in L2:
 // a property of the kernel's CTA order. unknown = the model's two bounds (lo: shared, hi: none).
 enum class L2Sharing { none, shared, unknown };
+
+// How the prefill scoring kernels' representative reads and key writes make up their time: shared
+// (both cross the HBM: their times add; calibrations from session 14 on) or overlapped (the slower
+// stream sets the time: the form that session 10-13 calibrations were fitted with).
+enum class ScoringStreams { shared, overlapped };
+std::string to_string(ScoringStreams s);
 std::string to_string(L2Sharing s);
 
 struct ImplProfile {
@@ -111,11 +117,13 @@ struct ImplProfile {
   // scoring_floor_us and scoring_read_bw_tbs (XFER).
   PerCard scoring_decode_floor_us, scoring_decode_read_bw_tbs;
   // The prefill scoring kernels (index queries summed, then the tile GEMM): their own fixed cost,
-  // read and write rates (reads of representatives and writes of keys overlap: the slower stream
-  // sets the time) and the time per index query one thread adds to a selection's sum; absent: the
+  // read and write rates (reads of representatives and writes of keys: see ScoringStreams) and the time per index query one thread adds to a selection's sum; absent: the
   // scoring_* figures above, reads and writes added (the structure before session 10).
   PerCard scoring_prefill_floor_us, scoring_prefill_read_bw_tbs, scoring_prefill_write_bw_tbs,
       scoring_prefill_query_us, scoring_prefill_mma_tflops;
+  // The form those figures were fitted with (the loaders require it beside them).
+  ScoringStreams scoring_prefill_streams = ScoringStreams::shared;
+  bool scoring_prefill_streams_given = false;
 };
 
 // A profile's figure resolved for one card, with how it got there.
@@ -177,6 +185,7 @@ struct ResolvedImpl {
   bool scoring_prefill_mma_term = false;    // ... and an MMA rate on its issued FLOPs
   Figure scoring_prefill_floor_us, scoring_prefill_read_bw_tbs, scoring_prefill_write_bw_tbs,
       scoring_prefill_query_us, scoring_prefill_mma_tflops;
+  ScoringStreams scoring_prefill_streams = ScoringStreams::shared;
   std::vector<UsedFigure> used;  // provenance, in resolution order
 };
 

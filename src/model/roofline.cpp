@@ -152,14 +152,14 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   // The scoring kernel class streams representatives in and scores out at its own rates; a decode
   // step scores with its own kernel (one GEMV launch: its fixed cost and read rate, no tile steps).
   // Prefill scoring with figures of its own: its fixed cost, the summed index queries' chain, and
-  // representative reads overlapping key writes.
+  // representative reads and key writes in the form the figures were fitted with.
   const ClassRates scoring =
       f.cisa_decode_kernel
           ? ClassRates{rates.scoring_decode_read_bw_Bps, rates.scoring_write_bw_Bps,
                        rates.scoring_decode_floor_s, 0.0, 0.0}
       : rates.scoring_prefill_own
           ? ClassRates{rates.scoring_prefill_read_bw_Bps, rates.scoring_prefill_write_bw_Bps,
-                       rates.scoring_prefill_floor_s, 0.0, rates.scoring_step_s, rates.scoring_prefill_query_s, true}
+                       rates.scoring_prefill_floor_s, 0.0, rates.scoring_step_s, rates.scoring_prefill_query_s, !rates.scoring_prefill_shared}
           : ClassRates{rates.scoring_read_bw_Bps, rates.scoring_write_bw_Bps, rates.scoring_floor_s,
                        0.0, rates.scoring_step_s};
   // Prefill tiles with few rows are compute-bound on the scoring kernel's own MMA rate (issued

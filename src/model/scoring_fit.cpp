@@ -14,15 +14,17 @@ struct Trial {
 };
 
 // Floor and query time (both >= 0: a term that solves negative is dropped) minimising the relative
-// residuals (floor + q x G_i + m_i) / t_i - 1 at the given rates, m_i = fixed + max(R/rb, W/wb,
-// F/mf) (mf infinite: no MMA term).
-Trial solve_at(const std::vector<ScoringSample>& v, double rb, double wb, double mf) {
+// residuals (floor + q x G_i + m_i) / t_i - 1 at the given rates, m_i = fixed + max(R/rb + W/wb,
+// F/mf), or max(R/rb, W/wb, F/mf) with overlapping streams (mf infinite: no MMA term).
+Trial solve_at(const std::vector<ScoringSample>& v, double rb, double wb, double mf, ScoringStreams streams) {
   const auto n = static_cast<Eigen::Index>(v.size());
   Eigen::MatrixXd X(n, 2);
   Eigen::VectorXd y(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const ScoringSample& x = v[static_cast<std::size_t>(i)];
-    const double m = x.fixed_s + std::max({x.read_bytes / rb, x.write_bytes / wb, x.issued_flops / mf});
+    const double r = x.read_bytes / rb, w = x.write_bytes / wb;
+    const double bytes = streams == ScoringStreams::shared ? r + w : std::max(r, w);
+    const double m = x.fixed_s + std::max(bytes, x.issued_flops / mf);
     X.row(i) << 1.0 / x.t_s, x.summed_queries / x.t_s;
     y(i) = 1.0 - m / x.t_s;
   }
@@ -42,7 +44,7 @@ Trial solve_at(const std::vector<ScoringSample>& v, double rb, double wb, double
 
 }  // namespace
 
-ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
+ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples, ScoringStreams streams) {
   ScoringFit out;
   std::vector<ScoringSample> v;
   for (const ScoringSample& s : samples)
@@ -55,7 +57,7 @@ ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
   // outer log grid (21 points, then 11 around the best), and without the MMA term.
   auto best_at = [&](double mf) {
     return log_grid_search(1e11, 1e13, 1e11, 1e13, 3,
-                           [&](double rb, double wb) { return solve_at(v, rb, wb, mf).rms; });
+                           [&](double rb, double wb) { return solve_at(v, rb, wb, mf, streams).rms; });
   };
   double best_m = INFINITY;
   const GridBest g0 = best_at(INFINITY);
@@ -76,14 +78,14 @@ ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
   // The MMA term only where some shape needs it (twice as fast fits clearly worse); else the
   // byte rates of the fit without it.
   if (std::isfinite(best_m) &&
-      !rate_needed(solve_at(v, g.a, g.b, best_m).rms, solve_at(v, g.a, g.b, 2.0 * best_m).rms)) {
+      !rate_needed(solve_at(v, g.a, g.b, best_m, streams).rms, solve_at(v, g.a, g.b, 2.0 * best_m, streams).rms)) {
     best_m = INFINITY;
     g = g0;
   }
   const double best_r = g.a, best_w = g.b;
-  const Trial best = solve_at(v, best_r, best_w, best_m);
-  const bool read_needed = rate_needed(best.rms, solve_at(v, 2.0 * best_r, best_w, best_m).rms),
-             write_needed = rate_needed(best.rms, solve_at(v, best_r, 2.0 * best_w, best_m).rms);
+  const Trial best = solve_at(v, best_r, best_w, best_m, streams);
+  const bool read_needed = rate_needed(best.rms, solve_at(v, 2.0 * best_r, best_w, best_m, streams).rms),
+             write_needed = rate_needed(best.rms, solve_at(v, best_r, 2.0 * best_w, best_m, streams).rms);
   // With the MMA term, the writes may bind nowhere: full tiles issue FLOPs in proportion to the
   // keys they write, and the slower of the two sets the time (the write rate then found is the
   // slowest that binds at no shape).
@@ -101,9 +103,9 @@ ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples) {
   out.read_Bps = best_r;
   out.write_Bps = best_w;
   out.mma_flops = std::isfinite(best_m) ? best_m : 0.0;
-  out.rms_rel = solve_at(v, best_r, best_w, best_m).rms;
+  out.rms_rel = solve_at(v, best_r, best_w, best_m, streams).rms;
   if (!std::isfinite(best_m)) {  // the floor and query time at the rates without the MMA term
-    const Trial t = solve_at(v, best_r, best_w, INFINITY);
+    const Trial t = solve_at(v, best_r, best_w, INFINITY, streams);
     out.floor_s = t.floor_s;
     out.query_s = t.query_s;
   }

@@ -1,13 +1,17 @@
 // The prefill scoring kernels' terms from measured steps (calibrate's top-k grid and its scoring
-// shapes: the same timed steps): t = floor + summed queries x query time + max(reads / read rate,
+// shapes: the same timed steps): t = floor + summed queries x query time + max(reads / read rate +
 // writes / write rate, issued FLOPs / MMA rate) + load steps x step time (the step time measured
-// apart). Reads (representatives) and writes (16-bit keys) overlap with the MMAs, so the slowest
-// sets the time: each rate needs shapes where it dominates (G = 1: writes; G >= 16 on long
-// contexts: reads; groups that fill part of their warpgroups: the MMAs).
+// apart). Representative reads and 16-bit key writes share the HBM (their times add); both overlap
+// the MMAs, so the slower of bytes and MMAs sets the time. Each rate needs shapes where it weighs
+// (G = 1: writes; several KV heads or G >= 16 on long contexts: reads; groups that fill part of
+// their warpgroups: the MMAs). ScoringStreams::overlapped is the earlier form, max(R/rb, W/wb,
+// F/mf), kept for comparison in calibrate's method text.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "model/implementation.hpp"
 
 namespace cisa {
 
@@ -32,6 +36,7 @@ struct ScoringFit {
 // Least squares of relative residuals; the byte rates searched on a log grid (each between 0.1 and
 // 10 TB/s) at each MMA rate of an outer log grid (20-2,000 TF/s, and none), floor and query time
 // solved linearly at each (both >= 0). The MMA term is kept only if the fit needs it.
-ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples);
+ScoringFit fit_scoring_prefill(const std::vector<ScoringSample>& samples,
+                               ScoringStreams streams = ScoringStreams::shared);
 
 }  // namespace cisa

@@ -277,6 +277,14 @@ TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]"
       "not both"));
   CHECK(contains(profile_error(kDense + "selection: {score_bytes: 3}\n"), "2 or 4"));
   CHECK(contains(profile_error(kDense + "atention: {}\n"), "did you mean"));
+  // Prefill scoring figures need the form they were fitted with; only the two forms exist.
+  const std::string prefill =
+      "selection:\n  scoring_prefill_floor_us:\n    h200_sxm: {value: 17, source: \"MEAS: test\"}\n";
+  CHECK(contains(profile_error(kDense + prefill), "scoring_prefill_streams"));
+  CHECK(profile_error(kDense + prefill + "  scoring_prefill_streams: shared\n").empty());
+  CHECK(profile_error(kDense + prefill + "  scoring_prefill_streams: overlapped\n").empty());
+  CHECK(contains(profile_error(kDense + prefill + "  scoring_prefill_streams: both\n"),
+                 "expected shared"));
   // selection_from must name a profile with kernels of its own (resolution time).
   const std::string cisa =
       replaced(
