@@ -13,6 +13,7 @@
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
 #include "common.cuh"
@@ -260,18 +261,27 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
     score_kernel(const __nv_bfloat16* __restrict__ qsum, const __nv_bfloat16* __restrict__ reps,
                  int kv_heads, const int* __restrict__ table, int table_stride,
                  const ScoreRow* __restrict__ rows, const ScoreGroup* __restrict__ groups,
-                 uint16_t* __restrict__ keys, int key_stride) {
+                 uint16_t* __restrict__ keys, int key_stride, int ilv) {
   constexpr int NT = NWG * 128;
+  // ilv > 1: CTAs in launch order take tile x of ilv consecutive groups (the KV heads of one
+  // sequence) before tile x + 1, so that co-resident CTAs read adjacent heads of the same pages
+  int bx = static_cast<int>(blockIdx.x), by = static_cast<int>(blockIdx.y);
+  if (ilv > 1) {
+    const int gx = static_cast<int>(gridDim.x);
+    const int lin = bx + gx * by, w = lin % (gx * ilv);
+    by = lin / (gx * ilv) * ilv + w % ilv;
+    bx = w / ilv;
+  }
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t uR = (detail::smem_u32(smem_raw) + 1023u) & ~1023u;  // STAGES x [64][128], tswz
   const uint32_t uQ = uR + STAGES * kTileBytes;                       // [mq][128], tswz
   __shared__ int s_pid[TILES * kTilePages];
-  const ScoreGroup g = groups[blockIdx.y];
+  const ScoreGroup g = groups[by];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int gid = lane >> 2, tig = lane & 3;
   const int mq = (g.n_rows + 15) / 16 * 16;
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
-  const int page_base = blockIdx.x * TILES * kTilePages;
+  const int page_base = bx * TILES * kTilePages;
   const int n_tiles = min(TILES, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
   // the CTA's block-table entries, read once (no table round trip before each tile's loads)
   if constexpr (LOG) {
@@ -403,10 +413,13 @@ void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   }
   // PDL: its CTAs may start while sum_iq_kernel runs (it waits for that grid before the queries)
   const BlockTable& t = LOG ? a.rep_table : a.table;
+  static const bool ilv_on = std::getenv("CISA_SCORE_ILV") != nullptr;  // A/B switch (session 14)
+  const int n_groups = static_cast<int>(a.groups_host->size());
+  const int ilv = ilv_on && a.kv_heads > 1 && n_groups % a.kv_heads == 0 ? a.kv_heads : 1;
   detail::launch_ex(score_kernel<NWG, STAGES, TILES, MINB, LOG>, grid, dim3(NWG * 128), score_smem<STAGES>(q_rows),
                     s, true, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
                     reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, t.ids, t.stride,
-                    a.rows, a.groups, a.score_keys, a.score_stride);
+                    a.rows, a.groups, a.score_keys, a.score_stride, ilv);
   CISA_LAUNCH_CHECK();
 }
 
