@@ -4,6 +4,7 @@
 # (A/B over KV_VARIANTS, alternating, two rounds), ncu of one scoring launch at kv 1 and 4 (each
 # NCU_ENVS entry), compute-sanitizer on the top-k kernels (SAN_KERNEL), the quick bench (QUICK=1,
 # all own cases) and the A/B cases (AB_CASES over AB_VARIANTS: label:ENV=1,... ; old* = OLD_TREE).
+# (order: build, tests, AB, sanitizers, KV cases, ncu, quick bench; SAN_ALT kernel 'none' = no filter)
 # Logs to $OUT (<= 8 files): summary.txt gpu_test.log kv_ab.log ncu_kv.txt bench_quick.log
 # kernels_quick.csv sanitize.log ab.log
 set -uo pipefail
@@ -36,42 +37,6 @@ for e in ${TEST_ENVS:-}; do
   { echo "### $e"; grep -E "FAIL|mismatches [1-9]|checks passed" /tmp/gt.log; } >> "$OUT/gpu_test.log"
 done
 for round in 1 2; do
-  for v in ${KV_VARIANTS:-default:}; do
-    label=${v%%:*}; envs=${v#*:}
-    env ${envs//,/ } timeout 60 $BK/cisa_kernel_bench --csv /tmp/kv.csv --cases score_prefill_kv > /tmp/kv.log 2>&1
-    log "kv r$round $label ($envs) rc=$?"
-    grep -E "^score_prefill_kv" /tmp/kv.log | sed -E 's/ +/ /g' | cut -c1-150 >> "$S"
-    { echo "### r$round $label ($envs)"; cat /tmp/kv.log; } >> "$OUT/kv_ab.log"
-  done
-done
-for e in ${NCU_ENVS:-default}; do
-  [ "$e" = default ] && e=""
-  env $e timeout 90 ncu --clock-control none -k 'regex:score_kernel|sum_iq' -c 4 --metrics \
-gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sector_op_read_hit_rate.pct,lts__t_sector_op_write_hit_rate.pct,\
-sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,\
-lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,\
-sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size \
-    $BK/cisa_kernel_bench --score-kv-once > /tmp/ncu.log 2>&1
-  log "ncu (${e:-default}) rc=$?"
-  { echo "### ncu ${e:-default}"; cat /tmp/ncu.log; } >> "$OUT/ncu_kv.txt"
-done
-san() {  # tool [env]
-  local tool=$1 envs=${2:-}
-  env $envs timeout ${SAN_TIMEOUT:-100} compute-sanitizer --tool $tool --kernel-name kns=${SAN_KERNEL:-topk_kernel} \
-    --error-exitcode 9 $BK/kernels_gpu_test 1 > /tmp/san.log 2>&1
-  log "compute-sanitizer $tool (${SAN_KERNEL:-topk_kernel}; ${envs:-defaults}) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/san.log | tr '\n' ' ')"
-  { echo "### $tool ${SAN_KERNEL:-topk_kernel} $envs"; grep -m5 -B2 -A12 -E "^========= (Invalid|Race|Barrier|Error)|Hazard" /tmp/san.log; tail -3 /tmp/san.log; } >> "$OUT/sanitize.log"
-}
-for tool in ${SAN:-}; do san $tool; done
-for ts in ${SAN_ALT:-}; do  # kernel@tool@ENV=1,ENV2=2
-  IFS=@ read -r sk st se <<< "$ts"; SAN_KERNEL=$sk san $st "${se//,/ }"
-done
-if [ -n "${QUICK:-}" ]; then
-  timeout ${QUICK_TIMEOUT:-150} $BK/cisa_kernel_bench --csv "$OUT/kernels_quick.csv" --cases all > "$OUT/bench_quick.log" 2>&1
-  log "quick bench rc=$?"
-  grep -E "^(card|gather|dense|cisa|score|topk)" "$OUT/bench_quick.log" | grep -vE ":(reserve|parts|stream|upload)" | sed -E 's/ +/ /g' | cut -c1-120 >> "$S"
-fi
-for round in 1 2; do
   for v in ${AB_VARIANTS:-}; do
     label=${v%%:*}; envs=${v#*:}
     bin=$BK/cisa_kernel_bench; [[ $label == old* ]] && bin=${BK}_old/cisa_kernel_bench
@@ -81,4 +46,41 @@ for round in 1 2; do
     { echo "### r$round $label ($envs)"; cat /tmp/ab.log; } >> "$OUT/ab.log"
   done
 done
+san() {  # tool [env]
+  local tool=$1 envs=${2:-}
+  local filt="--kernel-name kns=${SAN_KERNEL:-topk_kernel}"; [ "${SAN_KERNEL:-}" = none ] && filt=""
+  env $envs timeout ${SAN_TIMEOUT:-100} compute-sanitizer --tool $tool $filt \
+    --error-exitcode 9 $BK/kernels_gpu_test 1 > /tmp/san.log 2>&1
+  log "compute-sanitizer $tool (${SAN_KERNEL:-topk_kernel}; ${envs:-defaults}) rc=$? $(grep -E 'SUMMARY|checks passed' /tmp/san.log | tr '\n' ' ')"
+  { echo "### $tool ${SAN_KERNEL:-topk_kernel} $envs"; grep -m5 -B2 -A12 -E "^========= (Invalid|Race|Barrier|Error)|Hazard" /tmp/san.log; tail -3 /tmp/san.log; } >> "$OUT/sanitize.log"
+}
+for tool in ${SAN:-}; do san $tool; done
+for ts in ${SAN_ALT:-}; do  # kernel@tool@ENV=1+ENV2=2
+  IFS=@ read -r sk st se <<< "$ts"; SAN_KERNEL=$sk san $st "${se//+/ }"
+done
+for round in 1 2; do
+  for v in ${KV_VARIANTS:-default:}; do
+    label=${v%%:*}; envs=${v#*:}
+    env ${envs//,/ } timeout 60 $BK/cisa_kernel_bench --csv /tmp/kv.csv --cases score_prefill_kv > /tmp/kv.log 2>&1
+    log "kv r$round $label ($envs) rc=$?"
+    grep -E "^score_prefill_kv" /tmp/kv.log | sed -E 's/ +/ /g' | cut -c1-200 >> "$S"
+    { echo "### r$round $label ($envs)"; cat /tmp/kv.log; } >> "$OUT/kv_ab.log"
+  done
+done
+for e in ${NCU_ENVS:-default}; do
+  [ "$e" = default ] && e=""
+  env ${e//@/ } timeout 90 ncu --clock-control none -k 'regex:score_kernel|sum_iq' -c 4 --metrics \
+gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sector_op_read_hit_rate.pct,lts__t_sector_op_write_hit_rate.pct,\
+sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,\
+lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,\
+sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size \
+    $BK/cisa_kernel_bench --score-kv-once > /tmp/ncu.log 2>&1
+  log "ncu (${e:-default}) rc=$?"
+  { echo "### ncu ${e:-default}"; cat /tmp/ncu.log; } >> "$OUT/ncu_kv.txt"
+done
+if [ -n "${QUICK:-}" ]; then
+  timeout ${QUICK_TIMEOUT:-150} $BK/cisa_kernel_bench --csv "$OUT/kernels_quick.csv" --cases all > "$OUT/bench_quick.log" 2>&1
+  log "quick bench rc=$?"
+  grep -E "^(card|gather|dense|cisa|score|topk)" "$OUT/bench_quick.log" | grep -vE ":(reserve|parts|stream|upload)" | sed -E 's/ +/ /g' | cut -c1-120 >> "$S"
+fi
 log "done"
