@@ -13,7 +13,6 @@
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <utility>
 
 #include "common.cuh"
@@ -256,33 +255,33 @@ constexpr int score_smem(int q_rows) {
 // LOG (representatives in logical order): `table` is the rep table; a tile is one rep block (tiles
 // start at multiples of 64 pages), read as 16 KB contiguous per KV head; s_pid holds the CTA's
 // TILES rep-block ids.
-template <int NWG, int STAGES, int TMAX, int MINB, bool LOG>
+template <int NWG, int STAGES, int TILES, int MINB, bool LOG>
 __global__ void __launch_bounds__(NWG * 128, MINB)
     score_kernel(const __nv_bfloat16* __restrict__ qsum, const __nv_bfloat16* __restrict__ reps,
                  int kv_heads, const int* __restrict__ table, int table_stride,
                  const ScoreRow* __restrict__ rows, const ScoreGroup* __restrict__ groups,
-                 uint16_t* __restrict__ keys, int key_stride, int tiles) {
+                 uint16_t* __restrict__ keys, int key_stride) {
   constexpr int NT = NWG * 128;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const uint32_t uR = (detail::smem_u32(smem_raw) + 1023u) & ~1023u;  // STAGES x [64][128], tswz
   const uint32_t uQ = uR + STAGES * kTileBytes;                       // [mq][128], tswz
-  __shared__ int s_pid[TMAX * kTilePages];
+  __shared__ int s_pid[TILES * kTilePages];
   const ScoreGroup g = groups[blockIdx.y];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int gid = lane >> 2, tig = lane & 3;
   const int mq = (g.n_rows + 15) / 16 * 16;
   const int* trow = table + static_cast<std::int64_t>(g.seq) * table_stride;
-  const int page_base = blockIdx.x * tiles * kTilePages;
-  const int n_tiles = min(tiles, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
+  const int page_base = blockIdx.x * TILES * kTilePages;
+  const int n_tiles = min(TILES, (g.max_ne - page_base + kTilePages - 1) / kTilePages);
   // the CTA's block-table entries, read once (no table round trip before each tile's loads)
   if constexpr (LOG) {
     static_assert(kTilePages == kRepBlockPages, "a scoring tile is one rep block");
-    for (int t = tid; t < tiles; t += NT) {
+    for (int t = tid; t < TILES; t += NT) {
       const int j = page_base + t * kTilePages;
       s_pid[t] = j < g.max_ne ? trow[j / kRepBlockPages] : 0;
     }
   } else {
-    for (int p = tid; p < tiles * kTilePages; p += NT) {
+    for (int p = tid; p < TILES * kTilePages; p += NT) {
       const int j = page_base + p;
       s_pid[p] = j < g.max_ne ? trow[j] : 0;
     }
@@ -390,51 +389,24 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   detail::cp_async_wait<0>();
 }
 
-// Tiles per CTA (session 14): the t in [1, TMAX] (capped at the longest group's tiles) that
-// minimises waves(t) x (t + kScoreCtaOverheadTiles), waves(t) = ceil(CTAs(t) / resident CTAs): the
-// grid's last wave filled (B 16 x 1,022 tiles at 264 slots: 31 tiles per CTA, 528 CTAs = 2 whole
-// waves, where 8 gave 2,048 CTAs = 7.8 waves). Ties: the larger t (fewer CTA prologues).
-constexpr int kScoreCtaOverheadTiles = 2;
-inline int score_tiles_per_cta(int max_tiles, int n_groups, int slots, int tmax) {
-  if (const char* e = std::getenv("CISA_SCORE_TILES")) return std::max(1, std::min(tmax, std::atoi(e)));
-  int best_t = 1;
-  long long best = -1;
-  for (int t = 1; t <= std::min(tmax, std::max(1, max_tiles)); ++t) {
-    const long long ctas = static_cast<long long>((max_tiles + t - 1) / t) * n_groups;
-    const long long cost = (ctas + slots - 1) / slots * (t + kScoreCtaOverheadTiles);
-    if (best < 0 || cost <= best) {
-      best = cost;
-      best_t = t;
-    }
-  }
-  return best_t;
-}
-
-template <int NWG, int STAGES, int TMAX, int MINB, bool LOG>
+template <int NWG, int STAGES, int TILES, int MINB, bool LOG>
 void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
-  auto* kern = score_kernel<NWG, STAGES, TMAX, MINB, LOG>;
+  constexpr int kPagesPerCta = kTilePages * TILES;
+  const dim3 grid(static_cast<unsigned>((max_ne + kPagesPerCta - 1) / kPagesPerCta),
+                  static_cast<unsigned>(a.groups_host->size()));
   static bool attr_set = false;
   if (!attr_set) {
-    CISA_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, score_smem<STAGES>(NWG * 64)));
+    CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB, LOG>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   score_smem<STAGES>(NWG * 64)));
     attr_set = true;
   }
-  static int slots_smem = -1, slots = 1;  // resident CTAs at this dynamic shared memory size
-  if (slots_smem != score_smem<STAGES>(q_rows)) {
-    slots_smem = score_smem<STAGES>(q_rows);
-    int per_sm = 0;
-    CISA_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, NWG * 128, slots_smem));
-    slots = std::max(1, per_sm) * detail::device_sm_count();
-  }
-  const int max_tiles = (max_ne + kTilePages - 1) / kTilePages;
-  const int n_groups = static_cast<int>(a.groups_host->size());
-  const int tiles = score_tiles_per_cta(max_tiles, n_groups, slots, TMAX);
-  const dim3 grid(static_cast<unsigned>((max_tiles + tiles - 1) / tiles), static_cast<unsigned>(n_groups));
   // PDL: its CTAs may start while sum_iq_kernel runs (it waits for that grid before the queries)
   const BlockTable& t = LOG ? a.rep_table : a.table;
-  detail::launch_ex(kern, grid, dim3(NWG * 128), score_smem<STAGES>(q_rows),
+  detail::launch_ex(score_kernel<NWG, STAGES, TILES, MINB, LOG>, grid, dim3(NWG * 128), score_smem<STAGES>(q_rows),
                     s, true, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
                     reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, t.ids, t.stride,
-                    a.rows, a.groups, a.score_keys, a.score_stride, tiles);
+                    a.rows, a.groups, a.score_keys, a.score_stride);
   CISA_LAUNCH_CHECK();
 }
 
@@ -522,13 +494,13 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
   // 2 CTAs per SM; groups of up to 64 rows: one warpgroup, 1 tile in flight, 5 CTAs per SM (more
   // CTAs per SM beat a deeper ring for these: NOTES.md, issue 14 session 5)
   if (max_rows > 64 && logical)
-    launch_score<2, 4, 32, 2, true>(a, max_ne, max_rows, s);
+    launch_score<2, 4, 8, 2, true>(a, max_ne, max_rows, s);
   else if (max_rows > 64)
-    launch_score<2, 4, 32, 2, false>(a, max_ne, max_rows, s);
+    launch_score<2, 4, 8, 2, false>(a, max_ne, max_rows, s);
   else if (logical)
-    launch_score<1, 2, 16, 5, true>(a, max_ne, max_rows, s);
+    launch_score<1, 2, 8, 5, true>(a, max_ne, max_rows, s);
   else
-    launch_score<1, 2, 16, 5, false>(a, max_ne, max_rows, s);
+    launch_score<1, 2, 8, 5, false>(a, max_ne, max_rows, s);
 }
 
 }  // namespace cisa::kernels
