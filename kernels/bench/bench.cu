@@ -403,6 +403,84 @@ void bench_cisa(World& w, const std::string& name, int P, int r, int G, const st
   }
 }
 
+// Prefill scoring (sum_index_queries + score_pages) at kv_heads KV heads and kB / kv_heads sequences
+// (equal bytes: the representatives [page][kv_heads][128] and the keys of P / G rows per (sequence,
+// KV head)); physical layout, random representatives. once: one launch each (for ncu), no timing.
+struct ScoreShape {
+  int kvh, nb, hist, P, G, W, K;
+};
+// CISA_SCORE_SHAPES="kv,B,history,P,G,W,K;..." (other shapes, e.g. the held-out sets'), else
+// kv 1, 2, 4, 8 at B = 16 / kv, history 2^20, P 512, G 4, W 128, K 4096
+std::vector<ScoreShape> score_shapes(const std::vector<int>& kvs) {
+  std::vector<ScoreShape> v;
+  if (const char* e = std::getenv("CISA_SCORE_SHAPES")) {
+    std::string str(e);
+    size_t pos = 0;
+    while (pos < str.size()) {
+      size_t end = str.find(';', pos);
+      if (end == std::string::npos) end = str.size();
+      ScoreShape sh{};
+      if (std::sscanf(str.substr(pos, end - pos).c_str(), "%d,%d,%d,%d,%d,%d,%d", &sh.kvh, &sh.nb, &sh.hist, &sh.P, &sh.G,
+                      &sh.W, &sh.K) == 7)
+        v.push_back(sh);
+      pos = end + 1;
+    }
+    return v;
+  }
+  for (int k : kvs) v.push_back({k, kB / k, kHist, 512, 4, kW, kK});
+  return v;
+}
+
+void bench_score_kv(const ScoreShape& sh, bool once) {
+  const int kvh = sh.kvh, nb = sh.nb, P = sh.P, r = 4, G = sh.G;
+  const std::string name = "score_prefill_kv" + std::to_string(kvh) + "_b" + std::to_string(nb) +
+                           (sh.hist == kHist && P == 512 && G == 4 && sh.W == kW && sh.K == kK
+                                ? std::string()
+                                : "_h" + std::to_string(sh.hist) + "_p" + std::to_string(P) + "_g" + std::to_string(G) +
+                                      "_w" + std::to_string(sh.W) + "_k" + std::to_string(sh.K));
+  std::mt19937_64 rng(77 + kvh);
+  const harness::Tables tb = harness::make_tables(std::vector<int>(size_t(nb), sh.hist + P), rng, 0);
+  DevBuf<bf16_bits> reps(size_t(tb.num_pages) * kvh * 128);
+  harness::fill_normal(reps.p, reps.n, 31 + kvh);
+  DevBuf<int> table(tb.ids);
+  const BlockTable bt{table.p, tb.stride};
+  StepBatch b{std::vector<int>(size_t(nb), sh.hist), std::vector<int>(size_t(nb), P), kvh, r};
+  const CisaPlan plan = plan_cisa_step(b, StepConfig{sh.W, sh.K, G, g_max_rows});
+  if (plan.score_rows.empty()) {
+    std::printf("%s: no scoring rows\n", name.c_str());
+    return;
+  }
+  CisaStep step(plan, kvh, r, g_sms);
+  DevBuf<bf16_bits> iq(size_t(plan.total_tokens) * kvh * 128);
+  harness::fill_normal(iq.p, iq.n, 41 + kvh, 0.5f);
+  HCHECK(cudaDeviceSynchronize());
+  if (once) {
+    step.run_scoring(iq.p, reps.p, bt, kvh, nullptr, nullptr);
+    HCHECK(cudaDeviceSynchronize());
+    std::printf("%s: one launch (%zu rows, %zu groups)\n", name.c_str(), plan.score_rows.size(), plan.score_groups.size());
+    return;
+  }
+  Instrument ins;
+  step.run_scoring(iq.p, reps.p, bt, kvh, nullptr, &ins);
+  const auto recs = ins.collect();
+  const Sums s = sums(recs);
+  const double ms = time_ms([&] { step.run_scoring(iq.p, reps.p, bt, kvh, nullptr, nullptr); });
+  add(name, "sum_index_queries+score_pages", ms, s.bytes, s.flops,
+      "rows=" + std::to_string(plan.score_rows.size()) + " groups=" + std::to_string(plan.score_groups.size()) +
+          " kv_heads=" + std::to_string(kvh));
+  // per launch (events between the two launches: no PDL overlap), median of 9, L2 flushed before each
+  std::map<std::string, std::vector<double>> per;
+  for (int rep = 0; rep < 9; ++rep) {
+    HCHECK(cudaMemsetAsync(g_flush->p, rep, g_flush->n));
+    Instrument i2;
+    step.run_scoring(iq.p, reps.p, bt, kvh, nullptr, &i2);
+    for (const auto& rc : i2.collect()) per[rc.kernel].push_back(rc.ms);
+  }
+  for (const auto& rc : recs)
+    add(name + ":" + rc.kernel, rc.kernel, median(per[rc.kernel]), rc.bytes, rc.flops_useful,
+        "one launch, instrumented (events around it)");
+}
+
 // keys16: the same normal scores as 16-bit keys (what the step's scoring kernel writes).
 void bench_topk(World& w, int rows, bool keys16) {
   const int n = 65536;
@@ -508,6 +586,12 @@ int main(int argc, char** argv) {
       ncu_mode();
       return 0;
     }
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--score-kv-once")) {  // one scoring launch at kv 1 and 4 (ncu)
+      HCHECK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
+      for (const auto& sh : score_shapes({1, 4})) bench_score_kv(sh, true);
+      return 0;
+    }
   std::string csv = "kernels_own.csv", cases = "all", sel = "/tmp/cisa_sel_g16.bin";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--csv")) csv = argv[i + 1];
@@ -524,7 +608,17 @@ int main(int argc, char** argv) {
     HCHECK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
     g_flush = new DevBuf<unsigned char>(size_t(256) << 20);
     measure_card();
-    World w;
+    if (cases == "score_prefill_kv") {  // only the KV-heads scoring cases: no shared world
+      {  // the mixed read + write ceiling in the same conditions: a 256 MiB device-to-device copy
+        DevBuf<unsigned char> src(size_t(256) << 20), dst(size_t(256) << 20);
+        HCHECK(cudaMemset(src.p, 3, src.n));
+        const double ms = time_ms([&] { HCHECK(cudaMemcpyAsync(dst.p, src.p, src.n, cudaMemcpyDeviceToDevice)); });
+        add("copy_256MiB", "cudaMemcpyAsync_d2d", ms, 2.0 * double(src.n), 0, "bytes = read + written");
+      }
+      for (const auto& sh : score_shapes({1, 2, 4, 8})) bench_score_kv(sh, false);
+      cases = ",none,";  // matches no case
+    }
+    World w(cases == ",none," ? 1 : kB, cases == ",none," ? 16 : kHist + 512);
     std::printf("world: %lld pages, %.2f GB K+V\n", w.tb.num_pages, w.tb.num_pages * 8192.0 / 1e9);
     if (want(cases, "gather256")) {  // the ceiling of random 256-byte reads (every page of the world once)
       DevBuf<unsigned> sink(1);
@@ -551,6 +645,9 @@ int main(int argc, char** argv) {
     if (want(cases, "cisa_attn_decode_inkling_b16")) bench_cisa(w, "cisa_attn_decode_inkling_b16", 1, 4, 1, "attention");
     if (want(cases, "score_decode_inkling_b16")) bench_cisa(w, "score_decode_inkling_b16", 1, 4, 1, "scoring");
     if (want(cases, "score_prefill_inkling_b16_p512_g4")) bench_cisa(w, "score_prefill_inkling_b16_p512_g4", 512, 4, 4, "scoring");
+    for (int kvh : {1, 2, 4, 8})
+      if (want(cases, "score_prefill_kv" + std::to_string(kvh) + "_b" + std::to_string(kB / kvh)))
+        bench_score_kv(ScoreShape{kvh, kB / kvh, kHist, 512, 4, kW, kK}, false);
     for (bool k16 : {false, true})
       for (int rows : {64, 256})
         if (want(cases, "topk_n65536_k4096_r" + std::to_string(rows) + (k16 ? "_key16" : ""))) bench_topk(w, rows, k16);
