@@ -135,8 +135,10 @@ CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c) {
   }
   plan.score_groups = make_score_groups(plan.score_rows);
   plan.rows_per_cta = rows_per_cta_for(plan.work, b.r);
-  // round the score stride up to 8 entries: rows of 16-bit score keys start on 16 bytes
-  plan.score_stride = (plan.score_stride + 7) / 8 * 8;
+  // round the score stride up to 16 entries: rows of 16-bit score keys start on a 32-byte sector
+  // (at 8 entries, every other row started mid-sector and each 32-byte quad store of score_pages
+  // touched two sectors: 1.5x the L2 write sectors, session 14)
+  plan.score_stride = (plan.score_stride + 15) / 16 * 16;
   return plan;
 }
 

@@ -300,7 +300,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
     bplan.work = plan.work;  // never run: sizes the (unused) attention scratch like the CISA plan
     bplan.rows_per_cta = plan.rows_per_cta;
     bplan.sparse_stride = kb;
-    bplan.score_stride = (max_ne + 7) / 8 * 8;
+    bplan.score_stride = (max_ne + 15) / 16 * 16;  // key rows on 32-byte sectors, as plan_cisa_step
     bplan.budget = kb;
     bplan.total_tokens = plan.total_tokens;
     K::CisaStep step(plan, kvh, r, sms), bstep(bplan, kvh, r, sms);
