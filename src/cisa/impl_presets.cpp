@@ -41,6 +41,8 @@ const std::vector<FieldSpec>& attention_fields() {
       {"read_bw_tbs", &ImplProfile::read_bw_tbs, nullptr},
       {"gather_bw_tbs", &ImplProfile::gather_bw_tbs, nullptr},
       {"floor_us", &ImplProfile::attention_floor_us, nullptr},
+      {"decode_floor_us", &ImplProfile::attention_decode_floor_us, nullptr},
+      {"decode_gather_bw_tbs", &ImplProfile::attention_decode_gather_bw_tbs, nullptr},
   };
   return f;
 }

@@ -139,7 +139,9 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "mma_tflops", kr.attention_tflops, kr.attention_method)
     << meas(a, "read_bw_tbs", kr.attention_read_bw_tbs, kr.attention_read_method)
     << meas(a, "gather_bw_tbs", kr.attention_gather_bw_tbs, kr.attention_gather_method)
-    << meas(a, "floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch") << a
+    << meas(a, "floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch")
+    << meas(a, "decode_floor_us", kr.attention_decode_floor_us, kr.attention_decode_method)
+    << meas(a, "decode_gather_bw_tbs", kr.attention_decode_gather_bw_tbs, kr.attention_decode_method) << a
     << "page_visit_ns:\n"
     << meas(v, "m16", kr.attention_page_ns[0], kr.attention_page_method)
     << meas(v, "m32", kr.attention_page_ns[1], kr.attention_page_method)

@@ -3,6 +3,7 @@
 // rates), with the byte and row counts the model assigns to the same shapes.
 #include "gpu/kernel_rates.hpp"
 #include "gpu/synthetic.cuh"
+#include "model/decode_attention_fit.hpp"
 #include "model/roofline.hpp"
 #include "model/scoring_fit.hpp"
 #include "model/setup_fit.hpp"
@@ -121,7 +122,7 @@ namespace {
 // 8): the three L2-rate shapes and nine more, one KV head, W = 128; rows 2 to 128, N_e 4K to 64K in
 // 1 to 4 CTAs per row, K 512 to 4,096; floor + cluster waves x merge + key passes / rate solved
 // with the prefill fit's CTA and ID terms (fit_topk_decode).
-void fit_decode_topk(std::vector<PipelineTimes> decs, Timer& timer, int sms,
+void fit_decode_topk(std::vector<PipelineTimes>& decs, Timer& timer, int sms,
                      const KernelShape& shape, KernelRates& out,
                      std::vector<PipelineTimes>& setups) {
   const struct {
@@ -161,6 +162,35 @@ void fit_decode_topk(std::vector<PipelineTimes> decs, Timer& timer, int sms,
       "W=128: " +
       std::string(buf) + fit.note + "; median of 15 each: " + shapes;
 }
+// The decode step's CISA attention over the decode steps timed for top-k (12 shapes: 2-128
+// sequences, 64K-1M tokens, K 512-4,096): floor per launch + read bytes / gather rate (the model's
+// bytes; the few bytes written at the card's write rate taken off first).
+void fit_decode_attention_of(const std::vector<PipelineTimes>& decs, const Rates& card, KernelRates& out) {
+  std::vector<DecodeAttentionSample> v;
+  std::string shapes;
+  for (const PipelineTimes& t : decs) {
+    const KernelCost& a = t.model.attention_cisa;
+    const double w = a.dram_write_bytes / card.write_bw_Bps;
+    v.push_back({a.dram_bytes - a.dram_write_bytes, a.launches, t.attention_ms * 1e-3 - w});
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s%.3g B in %.1f us", shapes.empty() ? "" : "; ",
+                  a.dram_bytes - a.dram_write_bytes, t.attention_ms * 1e3);
+    shapes += buf;
+  }
+  const DecodeAttentionFit f = fit_decode_attention(v);
+  if (f.ok) {
+    out.attention_decode_floor_us = f.floor_s * 1e6;
+    out.attention_decode_gather_bw_tbs = f.read_Bps / 1e12;
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%zu decode steps, rms residual %.1f %% (worst %.1f %%)%s%s; median of 15 each: ",
+                v.size(), 100.0 * f.rms_rel, 100.0 * f.worst_rel, f.ok ? "" : "; not solved: ", f.note.c_str());
+  out.attention_decode_method =
+      "cisa_kernels steps, decode, one KV head, r=4, W=128 (the decode top-k shapes), L2 flushed: CISA "
+      "attention = launches x floor + the model's read bytes / rate, relative least squares, " +
+      std::string(buf) + shapes;
+}
+
 // Setup = latency + descriptor bytes / the card's host-to-device bandwidth (card.setup_Bps: the
 // 256 MiB probe; a solve of the bandwidth from two step copies swung from 48 to 32 GB/s between
 // sessions while the sweeps' copies kept 55). The latency by relative least squares over every
@@ -484,6 +514,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         ", median of 15 each); the key rate by relative least squares, the floor, wave, "
         "cluster and output terms at the prefill fit";
     fit_decode_topk(decs, timer, sms, shape, out, setups);
+    fit_decode_attention_of(decs, card, out);
   }
   // Other: the index projection (cuBLAS) of the decode step at 1M + 1 tokens, where no chunk
   // completes; its fixed cost = time - its roofline at the card's rates. The representative update:

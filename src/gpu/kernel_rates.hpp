@@ -17,6 +17,9 @@ struct KernelRates {
   double attention_gather_bw_tbs =
       0;  // model DRAM bytes / time, CISA decode attention (page gather)
   std::string attention_gather_method;
+  // The decode step's CISA attention over calibrate's decode steps: floor per launch + bytes / rate.
+  double attention_decode_floor_us = 0, attention_decode_gather_bw_tbs = 0;
+  std::string attention_decode_method;
   // Top-k per-SM key-pass rate (model: 4 passes per key, one CTA per row, waves of rows), in the
   // pipeline (scores written by the scoring kernel just before): rows whose scores come from DRAM
   // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).

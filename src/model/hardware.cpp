@@ -113,6 +113,11 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
   if (im.prices_cisa) {
     need(im.gather_bw_tbs, "gather_bw_tbs", who);
     r.attention_gather_Bps = at(im.gather_bw_tbs, b, true) * 1e12;
+    r.attention_decode_own = im.attention_decode_term;
+    if (im.attention_decode_term) {
+      r.attention_decode_floor_s = at(im.attention_decode_floor_us, b, false) * 1e-6;
+      r.attention_decode_gather_Bps = at(im.attention_decode_gather_bw_tbs, b, true) * 1e12;
+    }
   }
   r.attention_floor_s = at(im.attention_floor_us, b, false) * 1e-6;
   if (im.page_visits)

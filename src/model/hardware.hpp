@@ -65,6 +65,9 @@ struct Rates {
   double attention_flops = 0;       // the implementation's attention MMA rate
   double attention_read_Bps = 0;    // its dense attention's streaming read rate
   double attention_gather_Bps = 0;  // its CISA attention's selected-page read rate
+  // The decode step's CISA attention: its own floor per launch and gather rate (attention_decode_own)
+  bool attention_decode_own = false;
+  double attention_decode_floor_s = 0, attention_decode_gather_Bps = 0;
   double scoring_read_bw_Bps = 0, scoring_write_bw_Bps = 0;
   // The decode step's scoring kernel (a GEMV): its read rate and fixed cost.
   double scoring_decode_read_bw_Bps = 0, scoring_decode_floor_s = 0;

@@ -269,6 +269,19 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   if (p.prices_cisa)
     o.gather_bw_tbs = r.get(p.gather_bw_tbs, Transfer::read_bw, "attention.gather_bw_tbs");
   o.attention_floor_us = r.get(p.attention_floor_us, Transfer::same, "attention.floor_us");
+  if (p.prices_cisa) {
+    o.attention_decode_term = !p.attention_decode_floor_us.empty() && !p.attention_decode_gather_bw_tbs.empty();
+    if (o.attention_decode_term) {
+      o.attention_decode_floor_us = r.get(p.attention_decode_floor_us, Transfer::same, "attention.decode_floor_us");
+      o.attention_decode_gather_bw_tbs =
+          r.get(p.attention_decode_gather_bw_tbs, Transfer::read_bw, "attention.decode_gather_bw_tbs");
+    } else {
+      out_xfer(o, "attention.decode_floor_us", o.attention_floor_us,
+               "XFER: attention.floor_us of the same profile (no decode figure of its own); ");
+      out_xfer(o, "attention.decode_gather_bw_tbs", o.gather_bw_tbs,
+               "XFER: attention.gather_bw_tbs of the same profile (no decode figure of its own); ");
+    }
+  }
   if (p.page_visits) {
     static const char* kTiles[4] = {"m16", "m32", "m64", "m128"};
     for (int i = 0; i < 4; ++i)

@@ -64,6 +64,9 @@ struct ImplProfile {
   PerCard page_visit_decode_ns;  // its decode kernel, when that is another kernel (optional: else
                                  // by tile)
   PerCard attention_floor_us;
+  // The decode step's CISA attention, fitted on decode steps (floor per launch and gather rate);
+  // absent: floor_us and gather_bw_tbs (XFER).
+  PerCard attention_decode_floor_us, attention_decode_gather_bw_tbs;
   L2Sharing l2_sharing = L2Sharing::unknown;
   std::string l2_sharing_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
@@ -147,6 +150,8 @@ struct ResolvedImpl {
   int decode_tile_rows = 0;
   L2Sharing decode_tile_sharing = L2Sharing::shared;
   Figure mma_tflops, read_bw_tbs, gather_bw_tbs, attention_floor_us;
+  bool attention_decode_term = false;  // the profile has the decode attention's own figures
+  Figure attention_decode_floor_us, attention_decode_gather_bw_tbs;
   bool page_visits = false;
   Figure page_visit_ns[4];
   bool page_visit_decode = false;  // the profile has a decode-kernel figure

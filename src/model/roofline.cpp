@@ -141,14 +141,17 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   ComponentTimes t;
   // Selected pages are gathered at the implementation's page-gather rate, its dense prefix (short
   // contexts) streams at the dense rate: one effective rate for the kernel's reads.
+  // The decode step's attention at its own fitted floor and gather rate, where the profile has them.
   const KernelCost& a = f.attention_cisa;
+  const bool own_decode = f.cisa_decode_kernel && rates.attention_decode_own;
+  const double gather = own_decode ? rates.attention_decode_gather_Bps : rates.attention_gather_Bps;
   const double reads = a.dram_bytes - a.dram_write_bytes;
   const double prefix = std::min(f.cisa_dense_prefix_bytes, reads);
-  const double secs =
-      prefix / rates.attention_read_Bps + (reads - prefix) / rates.attention_gather_Bps;
-  const double read_Bps = secs > 0 ? reads / secs : rates.attention_gather_Bps;
-  t.attention = kernel_time(a, rates.attention_flops, rates,
-                            attention_class(a, read_Bps, rates, f.cisa_decode_kernel));
+  const double secs = prefix / rates.attention_read_Bps + (reads - prefix) / gather;
+  const double read_Bps = secs > 0 ? reads / secs : gather;
+  ClassRates cls = attention_class(a, read_Bps, rates, f.cisa_decode_kernel);
+  if (own_decode) cls.floor_s = rates.attention_decode_floor_s;
+  t.attention = kernel_time(a, rates.attention_flops, rates, cls);
   // The scoring kernel class streams representatives in and scores out at its own rates; a decode
   // step scores with its own kernel (one GEMV launch: its fixed cost and read rate, no tile steps).
   // Prefill scoring with figures of its own: its fixed cost, the summed index queries' chain, and

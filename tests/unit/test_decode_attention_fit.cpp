@@ -1,0 +1,86 @@
+// The decode attention fit recovers a planted floor and gather rate from decode-step-like samples
+// and refuses too few; a profile with the decode figures prices the decode step's CISA attention
+// by them (prefill unchanged), one without transfers floor_us and gather_bw_tbs, labelled XFER.
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "cisa/presets.hpp"
+#include "model/decode_attention_fit.hpp"
+#include "model/pricing.hpp"
+
+using namespace cisa;
+
+namespace {
+std::vector<DecodeAttentionSample> planted(double floor, double rate, double noise) {
+  // bytes of decode steps from 2 x 64K to 128 x 512K, one or two launches
+  const double bytes[][2] = {{3.0e7, 2}, {1.4e8, 2}, {2.8e8, 2}, {5.6e8, 2}, {1.1e9, 2},
+                             {2.2e9, 1}, {7.0e8, 1}, {4.5e8, 2}, {9.0e8, 1}, {2.0e8, 2}};
+  std::vector<DecodeAttentionSample> v;
+  int i = 0;
+  for (const auto& b : bytes) {
+    const double t = b[1] * floor + b[0] / rate;
+    v.push_back({b[0], b[1], t * (1.0 + noise * ((i++ % 3) - 1))});
+  }
+  return v;
+}
+}  // namespace
+
+TEST_CASE("decode attention fit: planted floor and rate come back; too few steps refuse", "[calibration]") {
+  const DecodeAttentionFit f = fit_decode_attention(planted(9e-6, 4.5e12, 0.0));
+  REQUIRE(f.ok);
+  CHECK(f.floor_s == Approx(9e-6).epsilon(1e-6));
+  CHECK(f.read_Bps == Approx(4.5e12).epsilon(1e-6));
+  CHECK(f.rms_rel < 1e-9);
+  const DecodeAttentionFit n = fit_decode_attention(planted(11e-6, 4.2e12, 0.03));
+  REQUIRE(n.ok);
+  CHECK(n.floor_s == Approx(11e-6).epsilon(0.2));
+  CHECK(n.read_Bps == Approx(4.2e12).epsilon(0.05));
+  CHECK(n.rms_rel < 0.04);
+  std::vector<DecodeAttentionSample> few = planted(9e-6, 4.5e12, 0.0);
+  few.resize(2);
+  CHECK_FALSE(fit_decode_attention(few).ok);
+  CHECK_FALSE(fit_decode_attention(few).note.empty());
+}
+
+TEST_CASE("the decode step's CISA attention is priced by the decode figures, prefill by the others",
+          "[profiles]") {
+  ImplCatalog impls = shipped_impls();
+  ImplProfile p = impls.at("cisa_kernels");
+  auto fig = [](double v) {
+    PerCard c;
+    c.cards.push_back({"h200_sxm", Figure{v, "MEAS: test"}});
+    return c;
+  };
+  p.attention_decode_floor_us = fig(1.0);
+  p.attention_decode_gather_bw_tbs = fig(9.0);
+  impls["with_decode"] = p;
+  p.attention_decode_floor_us = PerCard{};
+  p.attention_decode_gather_bw_tbs = PerCard{};
+  impls["without_decode"] = p;
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  auto at = [&](const std::string& impl, Phase phase) {
+    Point pt;
+    pt.hardware = "h200_sxm";
+    pt.geo.q_heads = 8;
+    pt.geo.kv_heads = 2;
+    pt.work.phase = phase;
+    pt.work.context_tokens = 1 << 19;
+    pt.work.batch = 8;
+    pt.work.prefill_tokens = 512;
+    pt.cisa.budget_chunks = 2048;
+    pt.cisa.qshare_g = phase == Phase::decode ? 1 : 4;
+    pt.cisa_impl = impl;
+    return predict(pt, pricer.for_point(pt));
+  };
+  // A faster gather and a smaller floor: the decode attention is faster, prefill is the same.
+  CHECK(at("with_decode", Phase::decode).cisa.attention < 0.7 * at("without_decode", Phase::decode).cisa.attention);
+  CHECK(at("with_decode", Phase::terminal_prefill).cisa.attention ==
+        at("without_decode", Phase::terminal_prefill).cisa.attention);
+  // Without them: the sibling figures, labelled XFER.
+  bool labelled = false;
+  for (const auto& u : pricer.resolved("h200_sxm", "without_decode").used)
+    if (u.field == "attention.decode_gather_bw_tbs")
+      labelled = u.figure.label() == Label::XFER && u.figure.value == pricer.resolved("h200_sxm", "without_decode").gather_bw_tbs.value;
+  CHECK(labelled);
+}
