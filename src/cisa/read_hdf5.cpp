@@ -24,7 +24,9 @@ constexpr hsize_t kMaxRows = hsize_t{1} << 27;  // above the 5e7-point sweep lim
 
 class Reader {
  public:
-  explicit Reader(const fs::path& path) : file_(path.string()) {
+  // small_cache: a metadata cache of at most 1 MiB (HDF5's default starts at 2 MiB a file): a
+  // merge holds every shard open at once.
+  explicit Reader(const fs::path& path, bool small_cache = false) : file_(path.string()) {
     h5::quiet();
     struct stat st {};
     if (::stat(file_.c_str(), &st) != 0)
@@ -33,7 +35,19 @@ class Reader {
     const htri_t is = H5Fis_hdf5(file_.c_str());
     if (is <= 0)
       bad("", "not an HDF5 file (or a truncated or corrupt one): " + h5::take_error_text());
-    f_ = h5::file(H5Fopen(file_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    Handle fapl;
+    if (small_cache) {
+      fapl = h5::plist(check(H5Pcreate(H5P_FILE_ACCESS), "", "H5Pcreate"));
+      H5AC_cache_config_t mdc{};
+      mdc.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+      check(H5Pget_mdc_config(fapl.get(), &mdc), "", "H5Pget_mdc_config");
+      mdc.set_initial_size = true;
+      mdc.initial_size = 256 * 1024;
+      mdc.min_size = 128 * 1024;
+      mdc.max_size = 1024 * 1024;
+      check(H5Pset_mdc_config(fapl.get(), &mdc), "", "H5Pset_mdc_config");
+    }
+    f_ = h5::file(H5Fopen(file_.c_str(), H5F_ACC_RDONLY, small_cache ? fapl.get() : H5P_DEFAULT));
     if (!f_.valid())
       bad("", "cannot open as HDF5 (truncated or corrupt?): " + h5::take_error_text());
   }
@@ -299,7 +313,7 @@ Table read_hdf5_group(const fs::path& path, const std::string& group) {
 }
 
 struct Hdf5GroupReader::Impl {
-  explicit Impl(const fs::path& path) : r(path) {}
+  explicit Impl(const fs::path& path) : r(path, true) {}
   Reader r;
   Handle g;
   Table schema;
@@ -338,8 +352,14 @@ void Hdf5GroupReader::read(std::size_t k, std::size_t begin, std::size_t n, Colu
   Impl& m = *impl_;
   ColumnMeta& c = m.cols.at(k);
   if (begin > m.rows || n > m.rows - begin) throw std::out_of_range("Hdf5GroupReader::read past the last row");
-  if (!c.ds.valid())
-    c.ds = h5::dataset(m.r.check(H5Dopen2(m.g.get(), c.name.c_str(), H5P_DEFAULT), c.field, "cannot open dataset"));
+  if (!c.ds.valid()) {
+    // A chunk cache of 256 KiB (HDF5's default: 1 MiB a dataset): rows are read in order, so a
+    // chunk is needed by at most the read that ends in it and the next one.
+    Handle dapl = h5::plist(m.r.check(H5Pcreate(H5P_DATASET_ACCESS), c.field, "H5Pcreate"));
+    m.r.check(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 256 * 1024, H5D_CHUNK_CACHE_W0_DEFAULT),
+              c.field, "H5Pset_chunk_cache");
+    c.ds = h5::dataset(m.r.check(H5Dopen2(m.g.get(), c.name.c_str(), dapl.get()), c.field, "cannot open dataset"));
+  }
   read_rows(m.r, c, static_cast<hsize_t>(begin), static_cast<hsize_t>(n), out.data);
 }
 
