@@ -268,10 +268,15 @@ class Writer {
   // `first`: the first chunk of rows (all of them); when all its cells are equal the dataset takes
   // that value as its fill value (see Slab::uniform). nullptr: contiguous, written in full.
   // `chunk_rows` > 0: a column that is not uniform and compresses_well is chunked and deflated.
+  // `uniform` (Hdf5ColumnStream): whether the whole column holds first's first value, known by
+  // the caller (first then need not hold every row).
   Slab create_slab(hid_t g, const Column& col, hsize_t n, std::size_t width, const Column* first = nullptr,
-                   hsize_t chunk_rows = 0) {
+                   hsize_t chunk_rows = 0, const bool* uniform = nullptr) {
     Slab s;
-    s.uniform = first && n > 0 && uniform_cells(*first, 0, first->size(), s.fill_bits, s.fill_text);
+    if (uniform)
+      s.uniform = *uniform && first && n > 0 && uniform_cells(*first, 0, 1, s.fill_bits, s.fill_text);
+    else
+      s.uniform = first && n > 0 && uniform_cells(*first, 0, first->size(), s.fill_bits, s.fill_text);
     const bool deflate = !s.uniform && first && chunk_rows > 0 && n >= chunk_rows && deflate_ &&
                          compresses_well(*first, width);
     if (deflate) s.chunk = chunk_rows, s.rows = n;
@@ -374,6 +379,11 @@ class Writer {
 
  private:
   Checked c_;
+
+ public:
+  bool deflates() const { return deflate_; }
+
+ private:
   bool deflate_ = false;  // columns that compress well are deflated (deflate_wanted)
   ChunkDeflater enc_;
   std::vector<unsigned char> raw_, zbuf_;
@@ -468,6 +478,73 @@ void Hdf5TableStream::commit() {
     ::close(m.sync_fd);
     m.sync_fd = -1;
   }
+  m.out.commit();
+}
+
+struct Hdf5ColumnStream::Impl {
+  explicit Impl(const fs::path& path) : out(path.string()) {}
+  OutputFile out;  // first member: destroyed last, after every HDF5 object is closed
+  std::unique_ptr<Writer> w;
+  Handle group;
+  std::size_t rows = 0, written = 0;
+  bool pack = false, open = false;
+  Writer::Slab slab;
+};
+
+Hdf5ColumnStream::Hdf5ColumnStream(const fs::path& path, const std::string& group, std::size_t rows,
+                                   const Attributes& attributes) {
+  h5::quiet();
+  impl_ = std::make_unique<Impl>(path);
+  Impl& m = *impl_;
+  m.rows = rows;
+  m.w = std::make_unique<Writer>(m.out.temp(), m.out.target());
+  m.w->root_attributes(attributes);
+  m.group = m.w->open_group(group);
+  m.pack = m.w->deflates() && rows >= kHeldPackRows;  // as Writer::group
+}
+
+Hdf5ColumnStream::~Hdf5ColumnStream() = default;
+
+bool Hdf5ColumnStream::packs() const { return impl_->pack; }
+std::size_t Hdf5ColumnStream::block_rows() const { return kHeldChunkRows; }  // whole chunks: encoded here
+
+void Hdf5ColumnStream::begin(const Column& head, bool uniform, std::size_t width) {
+  Impl& m = *impl_;
+  if (m.open) throw std::logic_error("Hdf5ColumnStream: begin() before end()");
+  const bool u = uniform && m.pack;  // unpacked tables hold no fill values (Writer::group)
+  const hsize_t chunk = m.pack ? static_cast<hsize_t>(std::min(m.rows, kHeldChunkRows)) : 0;
+  m.slab = m.w->create_slab(m.group.get(), head, static_cast<hsize_t>(m.rows), head.is_text() ? width : 0,
+                            m.pack ? &head : nullptr, chunk, &u);
+  m.written = 0;
+  m.open = true;
+}
+
+void Hdf5ColumnStream::append(const Column& block) {
+  Impl& m = *impl_;
+  const std::size_t n = block.size();
+  if (!m.open || m.slab.uniform || m.written + n > m.rows)
+    throw std::logic_error("Hdf5ColumnStream: append() outside a column, to a uniform one, or past its rows");
+  if (n != kHeldChunkRows && m.written + n != m.rows)
+    throw std::logic_error("Hdf5ColumnStream: blocks of block_rows() rows but the last");
+  m.w->write_slab(m.slab, block, 0, static_cast<hsize_t>(n), static_cast<hsize_t>(m.written));
+  m.written += n;
+}
+
+void Hdf5ColumnStream::end() {
+  Impl& m = *impl_;
+  if (!m.open || (!m.slab.uniform && m.written != m.rows))
+    throw std::logic_error("Hdf5ColumnStream: " + std::to_string(m.written) + " rows written of " + std::to_string(m.rows));
+  m.w->close_slab(m.slab);
+  m.open = false;
+}
+
+void Hdf5ColumnStream::commit() {
+  h5::quiet();
+  Impl& m = *impl_;
+  if (m.open) throw std::logic_error("Hdf5ColumnStream: commit() inside a column");
+  m.w->close_group(m.group);
+  m.w->finish();
+  m.w.reset();
   m.out.commit();
 }
 

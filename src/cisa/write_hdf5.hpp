@@ -62,6 +62,59 @@ class Hdf5TableStream {
   std::unique_ptr<Impl> impl_;
 };
 
+// A held table written a column at a time, laid out exactly as write_hdf5 lays out the whole
+// table (merge: shards larger than memory). The caller gives, per column, what write_hdf5 would
+// find in the whole column: whether every row holds one value, and a text column's longest value.
+// Errors and atomicity as write_hdf5 (nothing at the target without commit()).
+class Hdf5ColumnStream {
+ public:
+  Hdf5ColumnStream(const std::filesystem::path& path, const std::string& group, std::size_t rows,
+                   const Attributes& attributes);
+  ~Hdf5ColumnStream();
+  Hdf5ColumnStream(const Hdf5ColumnStream&) = delete;
+  Hdf5ColumnStream& operator=(const Hdf5ColumnStream&) = delete;
+  // Whether columns are packed (write_hdf5's layout for >= 4,096 rows with deflate on): only
+  // then does a column's `uniform` matter.
+  bool packs() const;
+  // append() takes blocks of this many rows (the last one may be shorter).
+  std::size_t block_rows() const;
+  // Starts the next column (name, unit, description, type from `head`). head: the column's first
+  // block (>= min(rows, 4,096) rows: the deflate test's sample) or, when `uniform`, at least its
+  // first row: every row holds that value, nothing is appended. width: for text, the longest
+  // value's bytes (>= 1).
+  void begin(const Column& head, bool uniform, std::size_t width);
+  void append(const Column& block);  // the column's next rows
+  void end();                        // all `rows` rows given (or uniform)
+  void commit();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A group read a range of rows of a column at a time (merge of shards larger than memory).
+// Opening checks what read_hdf5_group checks except the data; a failed read (a corrupt chunk)
+// is an InputError naming the file and dataset. One column's dataset is open at a time per
+// release() (its chunk cache).
+class Hdf5GroupReader {
+ public:
+  Hdf5GroupReader(const std::filesystem::path& path, const std::string& group);
+  ~Hdf5GroupReader();
+  Hdf5GroupReader(const Hdf5GroupReader&) = delete;
+  Hdf5GroupReader& operator=(const Hdf5GroupReader&) = delete;
+  std::size_t rows() const;
+  const Table& schema() const;  // the columns (names, units, types), no rows
+  // Whether column k was never written: every row reads as its fill value (one value).
+  bool fill_only(std::size_t k) const;
+  // Rows [begin, begin + n) of column k into out.data (replaced; float64, int64 or strings).
+  void read(std::size_t k, std::size_t begin, std::size_t n, Column& out);
+  void release(std::size_t k);  // closes column k's dataset (frees its chunk cache)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // Reads a group written by write_hdf5 back into a Table (used by tests, `merge`,
 // `--measurements`). Throws InputError naming the file and dataset for a corrupt or foreign file.
 Table read_hdf5_group(const std::filesystem::path& path, const std::string& group);
