@@ -18,6 +18,7 @@ ARCHIVED_S12A="--set implementation.cisa=cisa_kernels_2026_12_02b" # session 10'
 ARCHIVED_S12B="--set implementation.cisa=cisa_kernels_2026_12_02c" # session 12's kernels, session 12's queued calibration
 ARCHIVED_S13A="--set implementation.cisa=cisa_kernels_2026_12_02d" # session 12's kernels, session 13's first calibration
 ARCHIVED_S13B="--set implementation.cisa=cisa_kernels_2026_12_02e" # session 13's kernels, session 13's last calibration
+ARCHIVED_S14A="--set implementation.cisa=cisa_kernels_2026_12_03"  # session 14's kernels, session 14's first calibration
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -117,10 +118,15 @@ rescore_dir results/h200/heldout11 "" $ARCHIVED_S13A
 # (archived profile cisa_kernels_2026_12_02e), and cuDNN and FA2 on its dense shapes.
 rescore_dir results/h200/heldout12 "" $ARCHIVED_S13B
 # Session 14's kernels (score key rows on 32-byte sectors) with queued timing and the calibration of
-# the same call (the current profile: prefill scoring's reads and writes add): the committed sweeps
-# measured again, and held-out v13 (committed f5a0621 before the change) measured once.
-rescore_dir results/h200/remeasured_s14 _s14
-rescore_dir results/h200/heldout13 ""
+# the same call (archived profile cisa_kernels_2026_12_03: prefill scoring's reads and writes add):
+# the committed sweeps measured again, and held-out v13 (committed f5a0621 before the change)
+# measured once.
+rescore_dir results/h200/remeasured_s14 _s14 $ARCHIVED_S14A
+rescore_dir results/h200/heldout13 "" $ARCHIVED_S14A
+# Held-out v14 (committed 24216a5 after v13 was read, before the decode attention's own floor and
+# gather rate), measured once after it with session 14's kernels, the current profile calibrated in
+# the same call, and cuDNN and FA2 on its dense shapes.
+rescore_dir results/h200/heldout14 ""
 # Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
 # profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
 # calibration of the same call (archived profile cisa_kernels_2026_12_02d).
@@ -278,13 +284,18 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   cisa_kernels_2026_12_02e) and cuDNN and FA2 on its dense shapes. Then read for prefill scoring at
   several KV heads (session 14: the key rows' alignment, the streams' form): inspected.
 - **re-measured sweeps, session 14** (`results/h200/remeasured_s14/`): the three committed sweeps with
-  session 14's kernels (score key rows on 32-byte sectors), queued timing, the current calibration
-  (same call).
+  session 14's kernels (score key rows on 32-byte sectors), queued timing, the calibration of the
+  same call (archived profile cisa_kernels_2026_12_03).
 - **held-out v13** (`results/h200/heldout13/`, `scenarios/heldout13_*.yaml`): written and committed
   (f5a0621) before session 14's changes (score key rows on 32-byte sectors; prefill scoring's reads
   and writes add, fitted with calibrate's new shapes of 2-8 KV heads), measured once after them,
-  queued, with the current calibration (same call) and cuDNN and FA2 on its dense shapes; used for
-  nothing else.
+  queued, with the calibration of the same call (archived profile cisa_kernels_2026_12_03) and cuDNN
+  and FA2 on its dense shapes. Then read for decode CISA attention (the decode step's own floor and
+  gather rate): inspected.
+- **held-out v14** (`results/h200/heldout14/`, `scenarios/heldout14_*.yaml`): written and committed
+  (24216a5) after v13 was read, before the decode attention's own floor and gather rate (fitted on
+  calibrate's 12 decode steps), measured once after it, queued, with session 14's kernels, the
+  current calibration (same call) and cuDNN and FA2 on its dense shapes; used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -310,8 +321,9 @@ TXT
               "heldout10_queued|held-out v10 measured again with queued timing, inspected (kernels of session 12, profile cisa_kernels_2026_12_02c calibrated in the same call)" \
               "heldout11|held-out v11, inspected after scoring (kernels of session 12, queued timing, profile cisa_kernels_2026_12_02d calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout12|held-out v12, inspected after scoring (kernels of 71a3f49, queued timing, profile cisa_kernels_2026_12_02e calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
-              "remeasured_s14|re-measured sweeps, session 14 (score key rows on 32-byte sectors, queued timing, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
-              "heldout13|held-out v13 (kernels of session 14, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "remeasured_s14|re-measured sweeps, session 14 (score key rows on 32-byte sectors, queued timing, profile cisa_kernels_2026_12_03 calibrated in the same call; cuDNN peer times of 2026-11-29)" \
+              "heldout13|held-out v13, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "heldout14|held-out v14 (kernels of session 14, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
