@@ -143,7 +143,8 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   // contexts) streams at the dense rate: one effective rate for the kernel's reads.
   // The decode step's attention at its own fitted floor and gather rate, where the profile has them.
   const KernelCost& a = f.attention_cisa;
-  const bool own_decode = f.cisa_decode_kernel && rates.attention_decode_own;
+  // (A step without selections runs the dense path: its figures stay the dense ones.)
+  const bool own_decode = f.cisa_decode_kernel && rates.attention_decode_own && f.selections > 0;
   const double gather = own_decode ? rates.attention_decode_gather_Bps : rates.attention_gather_Bps;
   const double reads = a.dram_bytes - a.dram_write_bytes;
   const double prefix = std::min(f.cisa_dense_prefix_bytes, reads);
