@@ -168,11 +168,10 @@ void read_scoring_streams(const YamlDoc& doc, const YAML::Node& n, const std::st
                      "expected shared (representative reads and key writes add) or overlapped (the "
                      "slower sets the time), got '" + v + "'");
   const ScoringStreams s = v == "shared" ? ScoringStreams::shared : ScoringStreams::overlapped;
-  if (p.scoring_prefill_streams_given && p.scoring_prefill_streams != s)
+  if (p.scoring_prefill_streams && *p.scoring_prefill_streams != s)
     throw InputError(locate(doc, n, field),
-                     "disagrees with another source of this profile (" + to_string(p.scoring_prefill_streams) + ")");
+                     "disagrees with another source of this profile (" + to_string(*p.scoring_prefill_streams) + ")");
   p.scoring_prefill_streams = s;
-  p.scoring_prefill_streams_given = true;
 }
 
 // Decode work items: at most `rows` query heads each; whether a KV group's items share its
@@ -365,7 +364,7 @@ void merge_calibration(const YamlDoc& referrer, const YAML::Node& ref, const std
   const YAML::Node sel = im["selection"];
   if (sel && sel["scoring_prefill_streams"])
     read_scoring_streams(cal, sel["scoring_prefill_streams"], f0 + ".selection.scoring_prefill_streams", p);
-  if (sel && sel["scoring_prefill_floor_us"] && !p.scoring_prefill_streams_given)
+  if (sel && sel["scoring_prefill_floor_us"] && !p.scoring_prefill_streams)
     throw InputError(locate(cal, sel, f0 + ".selection.scoring_prefill_streams"),
                      "missing: the form the scoring_prefill_* figures were fitted with (shared: reads and "
                      "writes add, as calibrate fits since session 14; overlapped: the slower sets the time)");
@@ -440,7 +439,7 @@ ImplProfile parse_impl(const YamlDoc& doc, const YAML::Node& node, const std::st
     for (std::size_t i = 0; i < cals.size(); ++i)
       merge_calibration(doc, cals[i], field("calibrations") + "[" + std::to_string(i) + "]", p);
   }
-  if (!p.scoring_prefill_floor_us.empty() && !p.scoring_prefill_streams_given)
+  if (!p.scoring_prefill_floor_us.empty() && !p.scoring_prefill_streams)
     throw InputError(locate(doc, node["selection"] ? node["selection"] : node, field("selection.scoring_prefill_streams")),
                      "missing: the form the scoring_prefill_* figures were fitted with (shared or overlapped)");
   p.yaml = doc.text;

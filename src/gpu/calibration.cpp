@@ -181,7 +181,8 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "scoring_decode_read_bw_tbs", kr.scoring_decode_read_bw_tbs,
             kr.scoring_decode_method)
     << (kr.scoring_prefill_floor_us > 0
-            ? std::string(a) + "scoring_prefill_streams: shared  # the form of the fit below: reads and writes add\n"
+            ? fmt::format("{}scoring_prefill_streams: {}  # the form of the fit below\n", a,
+                          to_string(kr.scoring_prefill_streams))
             : std::string())
     << meas(a, "scoring_prefill_floor_us", kr.scoring_prefill_floor_us, kr.scoring_prefill_method)
     << meas(a, "scoring_prefill_read_bw_tbs", kr.scoring_prefill_read_bw_tbs, kr.scoring_prefill_method)

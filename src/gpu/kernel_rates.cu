@@ -423,8 +423,10 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     for (const ScoringSample& x : scoring)
       std::fprintf(stderr, "scoring sample: read_bytes %.6g write_bytes %.6g queries %g fixed_us %.4g t_us %.4g issued_flops %.6g\n",
                    x.read_bytes, x.write_bytes, x.summed_queries, x.fixed_s * 1e6, x.t_s * 1e6, x.issued_flops);
-    const ScoringFit sf = fit_scoring_prefill(scoring),
-                     sf_overlapped = fit_scoring_prefill(scoring, ScoringStreams::overlapped);
+    const ScoringStreams other = out.scoring_prefill_streams == ScoringStreams::shared ? ScoringStreams::overlapped
+                                                                                      : ScoringStreams::shared;
+    const ScoringFit sf = fit_scoring_prefill(scoring, out.scoring_prefill_streams),
+                     sf_other = fit_scoring_prefill(scoring, other);
     if (sf.ok) {
       out.scoring_prefill_mma_tflops = sf.mma_flops / 1e12;
       out.scoring_prefill_floor_us = sf.floor_s * 1e6;
@@ -432,13 +434,15 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       out.scoring_prefill_read_bw_tbs = sf.read_Bps / 1e12;
       out.scoring_prefill_write_bw_tbs = sf.write_Bps / 1e12;
     }
-    char sb[420];
+    char sb[512];
     std::snprintf(sb, sizeof sb,
                   "cisa_kernels step, prefill P=512, W=128 (the top-k grid, scenarios/calib_topk_grid.yaml, "
                   "and 14 shapes of partly filled groups and of 2-8 KV heads): scoring component = floor + G x "
-                  "query + max(R / read + W / write, issued FLOPs / MMA rate) + load steps x step, %zu shapes, "
-                  "rms residual %.1f %% (with max(R / read, W / write, ...): %.1f %%)%s%s%s; median of 5 each: ",
-                  scoring.size(), 100.0 * sf.rms_rel, 100.0 * sf_overlapped.rms_rel,
+                  "query + max(bytes, issued FLOPs / MMA rate) + load steps x step, bytes = R / read + W / write "
+                  "(streams shared) or max(R / read, W / write) (overlapped): %s, %zu shapes, rms residual "
+                  "%.1f %% (%s: %.1f %%)%s%s%s; median of 5 each: ",
+                  to_string(out.scoring_prefill_streams).c_str(), scoring.size(), 100.0 * sf.rms_rel,
+                  to_string(other).c_str(), 100.0 * sf_other.rms_rel,
                   sf.ok && sf.mma_flops <= 0 ? "; no MMA term (no shape bound by it)" : "",
                   sf.ok ? "" : "; not solved: ", sf.note.c_str());
     out.scoring_prefill_method =

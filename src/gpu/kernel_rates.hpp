@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/hardware.hpp"
+#include "model/implementation.hpp"
 #include "model/traffic.hpp"
 
 namespace cisa::gpu {
@@ -45,6 +46,7 @@ struct KernelRates {
   double scoring_prefill_floor_us = 0, scoring_prefill_query_us = 0, scoring_prefill_read_bw_tbs = 0,
          scoring_prefill_write_bw_tbs = 0;
   double scoring_prefill_mma_tflops = 0;  // on issued FLOPs (0: no shape bound by it, no term)
+  ScoringStreams scoring_prefill_streams = ScoringStreams::shared;  // the form of that fit
   std::string scoring_prefill_method;
   // Fixed cost per launch of each class: a one-selection step on a 2,048-token sequence.
   double attention_floor_us = 0, scoring_floor_us = 0, topk_floor_us = 0, setup_floor_us = 0;

@@ -210,7 +210,7 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
         r.get(p.scoring_prefill_read_bw_tbs, Transfer::read_bw, "scoring.prefill_read_bw_tbs");
     o.scoring_prefill_write_bw_tbs =
         r.get(p.scoring_prefill_write_bw_tbs, Transfer::write_bw, "scoring.prefill_write_bw_tbs");
-    o.scoring_prefill_streams = p.scoring_prefill_streams;
+    o.scoring_prefill_streams = p.scoring_prefill_streams.value_or(ScoringStreams::shared);
     // Structure, as topk.cluster_us: absent when the fit found no per-query cost.
     o.scoring_prefill_query_term = !p.scoring_prefill_query_us.empty();
     if (o.scoring_prefill_query_term)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -120,13 +121,13 @@ struct ImplProfile {
   // scoring_floor_us and scoring_read_bw_tbs (XFER).
   PerCard scoring_decode_floor_us, scoring_decode_read_bw_tbs;
   // The prefill scoring kernels (index queries summed, then the tile GEMM): their own fixed cost,
-  // read and write rates (reads of representatives and writes of keys: see ScoringStreams) and the time per index query one thread adds to a selection's sum; absent: the
-  // scoring_* figures above, reads and writes added (the structure before session 10).
+  // read and write rates (reads of representatives and writes of keys: see ScoringStreams) and
+  // the time per index query one thread adds to a selection's sum; absent: the scoring_* figures
+  // above, reads and writes added (the structure before session 10).
   PerCard scoring_prefill_floor_us, scoring_prefill_read_bw_tbs, scoring_prefill_write_bw_tbs,
       scoring_prefill_query_us, scoring_prefill_mma_tflops;
   // The form those figures were fitted with (the loaders require it beside them).
-  ScoringStreams scoring_prefill_streams = ScoringStreams::shared;
-  bool scoring_prefill_streams_given = false;
+  std::optional<ScoringStreams> scoring_prefill_streams;
 };
 
 // A profile's figure resolved for one card, with how it got there.

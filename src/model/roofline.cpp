@@ -140,10 +140,10 @@ double dense_attention_time(const ForwardCost& f, const Rates& rates) {
 ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
   ComponentTimes t;
   // Selected pages are gathered at the implementation's page-gather rate, its dense prefix (short
-  // contexts) streams at the dense rate: one effective rate for the kernel's reads.
-  // The decode step's attention at its own fitted floor and gather rate, where the profile has them.
+  // contexts) streams at the dense rate: one effective rate for the kernel's reads. A decode step
+  // with selections takes its own fitted floor and gather rate, where the profile has them (a step
+  // without selections runs the dense path: its figures stay the dense ones).
   const KernelCost& a = f.attention_cisa;
-  // (A step without selections runs the dense path: its figures stay the dense ones.)
   const bool own_decode = f.cisa_decode_kernel && rates.attention_decode_own && f.selections > 0;
   const double gather = own_decode ? rates.attention_decode_gather_Bps : rates.attention_gather_Bps;
   const double reads = a.dram_bytes - a.dram_write_bytes;

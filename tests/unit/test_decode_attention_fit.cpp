@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "profile_figures.hpp"
 #include "cisa/presets.hpp"
 #include "model/decode_attention_fit.hpp"
 #include "model/pricing.hpp"
@@ -47,13 +48,8 @@ TEST_CASE("the decode step's CISA attention is priced by the decode figures, pre
           "[profiles]") {
   ImplCatalog impls = shipped_impls();
   ImplProfile p = impls.at("cisa_kernels");
-  auto fig = [](double v) {
-    PerCard c;
-    c.cards.push_back({"h200_sxm", Figure{v, "MEAS: test"}});
-    return c;
-  };
-  p.attention_decode_floor_us = fig(1.0);
-  p.attention_decode_gather_bw_tbs = fig(9.0);
+  p.attention_decode_floor_us = test::h200_figure(1.0);
+  p.attention_decode_gather_bw_tbs = test::h200_figure(9.0);
   impls["with_decode"] = p;
   p.attention_decode_floor_us = PerCard{};
   p.attention_decode_gather_bw_tbs = PerCard{};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "profile_figures.hpp"
 #include "cisa/presets.hpp"
 #include "model/pricing.hpp"
 #include "model/roofline.hpp"
@@ -23,6 +24,15 @@ const double kShapes[][3] = {{6.7e7, 2.7e8, 1},  {6.7e7, 8.4e6, 32}, {2.7e8, 1.7
                              {8.4e5, 6.6e6, 1},  {2.1e6, 5.2e5, 8},  {4.2e6, 4.2e6, 4},  {1.3e8, 2.1e7, 32},
                              {3.4e7, 1.35e8, 1}, {1.1e6, 8.1e5, 2}};
 const std::size_t kShapes_n = sizeof kShapes / sizeof kShapes[0];
+// Every term of an exact fit is the planted one.
+void check_recovers(const ScoringFit& f, const Truth& truth) {
+  REQUIRE(f.ok);
+  CHECK(f.floor_s == Approx(truth.floor).epsilon(0.02));
+  CHECK(f.query_s == Approx(truth.query).epsilon(0.05));
+  CHECK(f.read_Bps == Approx(truth.read).epsilon(0.02));
+  CHECK(f.write_Bps == Approx(truth.write).epsilon(0.02));
+  CHECK(f.rms_rel < 0.005);
+}
 double bytes_time(double r, double w, ScoringStreams form) {
   return form == ScoringStreams::shared ? r + w : std::max(r, w);
 }
@@ -40,13 +50,7 @@ std::vector<ScoringSample> samples(const Truth& p, double noise, ScoringStreams 
 
 TEST_CASE("prefill scoring fit: exact samples give back every term", "[calibration]") {
   const Truth truth{16e-6, 0.3e-6, 3.2e12, 1.7e12};
-  const ScoringFit f = fit_scoring_prefill(samples(truth, 0.0), ScoringStreams::overlapped);
-  REQUIRE(f.ok);
-  CHECK(f.floor_s == Approx(truth.floor).epsilon(0.02));
-  CHECK(f.query_s == Approx(truth.query).epsilon(0.05));
-  CHECK(f.read_Bps == Approx(truth.read).epsilon(0.02));
-  CHECK(f.write_Bps == Approx(truth.write).epsilon(0.02));
-  CHECK(f.rms_rel < 0.005);
+  check_recovers(fit_scoring_prefill(samples(truth, 0.0), ScoringStreams::overlapped), truth);
 }
 
 TEST_CASE("prefill scoring fit: shared streams (times add) give back every term, and tell the forms apart",
@@ -54,12 +58,7 @@ TEST_CASE("prefill scoring fit: shared streams (times add) give back every term,
   const Truth truth{17e-6, 0.25e-6, 3.6e12, 2.4e12};
   const std::vector<ScoringSample> v = samples(truth, 0.0, ScoringStreams::shared);
   const ScoringFit f = fit_scoring_prefill(v);  // shared is the default form
-  REQUIRE(f.ok);
-  CHECK(f.floor_s == Approx(truth.floor).epsilon(0.02));
-  CHECK(f.query_s == Approx(truth.query).epsilon(0.05));
-  CHECK(f.read_Bps == Approx(truth.read).epsilon(0.02));
-  CHECK(f.write_Bps == Approx(truth.write).epsilon(0.02));
-  CHECK(f.rms_rel < 0.005);
+  check_recovers(f, truth);
   // The other form cannot explain these times as well, and vice versa.
   CHECK(fit_scoring_prefill(v, ScoringStreams::overlapped).rms_rel > 5 * f.rms_rel + 0.01);
   const std::vector<ScoringSample> o = samples(truth, 0.0, ScoringStreams::overlapped);
@@ -160,18 +159,12 @@ TEST_CASE("a profile with prefill scoring figures prices prefill scoring by them
           "[profiles]") {
   ImplCatalog impls = shipped_impls();
   ImplProfile p = impls.at("cisa_kernels");
-  auto fig = [](double v) {
-    PerCard c;
-    c.cards.push_back({"h200_sxm", Figure{v, "MEAS: test"}});
-    return c;
-  };
-  p.scoring_prefill_floor_us = fig(16.0);
-  p.scoring_prefill_read_bw_tbs = fig(3.2);
-  p.scoring_prefill_write_bw_tbs = fig(1.7);
-  p.scoring_prefill_query_us = fig(0.3);
+  p.scoring_prefill_floor_us = test::h200_figure(16.0);
+  p.scoring_prefill_read_bw_tbs = test::h200_figure(3.2);
+  p.scoring_prefill_write_bw_tbs = test::h200_figure(1.7);
+  p.scoring_prefill_query_us = test::h200_figure(0.3);
   p.scoring_prefill_mma_tflops = PerCard{};  // bytes only: the MMA term is tested above
   p.scoring_prefill_streams = ScoringStreams::overlapped;
-  p.scoring_prefill_streams_given = true;
   impls["with_prefill"] = p;
   p.scoring_prefill_streams = ScoringStreams::shared;
   impls["with_prefill_shared"] = p;
