@@ -193,7 +193,8 @@ void fit_decode_attention_of(const std::vector<PipelineTimes>& decs, const Rates
 
 // Setup = latency + descriptor bytes / the card's host-to-device bandwidth (card.setup_Bps: the
 // 256 MiB probe; a solve of the bandwidth from two step copies swung from 48 to 32 GB/s between
-// sessions while the sweeps' copies kept 55). The latency by relative least squares over every
+// sessions while the sweeps' copies kept 55). The latency by least absolute relative deviation
+// (the copies jitter upwards: least squares sat below the median copy, NOTES session 15) over every
 // step calibrate timed (prefill grid, decode grid, page-visit steps), each with the index
 // projection in front of its copy as in a forward; copies of at most the profile's inline size
 // take the card's small-copy latency and are left out. The band is the fit's rms: one step shape
@@ -222,8 +223,8 @@ void fit_setup(const std::vector<PipelineTimes>& steps, const Rates& card, Kerne
                 "steps of calibrate (blobs %.0f-%.0f B; %d of at most %.0f B left out as small "
                 "copies, %d above %.0fx the form as timing artefacts; the model's blob bytes "
                 "differ from the kernels' in %d), t = latency + "
-                "bytes / the card's host-to-device bandwidth (%.1f GB/s) by least squares of "
-                "relative residuals: rms %.1f %%, median %.1f %%, worst %.1f %%%s%s; median of "
+                "bytes / the card's host-to-device bandwidth (%.1f GB/s) by least absolute "
+                "relative deviation (measured / predicted - 1): rms %.1f %%, median %.1f %%, worst %.1f %%%s%s; median of "
                 "5-31 each: %s; the band is the rms: residual spread %.1f%%",
                 f.fitted, lo, hi, f.small, card.setup_inline_bytes, f.artefacts, kArtefactFactor,
                 model_differs, bw / 1e9,

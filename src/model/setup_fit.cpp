@@ -5,6 +5,47 @@
 
 namespace cisa {
 
+namespace {
+// measured / predicted - 1: the error the measured tables report, so the fit minimises it.
+double relative_error(const SetupSample& s, double latency_s, double bw_Bps) {
+  return s.t_s / (latency_s + s.bytes / bw_Bps) - 1.0;
+}
+
+double sum_abs_error(const std::vector<SetupSample>& v, double latency_s, double bw_Bps) {
+  double sum = 0;
+  for (const SetupSample& s : v) sum += std::abs(relative_error(s, latency_s, bw_Bps));
+  return sum;
+}
+
+// The latency minimising sum |t_i / (L + b_i / bw) - 1|. Each term falls until L reaches the
+// sample's own latency t_i - b_i / bw and rises after it, so the minimum lies at or next to one of
+// those break points: take the best break point, then a golden-section search between its
+// neighbours. A copy's time jitters upwards (a few microseconds, NOTES session 15): least squares
+// sat below the median copy; this sits on it.
+double least_absolute_latency(const std::vector<SetupSample>& v, double bw_Bps) {
+  std::vector<double> breaks;
+  for (const SetupSample& s : v)
+    if (s.t_s - s.bytes / bw_Bps > 0) breaks.push_back(s.t_s - s.bytes / bw_Bps);
+  if (breaks.empty()) return 0.0;
+  std::sort(breaks.begin(), breaks.end());
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < breaks.size(); ++i)
+    if (sum_abs_error(v, breaks[i], bw_Bps) < sum_abs_error(v, breaks[best], bw_Bps)) best = i;
+  double a = breaks[best > 0 ? best - 1 : 0], b = breaks[std::min(best + 1, breaks.size() - 1)];
+  const double phi = 0.5 * (std::sqrt(5.0) - 1.0);
+  for (int it = 0; it < 100 && b - a > 1e-15; ++it) {
+    const double x1 = b - phi * (b - a), x2 = a + phi * (b - a);
+    if (sum_abs_error(v, x1, bw_Bps) <= sum_abs_error(v, x2, bw_Bps))
+      b = x2;
+    else
+      a = x1;
+  }
+  const double golden = 0.5 * (a + b);
+  return sum_abs_error(v, golden, bw_Bps) < sum_abs_error(v, breaks[best], bw_Bps) ? golden
+                                                                                   : breaks[best];
+}
+}  // namespace
+
 SetupFit fit_setup_latency(const std::vector<SetupSample>& samples, double bw_Bps,
                            double inline_bytes) {
   SetupFit out;
@@ -33,13 +74,7 @@ SetupFit fit_setup_latency(const std::vector<SetupSample>& samples, double bw_Bp
     out.note = "fewer than 3 step copies above the inline size";
     return out;
   }
-  // The latency minimising sum ((L + b_i / bw) / t_i - 1)^2.
-  double num = 0, den = 0;
-  for (const SetupSample& s : v) {
-    num += (s.t_s - s.bytes / bw_Bps) / (s.t_s * s.t_s);
-    den += 1.0 / (s.t_s * s.t_s);
-  }
-  out.latency_s = num / den;
+  out.latency_s = least_absolute_latency(v, bw_Bps);
   if (!(out.latency_s > 0)) {
     out.note = "the copies' bytes at the card's bandwidth exceed their times: no latency left";
     return out;
@@ -47,7 +82,7 @@ SetupFit fit_setup_latency(const std::vector<SetupSample>& samples, double bw_Bp
   std::vector<double> err;
   double sq = 0;
   for (const SetupSample& s : v) {
-    const double e = (out.latency_s + s.bytes / bw_Bps) / s.t_s - 1.0;
+    const double e = relative_error(s, out.latency_s, bw_Bps);
     sq += e * e;
     err.push_back(std::abs(e));
   }

@@ -17,13 +17,14 @@ struct SetupSample {
 struct SetupFit {
   bool ok = false;
   double latency_s = 0;
-  double rms_rel = 0, median_rel = 0, worst_rel = 0;  // relative residuals over the fitted steps
+  // measured / predicted - 1 over the fitted steps
+  double rms_rel = 0, median_rel = 0, worst_rel = 0;
   int fitted = 0, small = 0, artefacts = 0;  // steps fitted / left out as small copies / as artefacts
   std::string note;                                   // why not ok
 };
 
-// Least squares of relative residuals (closed form) over the samples with bytes > inline_bytes
-// (inline_bytes 0: all) and at most kArtefactFactor x the form at the samples' median latency (a
+// Least absolute relative deviation (measured / predicted - 1, the error the measured tables
+// report) over the samples with bytes > inline_bytes (inline_bytes 0: all) and at most kArtefactFactor x the form at the samples' median latency (a
 // step's setup event time of 0.15-0.9 ms, the queue spin's scale, is a timing artefact: NOTES
 // session 13); refused with fewer than 3 such steps or a latency <= 0.
 inline constexpr double kArtefactFactor = 4.0;
