@@ -124,6 +124,23 @@ DenseTiles dense_tiles(i64 a, i64 n, int r, int M) {
   return t;
 }
 
+// Row tiles of one QShare group of g positions: a tile holds whole positions (all r query heads of
+// each), as dense_tiles tiles the dense path and the kernels' plan cuts its works
+// (kernels/reference/cisa_plan.cpp add_works: floor(128 / r) positions a work). At r = 10, G = 25
+// that is 12 + 12 + 1 positions in three 128-row tiles, not ceil(250 / 128) = 2 (held-out v15).
+struct GroupTiles {
+  double tiles = 0;  // row tiles (work items) of the group
+  int rows = 0;      // the kernel's tile class for the fullest of them
+};
+GroupTiles group_tiles(i64 g, int r, int M, const KernelShape& sh) {
+  const i64 ppt = r <= M ? std::max<i64>(1, M / r) : 1;  // positions per tile
+  const i64 tpp = r <= M ? 1 : ceil_div(r, M);           // tiles per position (r > M)
+  GroupTiles t;
+  t.tiles = static_cast<double>(ceil_div(g, ppt) * tpp);
+  t.rows = attention_tile_for(static_cast<int>(std::min<i64>(std::min(g, ppt) * r, M)), sh);
+  return t;
+}
+
 // Sums over m QShare groups of length g starting at t0 = b, b+G, ..., b+(m-1)G.
 struct GroupSums {
   double m = 0;
@@ -510,8 +527,9 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     const double Kc = static_cast<double>(K * c), Wc = static_cast<double>(W * c);
     auto add_groups = [&](const GroupSums& gs, i64 g) {
       if (gs.m <= 0) return;
-      const double tiles = static_cast<double>(ceil_div(g * s.r, M));
-      const int Mt = attention_tile_for(static_cast<int>(std::min<i64>(g * s.r, M)), sh);
+      const GroupTiles gt = group_tiles(g, s.r, M, sh);
+      const double tiles = gt.tiles;
+      const int Mt = gt.rows;
       const double tokens = gs.m * (Kc + Wc) + gs.sum_tail;  // sum over groups of tokens streamed
       kv_req += s.kv_tok * tokens * tiles;
       // DRAM: a group adds its g new window/tail tokens, the part of the window its co-resident

@@ -137,7 +137,9 @@ Direct direct_cisa(const Geometry& geo, const CisaConfig& cfg, i64 G, i64 s, i64
       dense_end = t1 + 1;
       continue;
     }
-    const i64 tail = t1 + 1 - N * c, tokens = K * c + W * c + tail, tiles = (g * r + M - 1) / M;
+    // whole positions a tile: floor(M / r) of them, or ceil(r / M) tiles a position when r > M
+    const i64 ppt = r <= M ? std::max<i64>(1, M / r) : 1, tpp = r <= M ? 1 : (r + M - 1) / M;
+    const i64 tail = t1 + 1 - N * c, tokens = K * c + W * c + tail, tiles = (g + ppt - 1) / ppt * tpp;
     d.kv_req += tok * static_cast<double>(tokens * tiles);
     double dram = first ? static_cast<double>(tokens)
                         : static_cast<double>(g) + (1 - h) * static_cast<double>(W * c + t0 % c) +
@@ -179,7 +181,7 @@ TEST_CASE("closed forms equal a direct group loop on random geometries", "[traff
   for (int trial = 0; trial < 400; ++trial) {
     Geometry geo;
     geo.kv_heads = static_cast<int>(uniform(1, 3));
-    geo.q_heads = geo.kv_heads * static_cast<int>(std::vector<i64>{1, 4, 16, 32, 48, 128}[uniform(0, 5)]);
+    geo.q_heads = geo.kv_heads * static_cast<int>(std::vector<i64>{1, 4, 10, 16, 32, 48, 128}[uniform(0, 6)]);
     geo.head_dim = 8 * static_cast<int>(uniform(1, 16));
     CisaConfig cfg;
     cfg.chunk_tokens = static_cast<int>(uniform(1, 32));
@@ -546,3 +548,51 @@ TEST_CASE("setup: the descriptor blob's layout and the small-copy latency", "[tr
   r.setup_inline_bytes = 0;
   CHECK(setup_time(f, r) == Approx(2 * 7.5e-6 + 2048 / 55e9));
 }
+
+#ifdef CISA_HAVE_KERNEL_PLAN
+#include "cisa_kernels/cisa_step.hpp"
+
+TEST_CASE("setup: the model's descriptor blob equals the kernels' plan, any r and G", "[traffic]") {
+  // The blob counts score rows, score groups and attention work items; the kernels' plan cuts a
+  // group's positions into works of floor(128 / r) whole positions. Fresh random geometries, many
+  // with r not dividing 128 and G r > 128 (held-out v15: r = 10, G = 25 is three works, not two).
+  for (int trial = 0; trial < 60; ++trial) {
+    const int r = static_cast<int>(uniform(1, 40)), kv = static_cast<int>(uniform(1, 3));
+    const int G = static_cast<int>(uniform(1, 32)), K = static_cast<int>(uniform(8, 200));
+    const int W = static_cast<int>(uniform(1, 16)), batch = static_cast<int>(uniform(1, 3));
+    // Every position sparse. On the dense path the plan and the model part ways (NOTES session 15):
+    // the plan makes one dense work list per QShare group inside the attention launch, the model
+    // tiles the dense positions together in a launch of their own; and a group crossing the onset
+    // is split at the exact position by the plan (method section 2), kept whole by the model.
+    const i64 onset = static_cast<i64>(K + W + 1) * 16, positions = uniform(1, 300);
+    const i64 start = onset + uniform(0, 4000);
+    Geometry geo;
+    geo.q_heads = r * kv;
+    geo.kv_heads = kv;
+    geo.head_dim = 128;
+    geo.hidden = 1024;
+    CisaConfig cfg;
+    cfg.chunk_tokens = 16;
+    cfg.window_pages = W;
+    cfg.budget_chunks = K;
+    cfg.qshare_g = G;
+    const ForwardCost f = forward_cost(geo, cfg, G, start, positions, batch, shape());
+    kernels::StepBatch b;
+    b.history.assign(static_cast<std::size_t>(batch), static_cast<int>(start));
+    b.new_tokens.assign(static_cast<std::size_t>(batch), static_cast<int>(positions));
+    b.kv_heads = kv;
+    b.r = r;
+    kernels::StepConfig c;
+    c.window_pages = W;
+    c.budget = K;
+    c.qshare_g = G;
+    const kernels::CisaPlan plan = kernels::plan_cisa_step(b, c);
+    REQUIRE(plan.score_rows.size() == static_cast<std::size_t>(f.selections));
+    INFO("r " << r << " kv " << kv << " G " << G << " K " << K << " W " << W << " batch " << batch
+              << " start " << start << " positions " << positions << " works " << plan.work.size());
+    CHECK(f.setup_h2d_bytes == descriptor_blob_bytes(static_cast<double>(plan.score_rows.size()),
+                                                     static_cast<double>(plan.score_groups.size()),
+                                                     static_cast<double>(plan.work.size())));
+  }
+}
+#endif
