@@ -20,6 +20,7 @@ ARCHIVED_S13A="--set implementation.cisa=cisa_kernels_2026_12_02d" # session 12'
 ARCHIVED_S13B="--set implementation.cisa=cisa_kernels_2026_12_02e" # session 13's kernels, session 13's last calibration
 ARCHIVED_S14A="--set implementation.cisa=cisa_kernels_2026_12_03"  # session 14's kernels, session 14's first calibration
 ARCHIVED_S14B="--set implementation.cisa=cisa_kernels_2026_12_03b" # session 14's kernels, session 14's last calibration
+ARCHIVED_S15A="--set implementation.cisa=cisa_kernels_2026_12_03c" # session 14's kernels, session 15's first calibration
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -128,12 +129,16 @@ rescore_dir results/h200/heldout13 "" $ARCHIVED_S14A
 # gather rate), measured once after it with session 14's kernels, the calibration of the same call
 # (archived profile cisa_kernels_2026_12_03b), and cuDNN and FA2 on its dense shapes.
 rescore_dir results/h200/heldout14 "" $ARCHIVED_S14B
-# Session 15 (kernels of session 14, queued timing, the current profile calibrated in the same call:
-# setup latency by least absolute relative deviation): held-out v15 (committed b7140af after v14 was
-# read, before the setup fit and the dense profiles' MMA rule) measured once with cuDNN and FA2 on
-# its dense shapes, and the committed sweeps measured again.
-rescore_dir results/h200/heldout15 ""
-rescore_dir results/h200/remeasured_s15 _s15
+# Session 15 call 1 (kernels of session 14, queued timing, the calibration of the same call: setup
+# latency by least absolute relative deviation; archived profile cisa_kernels_2026_12_03c): held-out
+# v15 (committed b7140af after v14 was read, before the setup fit and the dense profiles' MMA rule)
+# measured once with cuDNN and FA2 on its dense shapes, and the committed sweeps measured again.
+rescore_dir results/h200/heldout15 "" $ARCHIVED_S15A
+rescore_dir results/h200/remeasured_s15 _s15 $ARCHIVED_S15A
+# Session 15 call 2: held-out v16 (committed ad11ac8 after v15 was read, before the sparse groups'
+# whole-position tiles) measured once with the current profile calibrated in the same call, and
+# cuDNN and FA2 on its dense shapes.
+rescore_dir results/h200/heldout16 ""
 # Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
 # profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
 # calibration of the same call (archived profile cisa_kernels_2026_12_02d).
@@ -305,12 +310,18 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   calibration of the same call (archived profile cisa_kernels_2026_12_03b) and cuDNN and FA2 on its
   dense shapes. Then read for setup and the dense profiles' one-sign errors (session 15): inspected.
 - **re-measured sweeps, session 15** (`results/h200/remeasured_s15/`): the three committed sweeps with
-  session 14's kernels, queued timing, the current calibration (same call).
+  session 14's kernels, queued timing, the calibration of the same call (archived profile
+  cisa_kernels_2026_12_03c).
 - **held-out v15** (`results/h200/heldout15/`, `scenarios/heldout15_*.yaml`): written and committed
-  (b7140af) after v14 was read, before session 15's changes (setup latency by least absolute
+  (b7140af) after v14 was read, before session 15's first changes (setup latency by least absolute
   relative deviation; the cudnn and fa2 profiles' MMA rate from their 64K fit shape), measured once
-  after them, queued, with session 14's kernels, the current calibration (same call) and cuDNN and
-  FA2 on its dense shapes; used for nothing else.
+  after them, queued, with session 14's kernels, the calibration of the same call (archived profile
+  cisa_kernels_2026_12_03c) and cuDNN and FA2 on its dense shapes. Then read for CISA prefill
+  attention at r = 10, G = 25 (a sparse group's tiles hold whole positions): inspected.
+- **held-out v16** (`results/h200/heldout16/`, `scenarios/heldout16_*.yaml`): written and committed
+  (ad11ac8) after v15 was read, before the sparse groups' whole-position tiles, measured once after
+  it, queued, with session 14's kernels, the current calibration (same call) and cuDNN and FA2 on its
+  dense shapes; used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -339,8 +350,9 @@ TXT
               "remeasured_s14|re-measured sweeps, session 14 (score key rows on 32-byte sectors, queued timing, profile cisa_kernels_2026_12_03 calibrated in the same call; cuDNN peer times of 2026-11-29)" \
               "heldout13|held-out v13, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout14|held-out v14, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03b calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
-              "remeasured_s15|re-measured sweeps, session 15 (kernels of session 14, queued timing, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
-              "heldout15|held-out v15 (kernels of session 14, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "remeasured_s15|re-measured sweeps, session 15 (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03c calibrated in the same call; cuDNN peer times of 2026-11-29)" \
+              "heldout15|held-out v15, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03c calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "heldout16|held-out v16 (kernels of session 14, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
