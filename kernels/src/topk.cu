@@ -35,6 +35,7 @@
 
 #include "cisa_kernels/topk.hpp"
 #include "common.cuh"
+#include "wgmma.cuh"  // mbarrier helpers
 
 namespace cisa::kernels {
 namespace {
@@ -322,6 +323,24 @@ __device__ __forceinline__ void bulk_prefetch_l2(const void* p, uint32_t bytes) 
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 }
 
+// Bulk copy (the copy engine) of `bytes` (a multiple of 16) from global to this CTA's shared
+// memory, completing on the mbarrier at `mbar`, with an L2 policy (evict-first)
+__device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t bytes,
+                                         uint32_t mbar, uint64_t pol) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], "
+      "%2, [%3], %4;\n" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(mbar), "l"(pol)
+      : "memory");
+}
+
+// fp32 scores with full keys in shared memory (the one-wave shapes: 64 rows of 65,536): the slice
+// lands in the key array by bulk copies of kBulkChunk keys, one mbarrier each, all issued by thread 0
+// at the start; the threads turn chunk c into keys in place and count its first digit while the
+// later chunks land (issue 14 session 15)
+template <class T, bool TR>
+constexpr bool kBulkLoad = std::is_same_v<T, float> && !TR;
+
 template <class T, int SL, int NT, bool TR>
 __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
     topk_kernel(const T* __restrict__ scores, int score_stride, const TopkRow* __restrict__ rows,
@@ -364,11 +383,52 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
   if (trigger) detail::pdl_trigger();
   topk_time_mark(0);
   TOPK_MARK(0);
+  constexpr int sh0 = Digit<KB, B0, 0>::shift;
+  if constexpr (kBulkLoad<T, TR>) {
+    const bool aligned = (reinterpret_cast<uintptr_t>(s) & 15u) == 0;
+    // 2 keys per thread and chunk: 8 KB chunks at 1,024 threads (16 for 32,768 keys)
+    constexpr int kChunk = 2 * NT, kNChunks = SL / kChunk;
+    __shared__ __align__(8) uint64_t s_mbar[kNChunks];
+    const int mb = aligned ? (m & ~3) : 0;  // keys the copy engine brings (16-byte multiples)
+    const uint32_t mbar0 = static_cast<uint32_t>(__cvta_generic_to_shared(s_mbar));
+    if (tid == 0 && mb > 0) {
+      for (int c = 0; c < kNChunks; ++c) detail::mbar_init(mbar0 + 8 * c, 1);
+      detail::fence_mbar_init();
+      detail::fence_proxy_async();
+      uint64_t pol;
+      asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+      const uint32_t kdst = static_cast<uint32_t>(__cvta_generic_to_shared(keys));
+      for (int c = 0; c < kNChunks && c * kChunk < mb; ++c) {
+        const uint32_t bytes = static_cast<uint32_t>(min(kChunk, mb - c * kChunk)) * 4u;
+        detail::mbar_arrive_expect_tx(mbar0 + 8 * c, bytes);
+        bulk_g2s(kdst + 4u * c * kChunk, s + c * kChunk, bytes, mbar0 + 8 * c, pol);
+      }
+    }
+    for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
+    __syncthreads();
+    for (int c = 0; c < kNChunks && c * kChunk < mb; ++c) {
+      detail::mbar_wait(mbar0 + 8 * c, 0);
+      const int j = c * kChunk + 2 * tid;
+      if (j < mb) {  // mb is a multiple of 4: the pair lies inside
+        uint2 raw = *reinterpret_cast<const uint2*>(keys + j);
+        raw.x = In::key(__uint_as_float(raw.x));
+        raw.y = In::key(__uint_as_float(raw.y));
+        *reinterpret_cast<uint2*>(keys + j) = raw;
+        atomicAdd(&hist_a[raw.x >> sh0], 1u);
+        atomicAdd(&hist_a[raw.y >> sh0], 1u);
+      }
+    }
+    // the rest: the last m % 4 keys of an aligned slice, or every key of an unaligned one
+    for (int j = mb + tid; j < m; j += NT) {
+      const uint32_t k = In::key(s[j]);
+      keys[j] = k;
+      atomicAdd(&hist_a[k >> sh0], 1u);
+    }
+  } else {
   for (int i = tid; i < kHA + kHB; i += NT) hist_a[i] = 0;
   __syncthreads();
   // the slice's only read: 16-byte loads, all issued before the first use; keys -> shared memory,
   // histogram of the first digit
-  constexpr int sh0 = Digit<KB, B0, 0>::shift;
   constexpr int U = SL / (NT * In::kVec);
   constexpr int UR = U > 8 ? 8 : U;  // loads in flight per thread (registers)
   if ((reinterpret_cast<uintptr_t>(s) & 15u) == 0) {
@@ -425,6 +485,7 @@ __global__ void __launch_bounds__(NT, min_blocks<T, NT>())
       if constexpr (TR) lo8[j] = static_cast<uint8_t>(In::key(s[j]) >> 8);
       atomicAdd(&hist_a[In::widen(k) >> sh0], 1u);
     }
+  }
   }
 
   // the slice of the CTA that will take this CTA's place in the next wave (next_wave = CTAs resident
