@@ -262,6 +262,9 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
     PointsTableBuilder& b = builders[k % 2];  // the sink of chunk k - 2 is done
     const std::vector<Point>& pts = batch[k % 2];
     const std::vector<std::int64_t>& idx = index[k % 2];
+    if (pool && k < 2)  // each builder's first use: its columns' pages touched on every thread
+      pool->run(b.column_count(), 4, [&b, rows](std::size_t lo, std::size_t hi) { b.resize_columns(lo, hi, rows); },
+                nullptr);
     b.set_rows(rows);
     auto work = [&](std::size_t lo, std::size_t hi) {
       // Blocks of rows predicted, then stored column by column (PointsTableBuilder::put_rows).

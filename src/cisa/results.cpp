@@ -204,9 +204,11 @@ void PointsTableBuilder::grow() {
   resize_all(capacity_);
 }
 
-void PointsTableBuilder::resize_all(std::size_t n) {
-  for (const auto& col : t_.columns()) {
-    auto& mut = const_cast<Column&>(col);
+void PointsTableBuilder::resize_all(std::size_t n) { resize_columns(0, t_.columns().size(), n); }
+
+void PointsTableBuilder::resize_columns(std::size_t first, std::size_t last, std::size_t n) {
+  for (std::size_t k = first; k < last; ++k) {
+    auto& mut = const_cast<Column&>(t_.columns()[k]);
     std::visit([n](auto& v) { v.resize(n); }, mut.data);
   }
 }
