@@ -492,13 +492,13 @@ void Hdf5TableStream::set_threads(unsigned threads) { impl_->threads = std::max(
 // `encoded`, a column at a time from a shared counter, on up to `threads` threads (this one too).
 void Hdf5TableStream::Impl::encode_chunks(const Table& chunk) {
   const auto& cols = chunk.columns();
+  encoded.resize(cols.size());  // none ready: write_slab encodes those it gets
   const auto n = static_cast<hsize_t>(chunk.rows()), at = static_cast<hsize_t>(written);
   std::vector<std::size_t> todo;
   for (std::size_t k = 0; k < cols.size(); ++k)
     if (Writer::whole_chunk(slabs[k], n, at)) todo.push_back(k);
   const unsigned workers = static_cast<unsigned>(std::min<std::size_t>(threads, todo.size()));
   if (workers < 2) return;  // write_slab encodes them as it goes
-  encoded.resize(cols.size());
   while (deflaters.size() < workers) deflaters.push_back(std::make_unique<ChunkDeflater>());
   std::atomic<std::size_t> next{0};
   std::exception_ptr failed;

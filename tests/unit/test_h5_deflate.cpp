@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -89,8 +91,9 @@ int filters_of(const fs::path& p, const std::string& column) {
   return n;
 }
 
-void write(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks) {
+void write(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks, unsigned threads = 1) {
   Hdf5TableStream h5(p, "points", make(0, 0), rows, {{"name", 10}}, {{"k", "v"}});
+  h5.set_threads(threads);
   std::size_t at = 0;
   for (std::size_t n : chunks) {
     h5.append(make(at, n));
@@ -167,6 +170,28 @@ TEST_CASE("compressible streamed columns are deflated and read back bit for bit"
   CHECK(filters_of(packed, "cycle") == 0);
   fs::remove(plain);
   fs::remove(packed);
+}
+
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST_CASE("streamed chunks encoded on several threads give the same file, byte for byte", "[stream][hdf5]") {
+  // Session 15: a chunk's deflated columns are encoded in parallel, their writes stay in order.
+  const fs::path one = fs::temp_directory_path() / "cisa_test_deflate_1thread.h5";
+  const fs::path many = fs::temp_directory_path() / "cisa_test_deflate_nthreads.h5";
+  for (const auto& chunks : std::vector<std::vector<std::size_t>>{
+           {1000, 1000, 1000, 1000, 1000}, {1024, 1024, 1024, 1024, 904}, {700, 1000, 13, 2287, 1000}, {5000}}) {
+    write(one, 5000, chunks, 1);
+    for (unsigned threads : {2u, 3u, 8u}) {
+      write(many, 5000, chunks, threads);
+      CHECK(same_bits(make(0, 5000), read_hdf5_group(many, "points")));
+      CHECK(file_bytes(many) == file_bytes(one));
+    }
+  }
+  fs::remove(one);
+  fs::remove(many);
 }
 
 namespace {
