@@ -7,8 +7,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <deque>
 #include <ctime>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -228,7 +228,8 @@ namespace {
 // the next call; the chunks after it are not written.
 class SinkThread {
  public:
-  explicit SinkThread(const std::function<void(const Table&)>& sink) : sink_(sink), thread_([this] { loop(); }) {}
+  explicit SinkThread(const std::function<void(const Table&)>& sink)
+      : sink_(sink), thread_([this] { loop(); }) {}
   ~SinkThread() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -275,8 +276,10 @@ class SinkThread {
       {
         std::lock_guard<std::mutex> lock(mu_);
         queue_.pop_front();
-        if (failed) failed_ = failed;
-        else ++written_;
+        if (failed)
+          failed_ = failed;
+        else
+          ++written_;
       }
       done_cv_.notify_all();
     }
@@ -304,7 +307,8 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
   // Two batches of points: the calling thread reads the next chunk's points from the sweep while
   // this one's are evaluated.
   constexpr std::size_t kBuilders = 3;
-  PointsTableBuilder builders[kBuilders] = {PointsTableBuilder(sc.design_column), PointsTableBuilder(sc.design_column),
+  PointsTableBuilder builders[kBuilders] = {PointsTableBuilder(sc.design_column),
+                                            PointsTableBuilder(sc.design_column),
                                             PointsTableBuilder(sc.design_column)};
   std::vector<Point> batch[2];
   std::vector<std::int64_t> index[2];
@@ -338,13 +342,16 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
   read_to[0] = i;
   std::size_t chunks = 0;  // given to the sink
   for (std::size_t k = 0; rows > 0; ++k) {
-    if (sinking && k >= kBuilders) sinking->wait_written(k - kBuilders + 1);  // chunk k - 3's table is free
+    if (sinking && k >= kBuilders)
+      sinking->wait_written(k - kBuilders + 1);  // chunk k - 3's table is free
     PointsTableBuilder& b = builders[k % kBuilders];
     const std::vector<Point>& pts = batch[k % 2];
     const std::vector<std::int64_t>& idx = index[k % 2];
-    if (pool && k < kBuilders)  // each builder's first use: its columns' pages touched on every thread
-      pool->run(b.column_count(), 4, [&b, rows](std::size_t lo, std::size_t hi) { b.resize_columns(lo, hi, rows); },
-                nullptr);
+    // A builder's first use: its columns' pages are touched on every thread.
+    if (pool && k < kBuilders)
+      pool->run(
+          b.column_count(), 4,
+          [&b, rows](std::size_t lo, std::size_t hi) { b.resize_columns(lo, hi, rows); }, nullptr);
     b.set_rows(rows);
     auto work = [&](std::size_t lo, std::size_t hi) {
       // Blocks of rows predicted, then stored column by column (PointsTableBuilder::put_rows).

@@ -209,7 +209,9 @@ void PointsTableBuilder::grow() {
   resize_all(capacity_);
 }
 
-void PointsTableBuilder::resize_all(std::size_t n) { resize_columns(0, t_.columns().size(), n); }
+void PointsTableBuilder::resize_all(std::size_t n) {
+  resize_columns(0, t_.columns().size(), n);
+}
 
 namespace {
 // Maps the whole pages of [p, p + bytes) in one call (Linux): one fault a page was the cost of a

@@ -4,15 +4,15 @@
 #include <libdeflate.h>
 #endif
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fcntl.h>
 #include <mutex>
-#include <unistd.h>
 #include <stdexcept>
 #include <thread>
 
@@ -162,7 +162,7 @@ void stored_bytes(const Column& c, std::size_t width, std::size_t begin, std::si
 // columns of a chunk of rows on several threads; the writes stay serial, in column order, so the
 // file's bytes are the same as when each chunk is encoded as it is written).
 struct EncodedChunk {
-  bool ready = false;                   // set: write_slab writes these bytes, encodes nothing
+  bool ready = false;                    // set: write_slab writes these bytes, encodes nothing
   const unsigned char* cells = nullptr;  // the chunk as stored (the column's own numbers, or raw)
   std::size_t bytes = 0, len = 0;        // len > 0: z holds the encoded stream of that length
   std::vector<unsigned char> raw, z;
@@ -349,12 +349,14 @@ class Writer {
     if (!s.uniform) return false;
     std::uint64_t bits = 0;
     std::string text;
-    return uniform_cells(col, begin, count, bits, text) && bits == s.fill_bits && text == s.fill_text;
+    return uniform_cells(col, begin, count, bits, text) && bits == s.fill_bits &&
+           text == s.fill_text;
   }
-  // Whether a slab at `offset` of `count` rows is one whole chunk of a deflated column (or the short
-  // last one): written with H5Dwrite_chunk after encoding it here.
+  // Whether a slab at `offset` of `count` rows is one whole chunk of a deflated column (or the
+  // short last one): written with H5Dwrite_chunk after encoding it here.
   static bool whole_chunk(const Slab& s, hsize_t count, hsize_t offset) {
-    return s.chunk && offset % s.chunk == 0 && count <= s.chunk && (count == s.chunk || offset + count == s.rows);
+    return s.chunk && offset % s.chunk == 0 && count <= s.chunk &&
+           (count == s.chunk || offset + count == s.rows);
   }
   // Encodes such a chunk (the short last one padded with zeros, as HDF5 stores it) into `e`.
   // Touches nothing but its arguments: safe on several threads, one deflater and `e` each.
@@ -362,8 +364,11 @@ class Writer {
                            ChunkDeflater& enc, EncodedChunk& e) {
     e.cells = nullptr;  // a whole chunk of numbers: as they are
     if (count == s.chunk && !col.is_text())
-      e.cells = std::visit([begin](const auto& v) { return reinterpret_cast<const unsigned char*>(v.data() + begin); },
-                           col.data);
+      e.cells = std::visit(
+          [begin](const auto& v) {
+            return reinterpret_cast<const unsigned char*>(v.data() + begin);
+          },
+          col.data);
     if (!e.cells) {
       stored_bytes(col, s.width, begin, count, s.chunk, e.raw);
       e.cells = e.raw.data();
@@ -388,8 +393,8 @@ class Writer {
       }
       const bool packed = pre->len > 0;
       // Filter mask bit 0: the deflate filter was not applied to this chunk (it did not shrink).
-      c_.ok(H5Dwrite_chunk(s.ds.get(), H5P_DEFAULT, packed ? 0U : 1U, &offset, packed ? pre->len : pre->bytes,
-                           packed ? pre->z.data() : pre->cells),
+      c_.ok(H5Dwrite_chunk(s.ds.get(), H5P_DEFAULT, packed ? 0U : 1U, &offset,
+                           packed ? pre->len : pre->bytes, packed ? pre->z.data() : pre->cells),
             "H5Dwrite_chunk");
       pre->ready = false;
       return;
@@ -486,7 +491,9 @@ Hdf5TableStream::Hdf5TableStream(const fs::path& path, const std::string& group,
 
 Hdf5TableStream::~Hdf5TableStream() = default;
 
-void Hdf5TableStream::set_threads(unsigned threads) { impl_->threads = std::max(1u, threads); }
+void Hdf5TableStream::set_threads(unsigned threads) {
+  impl_->threads = std::max(1u, threads);
+}
 
 // Encodes the chunk's whole chunks of deflated columns (those write_slab would encode) into
 // `encoded`, a column at a time from a shared counter, on up to `threads` threads (this one too).
@@ -537,8 +544,8 @@ void Hdf5TableStream::append(const Table& chunk) {
   if (m.slabs.empty()) m.create_slabs(&chunk);
   m.encode_chunks(chunk);
   for (std::size_t k = 0; k < cols.size(); ++k) {
-    m.w->write_slab(m.slabs[k], cols[k], 0, static_cast<hsize_t>(n), static_cast<hsize_t>(m.written),
-                    &m.encoded[k]);
+    m.w->write_slab(m.slabs[k], cols[k], 0, static_cast<hsize_t>(n),
+                    static_cast<hsize_t>(m.written), &m.encoded[k]);
   }
   m.written += n;
 #ifdef __linux__

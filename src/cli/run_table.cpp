@@ -349,7 +349,8 @@ void RunDigest::add(const Table& chunk) {
       PhaseValues& pv = *last;
       if (pv.series.size() != cols.size()) {
         pv.series.resize(cols.size());
-        // Room for every value up front (address space only): growing by copies re-touched them all.
+        // Room for every value up front (address space only): growing by copies re-touched them
+        // all.
         for (auto& s : pv.series) s.values.reserve(std::min(rows, kMaxSummary));
       }
       ++pv.count;

@@ -102,7 +102,8 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   auto dense_at = [&](const std::array<Pricing, 3>& d, int b, const ForwardCost& fd, std::int64_t start,
                       std::int64_t n) -> const ForwardCost& {
     if (b == kPt || same_traffic(d[b].shape, d[kPt].shape)) return fd;
-    dense_forward_cost_into(f_dense_bound, p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[b].shape);
+    dense_forward_cost_into(f_dense_bound, p.geo, p.cisa, out.qshare_g, start, n, w.batch,
+                            d[b].shape);
     return f_dense_bound;
   };
   auto run = [&](std::int64_t start, std::int64_t n) {

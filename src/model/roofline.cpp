@@ -88,9 +88,14 @@ struct TopkKey {
 // topk_terms of (f, sh), the last answer kept per thread: a point's lo / point / hi ends ask with
 // the same traffic and top-k shape (only the rates differ), so two of its three calls reuse it.
 TopkTerms topk_terms_of(const ForwardCost& f, const KernelShape& sh) {
-  const TopkKey key{std::bit_cast<std::uint64_t>(f.eligible_chunks_sum), std::bit_cast<std::uint64_t>(f.topk_rows),
-                    std::bit_cast<std::uint64_t>(f.topk.dram_write_bytes), sh.topk_radix_passes, sh.sms,
-                    sh.topk_cluster_above, sh.topk_few_rows_slice, sh.topk_ctas_per_sm};
+  const TopkKey key{std::bit_cast<std::uint64_t>(f.eligible_chunks_sum),
+                    std::bit_cast<std::uint64_t>(f.topk_rows),
+                    std::bit_cast<std::uint64_t>(f.topk.dram_write_bytes),
+                    sh.topk_radix_passes,
+                    sh.sms,
+                    sh.topk_cluster_above,
+                    sh.topk_few_rows_slice,
+                    sh.topk_ctas_per_sm};
   thread_local TopkKey last_key;
   thread_local TopkTerms last{};
   thread_local bool have = false;

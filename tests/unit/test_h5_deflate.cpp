@@ -89,7 +89,8 @@ int filters_of(const fs::path& p, const std::string& column) {
   return n;
 }
 
-void write(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks, unsigned threads = 1) {
+void write(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks,
+           unsigned threads = 1) {
   Hdf5TableStream h5(p, "points", make(0, 0), rows, {{"name", 10}}, {{"k", "v"}});
   h5.set_threads(threads);
   std::size_t at = 0;
@@ -203,8 +204,10 @@ TEST_CASE("streamed chunks encoded on several threads are stored as on one", "[s
   // Session 15: a chunk's deflated columns are encoded in parallel, their writes stay in order.
   const fs::path one = fs::temp_directory_path() / "cisa_test_deflate_1thread.h5";
   const fs::path many = fs::temp_directory_path() / "cisa_test_deflate_nthreads.h5";
-  for (const auto& chunks : std::vector<std::vector<std::size_t>>{
-           {1000, 1000, 1000, 1000, 1000}, {1024, 1024, 1024, 1024, 904}, {700, 1000, 13, 2287, 1000}, {5000}}) {
+  for (const auto& chunks : std::vector<std::vector<std::size_t>>{{1000, 1000, 1000, 1000, 1000},
+                                                                  {1024, 1024, 1024, 1024, 904},
+                                                                  {700, 1000, 13, 2287, 1000},
+                                                                  {5000}}) {
     write(one, 5000, chunks, 1);
     CHECK(stored_chunks(one, "cycle").size() > 100);  // chunks read, not only a size
     for (unsigned threads : {2u, 3u, 8u}) {
