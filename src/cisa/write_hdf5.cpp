@@ -14,6 +14,7 @@
 #include <exception>
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "cisa/hdf5_handle.hpp"
@@ -523,7 +524,11 @@ void Hdf5TableStream::Impl::encode_chunks(const Table& chunk) {
     }
   };
   std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < workers; ++t) helpers.emplace_back(encode, std::ref(*deflaters[t]));
+  try {
+    for (unsigned t = 1; t < workers; ++t) helpers.emplace_back(encode, std::ref(*deflaters[t]));
+  } catch (const std::system_error&) {
+    // No more threads: the ones started and this one encode every column.
+  }
   encode(*deflaters[0]);
   for (auto& t : helpers) t.join();
   if (failed) std::rethrow_exception(failed);
