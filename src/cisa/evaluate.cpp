@@ -8,8 +8,8 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <exception>
-#include <future>
 #include <mutex>
 #include <thread>
 
@@ -220,17 +220,96 @@ class ChunkPool {
 
 }  // namespace
 
+namespace {
+
+// The sink on a thread of its own, given chunks in order: evaluation goes on while it writes, up to
+// the builders there are, instead of waiting for each chunk's write before the next chunk starts
+// (on 2 cores the writes' serial parts then left a core idle). A failure of the sink is rethrown by
+// the next call; the chunks after it are not written.
+class SinkThread {
+ public:
+  explicit SinkThread(const std::function<void(const Table&)>& sink)
+      : sink_(sink), thread_([this] { loop(); }) {}
+  ~SinkThread() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  SinkThread(const SinkThread&) = delete;
+  SinkThread& operator=(const SinkThread&) = delete;
+
+  void push(const Table& chunk) {
+    std::lock_guard<std::mutex> lock(mu_);
+    rethrow();
+    queue_.push_back(&chunk);
+    cv_.notify_all();
+  }
+  // Returns once `chunks` chunks are written (their tables can be reused).
+  void wait_written(std::size_t chunks) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return written_ >= chunks || failed_; });
+    rethrow();
+  }
+
+ private:
+  void rethrow() {
+    if (failed_) std::rethrow_exception(failed_);
+  }
+  void loop() {
+    for (;;) {
+      const Table* t = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty() || failed_) return;  // stop_: the chunks queued are written first
+        t = queue_.front();
+      }
+      std::exception_ptr failed;
+      try {
+        sink_(*t);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        queue_.pop_front();
+        if (failed)
+          failed_ = failed;
+        else
+          ++written_;
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  const std::function<void(const Table&)>& sink_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<const Table*> queue_;
+  std::size_t written_ = 0;
+  bool stop_ = false;
+  std::exception_ptr failed_;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+}  // namespace
+
 void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const Table&)>& sink,
                               const std::function<void(std::size_t, std::size_t)>& progress, Shard shard,
                               StreamOptions opt) {
   const PricingTable prices(sc);
   const std::size_t n = sc.point_count, chunk = std::max<std::size_t>(1, opt.chunk_rows);
   const unsigned threads = std::max(1u, opt.threads);
-  // Two chunks: the sink writes one (on its own thread) while the next is evaluated. Two batches of
-  // points: the calling thread reads the next chunk's points from the sweep while this one's are
-  // evaluated.
-  PointsTableBuilder builders[2] = {PointsTableBuilder(sc.design_column), PointsTableBuilder(sc.design_column)};
-  std::future<void> sinking;
+  // Three chunks: the sink writes the older two (on its own thread) while the next is evaluated.
+  // Two batches of points: the calling thread reads the next chunk's points from the sweep while
+  // this one's are evaluated.
+  constexpr std::size_t kBuilders = 3;
+  PointsTableBuilder builders[kBuilders] = {PointsTableBuilder(sc.design_column),
+                                            PointsTableBuilder(sc.design_column),
+                                            PointsTableBuilder(sc.design_column)};
   std::vector<Point> batch[2];
   std::vector<std::int64_t> index[2];
   Sweep::Cursor cur(sc.sweep);
@@ -255,13 +334,24 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
       static_cast<unsigned>(std::min<std::size_t>(threads - 1, (chunk + 1023) / 1024));
   std::unique_ptr<ChunkPool> pool;
   if (helpers) pool = std::make_unique<ChunkPool>(helpers);
+  // After the pool: on an error the sink finishes the chunks given to it before the pool goes.
+  std::unique_ptr<SinkThread> sinking;
+  if (threads > 1) sinking = std::make_unique<SinkThread>(sink);
   std::size_t read_to[2] = {0, 0};  // the sweep's points read with each batch
   std::size_t rows = fill(batch[0], index[0]);
   read_to[0] = i;
+  std::size_t chunks = 0;  // given to the sink
   for (std::size_t k = 0; rows > 0; ++k) {
-    PointsTableBuilder& b = builders[k % 2];  // the sink of chunk k - 2 is done
+    if (sinking && k >= kBuilders)
+      sinking->wait_written(k - kBuilders + 1);  // chunk k - 3's table is free
+    PointsTableBuilder& b = builders[k % kBuilders];
     const std::vector<Point>& pts = batch[k % 2];
     const std::vector<std::int64_t>& idx = index[k % 2];
+    // A builder's first use: its columns' pages are touched on every thread.
+    if (pool && k < kBuilders)
+      pool->run(
+          b.column_count(), 4,
+          [&b, rows](std::size_t lo, std::size_t hi) { b.resize_columns(lo, hi, rows); }, nullptr);
     b.set_rows(rows);
     auto work = [&](std::size_t lo, std::size_t hi) {
       // Blocks of rows predicted, then stored column by column (PointsTableBuilder::put_rows).
@@ -283,27 +373,22 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
       next_rows = fill(batch[(k + 1) % 2], index[(k + 1) % 2]);
       read_to[(k + 1) % 2] = i;
     };
-    try {
-      if (pool) {
-        pool->run(rows, 512, work, read_next);
-      } else {
-        work(0, rows);
-        read_next();
-      }
-    } catch (...) {
-      if (sinking.valid()) sinking.wait();
-      throw;
+    if (pool) {
+      pool->run(rows, 512, work, read_next);
+    } else {
+      work(0, rows);
+      read_next();
     }
-    if (sinking.valid()) sinking.get();  // chunks reach the sink in order, one at a time
     const Table& done = b.table();
-    if (threads > 1)
-      sinking = std::async(std::launch::async, [&sink, &done] { sink(done); });
+    if (sinking)
+      sinking->push(done);  // chunks reach the sink in order, one at a time
     else
       sink(done);
+    ++chunks;
     if (progress) progress(std::min(read_to[k % 2], n), n);
     rows = next_rows;
   }
-  if (sinking.valid()) sinking.get();
+  if (sinking) sinking->wait_written(chunks);
 }
 
 std::map<std::string, std::size_t> text_column_widths(const Scenario& sc) {

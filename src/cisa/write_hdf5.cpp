@@ -4,13 +4,18 @@
 #include <libdeflate.h>
 #endif
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
+#include <system_error>
+#include <thread>
 
 #include "cisa/hdf5_handle.hpp"
 #include "cisa/output_file.hpp"
@@ -153,6 +158,16 @@ void stored_bytes(const Column& c, std::size_t width, std::size_t begin, std::si
     }
   }
 }
+
+// A deflated column's whole chunk, encoded before its write (Hdf5TableStream encodes the
+// columns of a chunk of rows on several threads; the writes stay serial, in column order, so the
+// file's bytes are the same as when each chunk is encoded as it is written).
+struct EncodedChunk {
+  bool ready = false;                    // set: write_slab writes these bytes, encodes nothing
+  const unsigned char* cells = nullptr;  // the chunk as stored (the column's own numbers, or raw)
+  std::size_t bytes = 0, len = 0;        // len > 0: z holds the encoded stream of that length
+  std::vector<unsigned char> raw, z;
+};
 
 class Writer {
  public:
@@ -330,32 +345,59 @@ class Writer {
     attribute(s.ds.get(), "description", col.description);
     return s;
   }
-  // Rows [begin, begin + count) of `col` at row `offset` of the dataset.
-  void write_slab(Slab& s, const Column& col, std::size_t begin, hsize_t count, hsize_t offset) {
+  // Whether rows [begin, begin + count) keep `s` at its fill value (nothing to write).
+  static bool still_uniform(const Slab& s, const Column& col, std::size_t begin, hsize_t count) {
+    if (!s.uniform) return false;
+    std::uint64_t bits = 0;
+    std::string text;
+    return uniform_cells(col, begin, count, bits, text) && bits == s.fill_bits &&
+           text == s.fill_text;
+  }
+  // Whether a slab at `offset` of `count` rows is one whole chunk of a deflated column (or the
+  // short last one): written with H5Dwrite_chunk after encoding it here.
+  static bool whole_chunk(const Slab& s, hsize_t count, hsize_t offset) {
+    return s.chunk && offset % s.chunk == 0 && count <= s.chunk &&
+           (count == s.chunk || offset + count == s.rows);
+  }
+  // Encodes such a chunk (the short last one padded with zeros, as HDF5 stores it) into `e`.
+  // Touches nothing but its arguments: safe on several threads, one deflater and `e` each.
+  static void encode_chunk(const Slab& s, const Column& col, std::size_t begin, hsize_t count,
+                           ChunkDeflater& enc, EncodedChunk& e) {
+    e.cells = nullptr;  // a whole chunk of numbers: as they are
+    if (count == s.chunk && !col.is_text())
+      e.cells = std::visit(
+          [begin](const auto& v) {
+            return reinterpret_cast<const unsigned char*>(v.data() + begin);
+          },
+          col.data);
+    if (!e.cells) {
+      stored_bytes(col, s.width, begin, count, s.chunk, e.raw);
+      e.cells = e.raw.data();
+    }
+    e.bytes = s.chunk * (col.is_text() ? s.width : 8);
+    e.len = enc.encode(e.cells, e.bytes, e.z);
+    e.ready = true;
+  }
+  // Rows [begin, begin + count) of `col` at row `offset` of the dataset. `pre`: that slab's chunk,
+  // already encoded (encode_chunk), else encoded here when it is a whole chunk.
+  void write_slab(Slab& s, const Column& col, std::size_t begin, hsize_t count, hsize_t offset,
+                  EncodedChunk* pre = nullptr) {
     if (count == 0) return;
     if (s.uniform) {
-      std::uint64_t bits = 0;
-      std::string text;
-      if (uniform_cells(col, begin, count, bits, text) && bits == s.fill_bits && text == s.fill_text) return;  // the fill value
+      if (still_uniform(s, col, begin, count)) return;  // the fill value
       s.uniform = false;
     }
-    if (s.chunk && offset % s.chunk == 0 && count <= s.chunk && (count == s.chunk || offset + count == s.rows)) {
-      // A whole chunk (or the short last one, padded with zeros as HDF5 stores it): encoded here.
-      const unsigned char* cells = nullptr;  // a whole chunk of numbers: as they are
-      if (count == s.chunk && !col.is_text())
-        cells = std::visit([begin](const auto& v) { return reinterpret_cast<const unsigned char*>(v.data() + begin); },
-                           col.data);
-      if (!cells) {
-        stored_bytes(col, s.width, begin, count, s.chunk, raw_);
-        cells = raw_.data();
+    if (whole_chunk(s, count, offset)) {
+      if (!pre || !pre->ready) {
+        pre = &own_;
+        encode_chunk(s, col, begin, count, enc_, own_);
       }
-      const std::size_t bytes = s.chunk * (col.is_text() ? s.width : 8);
-      const std::size_t len = enc_.encode(cells, bytes, zbuf_);
-      const bool packed = len > 0;
+      const bool packed = pre->len > 0;
       // Filter mask bit 0: the deflate filter was not applied to this chunk (it did not shrink).
-      c_.ok(H5Dwrite_chunk(s.ds.get(), H5P_DEFAULT, packed ? 0U : 1U, &offset, packed ? len : bytes,
-                           packed ? zbuf_.data() : cells),
+      c_.ok(H5Dwrite_chunk(s.ds.get(), H5P_DEFAULT, packed ? 0U : 1U, &offset,
+                           packed ? pre->len : pre->bytes, packed ? pre->z.data() : pre->cells),
             "H5Dwrite_chunk");
+      pre->ready = false;
       return;
     }
     c_.ok(H5Sselect_hyperslab(s.space.get(), H5S_SELECT_SET, &offset, nullptr, &count, nullptr), "H5Sselect_hyperslab");
@@ -387,6 +429,7 @@ class Writer {
   bool deflate_ = false;  // columns that compress well are deflated (deflate_wanted)
   ChunkDeflater enc_;
   std::vector<unsigned char> raw_, zbuf_;
+  EncodedChunk own_;  // a chunk write_slab encodes itself
   Handle file_, scalar_, dcpl_;
 };
 
@@ -409,6 +452,13 @@ struct Hdf5TableStream::Impl {
   std::vector<std::size_t> widths;  // per column: the text width (0: a number column)
   std::vector<Writer::Slab> slabs;
   std::size_t rows = 0, written = 0;
+  // Threads that encode a chunk's deflated columns (set_threads), a deflater each, and a buffer a
+  // column: on 2 cores the encoding was most of the sink's time, and the sink, one thread, bounded
+  // the whole run.
+  unsigned threads = 1;
+  std::vector<std::unique_ptr<ChunkDeflater>> deflaters;
+  std::vector<EncodedChunk> encoded;
+  void encode_chunks(const Table& chunk);
   void create_slabs(const Table* first) {
     const auto& cols = schema.columns();
     for (std::size_t k = 0; k < cols.size(); ++k)
@@ -442,6 +492,48 @@ Hdf5TableStream::Hdf5TableStream(const fs::path& path, const std::string& group,
 
 Hdf5TableStream::~Hdf5TableStream() = default;
 
+void Hdf5TableStream::set_threads(unsigned threads) {
+  impl_->threads = std::max(1u, threads);
+}
+
+// Encodes the chunk's whole chunks of deflated columns (those write_slab would encode) into
+// `encoded`, a column at a time from a shared counter, on up to `threads` threads (this one too).
+void Hdf5TableStream::Impl::encode_chunks(const Table& chunk) {
+  const auto& cols = chunk.columns();
+  encoded.resize(cols.size());  // none ready: write_slab encodes those it gets
+  const auto n = static_cast<hsize_t>(chunk.rows()), at = static_cast<hsize_t>(written);
+  std::vector<std::size_t> todo;
+  for (std::size_t k = 0; k < cols.size(); ++k)
+    if (Writer::whole_chunk(slabs[k], n, at)) todo.push_back(k);
+  const unsigned workers = static_cast<unsigned>(std::min<std::size_t>(threads, todo.size()));
+  if (workers < 2) return;  // write_slab encodes them as it goes
+  while (deflaters.size() < workers) deflaters.push_back(std::make_unique<ChunkDeflater>());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failed;
+  std::mutex failed_mu;
+  auto encode = [&](ChunkDeflater& enc) {
+    try {
+      for (std::size_t j; (j = next.fetch_add(1)) < todo.size();) {
+        const std::size_t k = todo[j];
+        if (!Writer::still_uniform(slabs[k], cols[k], 0, n))
+          Writer::encode_chunk(slabs[k], cols[k], 0, n, enc, encoded[k]);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failed_mu);
+      if (!failed) failed = std::current_exception();
+    }
+  };
+  std::vector<std::thread> helpers;
+  try {
+    for (unsigned t = 1; t < workers; ++t) helpers.emplace_back(encode, std::ref(*deflaters[t]));
+  } catch (const std::system_error&) {
+    // No more threads: the ones started and this one encode every column.
+  }
+  encode(*deflaters[0]);
+  for (auto& t : helpers) t.join();
+  if (failed) std::rethrow_exception(failed);
+}
+
 void Hdf5TableStream::append(const Table& chunk) {
   h5::quiet();  // per thread in a thread-safe HDF5: append runs on the sink thread
   Impl& m = *impl_;
@@ -455,8 +547,10 @@ void Hdf5TableStream::append(const Table& chunk) {
       throw std::logic_error("Hdf5TableStream: column " + cols[k].name + " differs from the schema");
   if (n == 0) return;
   if (m.slabs.empty()) m.create_slabs(&chunk);
+  m.encode_chunks(chunk);
   for (std::size_t k = 0; k < cols.size(); ++k) {
-    m.w->write_slab(m.slabs[k], cols[k], 0, static_cast<hsize_t>(n), static_cast<hsize_t>(m.written));
+    m.w->write_slab(m.slabs[k], cols[k], 0, static_cast<hsize_t>(n),
+                    static_cast<hsize_t>(m.written), &m.encoded[k]);
   }
   m.written += n;
 #ifdef __linux__

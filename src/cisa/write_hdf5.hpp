@@ -56,6 +56,9 @@ class Hdf5TableStream {
   Hdf5TableStream& operator=(const Hdf5TableStream&) = delete;
   void append(const Table& chunk);  // same columns as the schema
   void commit();
+  // Threads append() may use to encode a chunk's deflated columns (default 1); the file is the
+  // same.
+  void set_threads(unsigned threads);
 
  private:
   struct Impl;

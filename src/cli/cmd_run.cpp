@@ -120,6 +120,7 @@ int cmd_run(int argc, char** argv) {
     const Table& schema = schema_builder.table();
     std::unique_ptr<Hdf5TableStream> h5;
     if (!no_hdf5) h5 = std::make_unique<Hdf5TableStream>(out, "points", schema, rows, text_column_widths(sc), attrs);
+    if (h5) h5->set_threads(opt.threads);
     RunDigest digest(schema, rows, tabular ? table_opt.max_rows : 1);
     bool first = true;
     // The HDF5 file is completed even when stdout's reader goes away (`| head`): SIGPIPE is

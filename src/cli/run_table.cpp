@@ -347,7 +347,12 @@ void RunDigest::add(const Table& chunk) {
       // Rows of one phase come in runs: look the phase up only where it changes.
       if (!last || !names || r == 0 || (*names)[r] != (*names)[r - 1]) last = &phases[phase->format_cell(r)];
       PhaseValues& pv = *last;
-      if (pv.series.size() != cols.size()) pv.series.resize(cols.size());
+      if (pv.series.size() != cols.size()) {
+        pv.series.resize(cols.size());
+        // Room for every value up front (address space only): growing by copies re-touched them
+        // all.
+        for (auto& s : pv.series) s.values.reserve(std::min(rows, kMaxSummary));
+      }
       ++pv.count;
       for (std::size_t k = 0; k < cols.size(); ++k)
         if (!cols[k].empty() && std::isfinite(cols[k][r])) pv.series[k].push(cols[k][r]);

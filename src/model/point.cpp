@@ -82,6 +82,8 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   thread_local std::vector<std::array<double, 3>> dense;
   thread_local std::vector<ForwardCost> dense_cost, dense_scratch;
   thread_local std::vector<const ForwardCost*> dense_last;  // one forward: each candidate's traffic
+  // dense_scratch, f_own and f_dense_bound only ever hold a dense_forward_cost (its dense fields
+  // written in place, the others at their defaults).
   thread_local ForwardCost f_pt, f_bound, f_own, f_dense_bound;
   std::int64_t last_start = 0, last_n = 0;
   dense.assign(nd, {0.0, 0.0, 0.0});
@@ -92,7 +94,7 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   auto dense_of = [&](const std::array<Pricing, 3>& d, std::int64_t start, std::int64_t n,
                       ForwardCost& scratch) -> const ForwardCost& {
     if (same_traffic(d[kPt].shape, pr.cisa[kPt].shape)) return f_pt;
-    scratch = dense_forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[kPt].shape);
+    dense_forward_cost_into(scratch, p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[kPt].shape);
     return scratch;
   };
   // A dense candidate's traffic at bound b: the point's, unless its structure differs there (an
@@ -100,7 +102,8 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   auto dense_at = [&](const std::array<Pricing, 3>& d, int b, const ForwardCost& fd, std::int64_t start,
                       std::int64_t n) -> const ForwardCost& {
     if (b == kPt || same_traffic(d[b].shape, d[kPt].shape)) return fd;
-    f_dense_bound = dense_forward_cost(p.geo, p.cisa, out.qshare_g, start, n, w.batch, d[b].shape);
+    dense_forward_cost_into(f_dense_bound, p.geo, p.cisa, out.qshare_g, start, n, w.batch,
+                            d[b].shape);
     return f_dense_bound;
   };
   auto run = [&](std::int64_t start, std::int64_t n) {

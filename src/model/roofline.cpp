@@ -1,7 +1,9 @@
 #include "model/roofline.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace cisa {
 
@@ -75,6 +77,37 @@ TopkTerms topk_terms(const TopkWork& w, const KernelShape& sh) {
                    w.waves * w.per_sm * w.ids_per_cta};
 }
 
+namespace {
+// Every input topk_terms(topk_work(f, sh), sh) reads (doubles by their bits).
+struct TopkKey {
+  std::uint64_t keys = 0, rows = 0, id_bytes = 0;
+  int radix_passes = 0, sms = 0, cluster_above = 0, few_rows_slice = 0, ctas_per_sm = 0;
+  bool operator==(const TopkKey&) const = default;
+};
+
+// topk_terms of (f, sh), the last answer kept per thread: a point's lo / point / hi ends ask with
+// the same traffic and top-k shape (only the rates differ), so two of its three calls reuse it.
+TopkTerms topk_terms_of(const ForwardCost& f, const KernelShape& sh) {
+  const TopkKey key{std::bit_cast<std::uint64_t>(f.eligible_chunks_sum),
+                    std::bit_cast<std::uint64_t>(f.topk_rows),
+                    std::bit_cast<std::uint64_t>(f.topk.dram_write_bytes),
+                    sh.topk_radix_passes,
+                    sh.sms,
+                    sh.topk_cluster_above,
+                    sh.topk_few_rows_slice,
+                    sh.topk_ctas_per_sm};
+  thread_local TopkKey last_key;
+  thread_local TopkTerms last{};
+  thread_local bool have = false;
+  if (!have || !(key == last_key)) {
+    last = topk_terms(topk_work(f, sh), sh);
+    last_key = key;
+    have = true;
+  }
+  return last;
+}
+}  // namespace
+
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
   if (f.topk.launches <= 0 || f.topk_rows <= 0) return 0.0;
   const double rate = topk_scores_in_l2(f, sh, rates) ? rates.topk_l2_keys_per_s_per_sm
@@ -82,7 +115,7 @@ double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates
   // Per wave: a fixed part per CTA (co-resident CTAs overlap it), merges with the other CTAs of
   // the row's cluster, then the busiest SM's CTAs' radix passes over their scores and output
   // passes (translating and writing page IDs) at the SM's rates.
-  const TopkTerms t = topk_terms(topk_work(f, sh), sh);
+  const TopkTerms t = topk_terms_of(f, sh);
   const double t_mem = f.topk.dram_bytes / achieved_bandwidth(f.topk_rows, rates);
   if (f.cisa_decode_kernel && rates.topk_decode_own) {
     // The decode step's top-k (measured on its own grid): its fixed time covers the launch and the

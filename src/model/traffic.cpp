@@ -854,6 +854,12 @@ ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int q
   return f;
 }
 
+void dense_forward_cost_into(ForwardCost& f, const Geometry& geo, const CisaConfig& cfg,
+                             int qshare_g, i64 start, i64 positions, int batch,
+                             const KernelShape& shape) {
+  put_dense(f, dense_memo(geo, cfg, qshare_g, start, positions, batch, shape));
+}
+
 ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
                          int batch, const KernelShape& shape) {
   ForwardCost f;

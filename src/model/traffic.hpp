@@ -106,6 +106,11 @@ ForwardCost forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_
 // Only the dense baseline's attention (attention_dense, bytes_dense, l2_kv_dense, splits_dense).
 ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, std::int64_t start,
                                std::int64_t positions, int batch, const KernelShape& shape);
+// The same into f's dense fields, the others untouched: for a ForwardCost that only ever holds a
+// dense_forward_cost (no 0.8 KB ForwardCost built and copied a call).
+void dense_forward_cost_into(ForwardCost& f, const Geometry& geo, const CisaConfig& cfg,
+                             int qshare_g, std::int64_t start, std::int64_t positions, int batch,
+                             const KernelShape& shape);
 
 // sum_{i=0}^{n-1} floor((a*i + b) / m) for n >= 0, m >= 1, a, b >= 0 (exact, O(log)).
 std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b);

@@ -89,8 +89,10 @@ int filters_of(const fs::path& p, const std::string& column) {
   return n;
 }
 
-void write(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks) {
+void write(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks,
+           unsigned threads = 1) {
   Hdf5TableStream h5(p, "points", make(0, 0), rows, {{"name", 10}}, {{"k", "v"}});
+  h5.set_threads(threads);
   std::size_t at = 0;
   for (std::size_t n : chunks) {
     h5.append(make(at, n));
@@ -167,6 +169,57 @@ TEST_CASE("compressible streamed columns are deflated and read back bit for bit"
   CHECK(filters_of(packed, "cycle") == 0);
   fs::remove(plain);
   fs::remove(packed);
+}
+
+// A column's chunks as stored (H5Dread_chunk: the encoder's bytes and filter masks, in order);
+// a contiguous column's storage size. (Whole files differ in their objects' modification times.)
+std::string stored_chunks(const fs::path& p, const std::string& column) {
+  const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(f, ("points/" + column).c_str(), H5P_DEFAULT);
+  const hid_t dcpl = H5Dget_create_plist(d);
+  std::string out = std::to_string(H5Dget_storage_size(d)) + ":";
+  if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
+    const hid_t space = H5Dget_space(d);
+    hsize_t n = 0;
+    H5Dget_num_chunks(d, space, &n);
+    for (hsize_t i = 0; i < n; ++i) {
+      hsize_t offset = 0, size = 0;
+      unsigned mask = 0;
+      haddr_t addr = 0;
+      H5Dget_chunk_info(d, space, i, &offset, &mask, &addr, &size);
+      std::string bytes(size, '\0');
+      uint32_t read_mask = 0;
+      H5Dread_chunk(d, H5P_DEFAULT, &offset, &read_mask, bytes.data());
+      out += std::to_string(offset) + "/" + std::to_string(mask) + "/" + bytes;
+    }
+    H5Sclose(space);
+  }
+  H5Pclose(dcpl);
+  H5Dclose(d);
+  H5Fclose(f);
+  return out;
+}
+
+TEST_CASE("streamed chunks encoded on several threads are stored as on one", "[stream][hdf5]") {
+  // Session 15: a chunk's deflated columns are encoded in parallel, their writes stay in order.
+  const fs::path one = fs::temp_directory_path() / "cisa_test_deflate_1thread.h5";
+  const fs::path many = fs::temp_directory_path() / "cisa_test_deflate_nthreads.h5";
+  for (const auto& chunks : std::vector<std::vector<std::size_t>>{{1000, 1000, 1000, 1000, 1000},
+                                                                  {1024, 1024, 1024, 1024, 904},
+                                                                  {700, 1000, 13, 2287, 1000},
+                                                                  {5000}}) {
+    write(one, 5000, chunks, 1);
+    CHECK(stored_chunks(one, "cycle").size() > 100);  // chunks read, not only a size
+    for (unsigned threads : {2u, 3u, 8u}) {
+      write(many, 5000, chunks, threads);
+      CHECK(same_bits(make(0, 5000), read_hdf5_group(many, "points")));
+      CHECK(fs::file_size(many) == fs::file_size(one));
+      for (const char* c : {"cycle", "smooth", "noise", "odd", "idx", "name"})
+        CHECK(stored_chunks(many, c) == stored_chunks(one, c));
+    }
+  }
+  fs::remove(one);
+  fs::remove(many);
 }
 
 namespace {
