@@ -224,8 +224,9 @@ void fit_setup(const std::vector<PipelineTimes>& steps, const Rates& card, Kerne
                 "copies, %d above %.0fx the form as timing artefacts; the model's blob bytes "
                 "differ from the kernels' in %d), t = latency + "
                 "bytes / the card's host-to-device bandwidth (%.1f GB/s) by least absolute "
-                "relative deviation (measured / predicted - 1): rms %.1f %%, median %.1f %%, worst %.1f %%%s%s; median of "
-                "5-31 each: %s; the band is the rms: residual spread %.1f%%",
+                "relative deviation (measured / predicted - 1): rms %.1f %%, median %.1f %%, "
+                "worst %.1f %%%s%s; median of 5-31 each: %s; the band is the rms: residual "
+                "spread %.1f%%",
                 f.fitted, lo, hi, f.small, card.setup_inline_bytes, f.artefacts, kArtefactFactor,
                 model_differs, bw / 1e9,
                 100 * f.rms_rel, 100 * f.median_rel, 100 * f.worst_rel, f.ok ? "" : "; not solved: ",

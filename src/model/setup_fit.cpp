@@ -29,8 +29,12 @@ double least_absolute_latency(const std::vector<SetupSample>& v, double bw_Bps) 
   if (breaks.empty()) return 0.0;
   std::sort(breaks.begin(), breaks.end());
   std::size_t best = 0;
+  double best_sum = sum_abs_error(v, breaks[0], bw_Bps);
   for (std::size_t i = 1; i < breaks.size(); ++i)
-    if (sum_abs_error(v, breaks[i], bw_Bps) < sum_abs_error(v, breaks[best], bw_Bps)) best = i;
+    if (const double sum = sum_abs_error(v, breaks[i], bw_Bps); sum < best_sum) {
+      best = i;
+      best_sum = sum;
+    }
   double a = breaks[best > 0 ? best - 1 : 0], b = breaks[std::min(best + 1, breaks.size() - 1)];
   const double phi = 0.5 * (std::sqrt(5.0) - 1.0);
   for (int it = 0; it < 100 && b - a > 1e-15; ++it) {
@@ -41,8 +45,7 @@ double least_absolute_latency(const std::vector<SetupSample>& v, double bw_Bps) 
       a = x1;
   }
   const double golden = 0.5 * (a + b);
-  return sum_abs_error(v, golden, bw_Bps) < sum_abs_error(v, breaks[best], bw_Bps) ? golden
-                                                                                   : breaks[best];
+  return sum_abs_error(v, golden, bw_Bps) < best_sum ? golden : breaks[best];
 }
 }  // namespace
 

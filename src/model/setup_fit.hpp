@@ -24,9 +24,10 @@ struct SetupFit {
 };
 
 // Least absolute relative deviation (measured / predicted - 1, the error the measured tables
-// report) over the samples with bytes > inline_bytes (inline_bytes 0: all) and at most kArtefactFactor x the form at the samples' median latency (a
-// step's setup event time of 0.15-0.9 ms, the queue spin's scale, is a timing artefact: NOTES
-// session 13); refused with fewer than 3 such steps or a latency <= 0.
+// report) over the samples with bytes > inline_bytes (inline_bytes 0: all) and at most
+// kArtefactFactor x the form at the samples' median latency (a step's setup event time of
+// 0.15-0.9 ms, the queue spin's scale, is a timing artefact: NOTES session 13); refused with fewer
+// than 3 such steps or a latency <= 0.
 inline constexpr double kArtefactFactor = 4.0;
 SetupFit fit_setup_latency(const std::vector<SetupSample>& samples, double bw_Bps,
                            double inline_bytes);

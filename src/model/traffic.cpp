@@ -96,6 +96,16 @@ i64 ceil_div(i64 a, i64 b) {
 // Dense tiling of positions [a, a+n) of one (sequence, KV group): rows = (position, head) pairs
 // packed position-major into tiles of M rows; a tile streams the history up to its last
 // position (causal block skipping), so all its rows share one K/V read.
+// How the kernels cut query rows into tiles of M rows: whole positions (all r heads of each),
+// floor(M / r) positions a tile, or ceil(r / M) tiles a position when r > M.
+struct TileCut {
+  i64 positions_per_tile, tiles_per_position;
+};
+TileCut tile_cut(int r, int M) {
+  if (r <= M) return {std::max<i64>(1, M / r), 1};
+  return {1, ceil_div(r, M)};
+}
+
 struct DenseTiles {
   double tiles = 0;              // row tiles
   double token_reads = 0;        // sum over tiles of tokens streamed
@@ -107,8 +117,7 @@ struct DenseTiles {
 DenseTiles dense_tiles(i64 a, i64 n, int r, int M) {
   DenseTiles t;
   if (n <= 0) return t;
-  const i64 ppt = r <= M ? std::max<i64>(1, M / r) : 1;  // positions per tile
-  const i64 tpp = r <= M ? 1 : ceil_div(r, M);           // tiles per position (r > M)
+  const auto [ppt, tpp] = tile_cut(r, M);
   const i64 nt = ceil_div(n, ppt);
   // tile j ends at position a + min((j+1) ppt, n) - 1 and streams that many + 1 tokens
   const double last_sum =
@@ -124,8 +133,8 @@ DenseTiles dense_tiles(i64 a, i64 n, int r, int M) {
   return t;
 }
 
-// Row tiles of one QShare group of g positions: a tile holds whole positions (all r query heads of
-// each), as dense_tiles tiles the dense path and the kernels' plan cuts its works
+// Row tiles of one QShare group of g positions, cut as dense_tiles cuts the dense path (tile_cut)
+// and as the kernels' plan cuts its works
 // (kernels/reference/cisa_plan.cpp add_works: floor(128 / r) positions a work). At r = 10, G = 25
 // that is 12 + 12 + 1 positions in three 128-row tiles, not ceil(250 / 128) = 2 (held-out v15).
 struct GroupTiles {
@@ -133,8 +142,7 @@ struct GroupTiles {
   int rows = 0;      // the kernel's tile class for the fullest of them
 };
 GroupTiles group_tiles(i64 g, int r, int M, const KernelShape& sh) {
-  const i64 ppt = r <= M ? std::max<i64>(1, M / r) : 1;  // positions per tile
-  const i64 tpp = r <= M ? 1 : ceil_div(r, M);           // tiles per position (r > M)
+  const auto [ppt, tpp] = tile_cut(r, M);
   GroupTiles t;
   t.tiles = static_cast<double>(ceil_div(g, ppt) * tpp);
   t.rows = attention_tile_for(static_cast<int>(std::min<i64>(std::min(g, ppt) * r, M)), sh);
@@ -850,7 +858,7 @@ void put_dense(ForwardCost& f, const DenseResult& r) {
 ForwardCost dense_forward_cost(const Geometry& geo, const CisaConfig& cfg, int qshare_g, i64 start, i64 positions,
                                int batch, const KernelShape& shape) {
   ForwardCost f;
-  put_dense(f, dense_memo(geo, cfg, qshare_g, start, positions, batch, shape));
+  dense_forward_cost_into(f, geo, cfg, qshare_g, start, positions, batch, shape);
   return f;
 }
 
