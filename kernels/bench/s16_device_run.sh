@@ -3,7 +3,8 @@
 # Builds this tree and OLD_TREE's bench; GPU tests (default, then TEST_ENVS with seed 7); A/B of
 # AB_CASES over AB_VARIANTS (label:ENV=V,ENV=V; labels starting "old" run OLD_TREE's binary),
 # ROUNDS rounds alternating; a median table (ab_table.txt); compute-sanitizer memcheck / synccheck /
-# racecheck on SAN_KERNELS (kernel:ENV=V,... entries) while DEADLINE (s since start) allows.
+# racecheck on SAN_KERNELS (kernel:ENV=V,... entries) while DEADLINE (s since start) allows; RACE_CASES:
+# an unfiltered racecheck of those GPU-test cases (CISA_TEST_CASES) before the A/B.
 # Everything lands in $OUT/s16.tar.gz plus $OUT/summary.txt and $OUT/ab_table.txt.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -37,6 +38,12 @@ for e in ${TEST_ENVS:-}; do
   env ${e//,/ } $BK/kernels_gpu_test 7 > $W/gt_env.log 2>&1; log "gpu_test ($e, seed 7) rc=$? $(tail -1 $W/gt_env.log)"
   grep -E "FAIL|mismatches [1-9]" $W/gt_env.log | head -20 >> "$S"; cat $W/gt_env.log >> $W/gpu_test_envs.log
 done
+if [ -n "${RACE_CASES:-}" ]; then  # unfiltered racecheck on a few step cases (the kernel filter trips the tool)
+  CISA_TEST_CASES=$RACE_CASES timeout ${RACE_LIMIT:-40} compute-sanitizer --tool racecheck --error-exitcode 9 \
+    $BK/kernels_gpu_test 1 > $W/san_racecheck_cases.log 2>&1
+  log "compute-sanitizer racecheck (no filter; CISA_TEST_CASES=$RACE_CASES) rc=$? $(grep -E 'SUMMARY|checks passed' $W/san_racecheck_cases.log | tr '\n' ' ')"
+  { echo "### racecheck cases $RACE_CASES"; grep -m5 -B2 -A12 -E "^========= (Invalid|Race|Barrier|Error)|Hazard" $W/san_racecheck_cases.log; tail -3 $W/san_racecheck_cases.log; } >> $W/sanitize.log
+fi
 for r in $(seq 1 ${ROUNDS:-3}); do
   for v in ${AB_VARIANTS:-old: new:}; do
     [ $(el) -gt $(( DEADLINE - ${SAN_RESERVE:-60} )) ] && { log "ab r$r $v: skipped (deadline)"; continue; }

@@ -1,6 +1,5 @@
 // Host-side planning of the CISA step and the dense baseline (pure C++; used by the CUDA entry
 // points, the CPU references and the tests).
-#include <cstdlib>
 #include <algorithm>
 #include <stdexcept>
 
@@ -140,8 +139,6 @@ CisaPlan plan_cisa_step(const StepBatch& b, const StepConfig& c) {
   // (at 8 entries, every other row started mid-sector and each 32-byte quad store of score_pages
   // touched two sectors: 1.5x the L2 write sectors, session 14)
   plan.score_stride = (plan.score_stride + 15) / 16 * 16;
-  // EXPERIMENT (session 16, to be removed): CISA_SCORE_PAD extra keys per score row (a multiple of 16)
-  if (const char* e = std::getenv("CISA_SCORE_PAD")) plan.score_stride += (std::atoi(e) + 15) / 16 * 16;
   return plan;
 }
 

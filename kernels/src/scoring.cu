@@ -8,8 +8,9 @@
 // CTAs read their block-table entries while the sums finish, then wait for them (session 7).
 // Groups of one summed query (decode): score_gemv_kernel, one launch, no tensor cores: the summed
 // query is formed in registers (no sum_index_queries launch), each warp streams batches of 32
-// representatives through its own shared-memory ring (cp.async, 2 batches in flight), dots them in
-// fp32 and reduce-scatters the 16 partial sums of each half-warp (15 shuffles for 16 pages).
+// representatives through its own shared-memory ring (cp.async, one batch in flight while one is
+// dotted; 4 warps x 2 stages, 3 CTAs per SM: 12 warps per SM, session 16), dots them in fp32 and
+// reduce-scatters the 16 partial sums of each half-warp (15 shuffles for 16 pages).
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
@@ -256,7 +257,7 @@ constexpr int score_smem(int q_rows) {
 // LOG (representatives in logical order): `table` is the rep table; a tile is one rep block (tiles
 // start at multiples of 64 pages), read as 16 KB contiguous per KV head; s_pid holds the CTA's
 // TILES rep-block ids.
-template <int NWG, int STAGES, int TILES, int MINB, bool LOG, int ST = 0>
+template <int NWG, int STAGES, int TILES, int MINB, bool LOG>
 __global__ void __launch_bounds__(NWG * 128, MINB)
     score_kernel(const __nv_bfloat16* __restrict__ qsum, const __nv_bfloat16* __restrict__ reps,
                  int kv_heads, const int* __restrict__ table, int table_stride,
@@ -359,81 +360,30 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
     detail::wgmma_wait<0>();
     detail::fence_operands<8>(acc);
     const int page0 = page_base + t * kTilePages;
-    if constexpr (ST == 0) {
-      // keys: lane pairs swap one packed pair per block of 8 pages, so that each lane stores 4
-      // contiguous keys (8 bytes) and a quad covers 16 pages = one full 32-byte sector per row
-      const bool odd = tig & 1;
+    // keys: lane pairs swap one packed pair per block of 8 pages, so that each lane stores 4
+    // contiguous keys (8 bytes) and a quad covers 16 pages = one full 32-byte sector per row
+    const bool odd = tig & 1;
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int rr = row_a + half * 8;
-        const int ne = ne_row[half];
-        uint16_t* out =
-            keys + static_cast<std::int64_t>(g.row0 + (rr < g.n_rows ? rr : 0)) * key_stride;
+    for (int half = 0; half < 2; ++half) {
+      const int rr = row_a + half * 8;
+      const int ne = ne_row[half];
+      uint16_t* out =
+          keys + static_cast<std::int64_t>(g.row0 + (rr < g.n_rows ? rr : 0)) * key_stride;
 #pragma unroll
-        for (int a = 0; a < 4; ++a) {
-          const uint32_t p0 = key16(acc[2 * a][2 * half]) | (key16(acc[2 * a][2 * half + 1]) << 16);
-          const uint32_t p1 =
-              key16(acc[2 * a + 1][2 * half]) | (key16(acc[2 * a + 1][2 * half + 1]) << 16);
-          const uint32_t y = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
-          const uint2 chunk = odd ? make_uint2(y, p1) : make_uint2(p0, y);
-          const int j = page0 + (2 * a + (odd ? 1 : 0)) * 8 + 2 * (tig & 2);  // first of the 4 pages
-          if (j + 3 < ne) {
-            *reinterpret_cast<uint2*>(out + j) = chunk;
-          } else {
-            const uint32_t w[2] = {chunk.x, chunk.y};
+      for (int a = 0; a < 4; ++a) {
+        const uint32_t p0 = key16(acc[2 * a][2 * half]) | (key16(acc[2 * a][2 * half + 1]) << 16);
+        const uint32_t p1 =
+            key16(acc[2 * a + 1][2 * half]) | (key16(acc[2 * a + 1][2 * half + 1]) << 16);
+        const uint32_t y = __shfl_xor_sync(0xffffffffu, odd ? p0 : p1, 1);
+        const uint2 chunk = odd ? make_uint2(y, p1) : make_uint2(p0, y);
+        const int j = page0 + (2 * a + (odd ? 1 : 0)) * 8 + 2 * (tig & 2);  // first of the 4 pages
+        if (j + 3 < ne) {
+          *reinterpret_cast<uint2*>(out + j) = chunk;
+        } else {
+          const uint32_t w[2] = {chunk.x, chunk.y};
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              if (j + e < ne) out[j + e] = static_cast<uint16_t>(w[e >> 1] >> (16 * (e & 1)));
-          }
-        }
-      }
-    } else {
-      // keys, 16-byte stores: thread tig holds the packed pairs P_a (pages 8a + 2 tig, + 1) of its
-      // row; a 4 x 4 transpose inside the quad (3 shuffles per 4 words) gives lane tig the 16-byte
-      // chunks tig and tig + 4 of the row's 128 bytes (pages 8 tig .. 8 tig + 7 and 32 + ...), so
-      // that each store instruction covers two full sectors of a line per row (ST 2: .cs, evict-first)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int rr = row_a + half * 8;
-        const int ne = ne_row[half];
-        uint16_t* out =
-            keys + static_cast<std::int64_t>(g.row0 + (rr < g.n_rows ? rr : 0)) * key_stride;
-#pragma unroll
-        for (int c2 = 0; c2 < 2; ++c2) {
-          uint32_t P[4];
-#pragma unroll
-          for (int a = 0; a < 4; ++a)
-            P[a] = key16(acc[4 * c2 + a][2 * half]) | (key16(acc[4 * c2 + a][2 * half + 1]) << 16);
-          // recv[k] = P_tig of lane tig ^ k (recv[0] = own)
-          uint32_t recv[4];
-          recv[0] = tig == 0 ? P[0] : tig == 1 ? P[1] : tig == 2 ? P[2] : P[3];
-#pragma unroll
-          for (int k = 1; k < 4; ++k) {
-            const int want = tig ^ k;  // the partner wants its own index from this lane
-            const uint32_t send = want == 0 ? P[0] : want == 1 ? P[1] : want == 2 ? P[2] : P[3];
-            recv[k] = __shfl_xor_sync(0xffffffffu, send, k);
-          }
-          // word s of the chunk = P_tig of lane s = recv[s ^ tig]
-          uint32_t wd[4];
-#pragma unroll
-          for (int sw = 0; sw < 4; ++sw) {
-            const int k = sw ^ tig;
-            wd[sw] = k == 0 ? recv[0] : k == 1 ? recv[1] : k == 2 ? recv[2] : recv[3];
-          }
-          const int j = page0 + 32 * c2 + 8 * tig;  // first of the 8 pages
-          if (j + 7 < ne) {
-            uint16_t* dst = out + j;
-            if constexpr (ST == 2)
-              asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(wd[0]), "r"(wd[1]),
-                           "r"(wd[2]), "r"(wd[3])
-                           : "memory");
-            else
-              *reinterpret_cast<uint4*>(dst) = make_uint4(wd[0], wd[1], wd[2], wd[3]);
-          } else {
-#pragma unroll
-            for (int e = 0; e < 8; ++e)
-              if (j + e < ne) out[j + e] = static_cast<uint16_t>(wd[e >> 1] >> (16 * (e & 1)));
-          }
+          for (int e = 0; e < 4; ++e)
+            if (j + e < ne) out[j + e] = static_cast<uint16_t>(w[e >> 1] >> (16 * (e & 1)));
         }
       }
     }
@@ -441,44 +391,25 @@ __global__ void __launch_bounds__(NWG * 128, MINB)
   detail::cp_async_wait<0>();
 }
 
-template <int NWG, int STAGES, int TILES, int MINB, bool LOG, int ST>
-void launch_score_st(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
+template <int NWG, int STAGES, int TILES, int MINB, bool LOG>
+void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
   constexpr int kPagesPerCta = kTilePages * TILES;
   const dim3 grid(static_cast<unsigned>((max_ne + kPagesPerCta - 1) / kPagesPerCta),
                   static_cast<unsigned>(a.groups_host->size()));
   static bool attr_set = false;
   if (!attr_set) {
-    CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB, LOG, ST>,
+    CISA_CUDA(cudaFuncSetAttribute(score_kernel<NWG, STAGES, TILES, MINB, LOG>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    score_smem<STAGES>(NWG * 64)));
     attr_set = true;
   }
   // PDL: its CTAs may start while sum_iq_kernel runs (it waits for that grid before the queries)
   const BlockTable& t = LOG ? a.rep_table : a.table;
-  detail::launch_ex(score_kernel<NWG, STAGES, TILES, MINB, LOG, ST>, grid, dim3(NWG * 128), score_smem<STAGES>(q_rows),
+  detail::launch_ex(score_kernel<NWG, STAGES, TILES, MINB, LOG>, grid, dim3(NWG * 128), score_smem<STAGES>(q_rows),
                     s, true, reinterpret_cast<const __nv_bfloat16*>(a.qsum),
                     reinterpret_cast<const __nv_bfloat16*>(a.reps), a.kv_heads, t.ids, t.stride,
                     a.rows, a.groups, a.score_keys, a.score_stride);
   CISA_LAUNCH_CHECK();
-}
-
-// EXPERIMENT (session 16, to be removed): CISA_SCORE_ST = 0 (8-byte quad stores, default), 1 (16-byte
-// stores), 2 (16-byte .cs stores)
-inline int score_store_mode() {
-  static const int m = [] {
-    const char* e = std::getenv("CISA_SCORE_ST");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  return m;
-}
-
-template <int NWG, int STAGES, int TILES, int MINB, bool LOG>
-void launch_score(const ScoreArgs& a, int max_ne, int q_rows, Stream s) {
-  switch (score_store_mode()) {
-    case 1: launch_score_st<NWG, STAGES, TILES, MINB, LOG, 1>(a, max_ne, q_rows, s); break;
-    case 2: launch_score_st<NWG, STAGES, TILES, MINB, LOG, 2>(a, max_ne, q_rows, s); break;
-    default: launch_score_st<NWG, STAGES, TILES, MINB, LOG, 0>(a, max_ne, q_rows, s); break;
-  }
 }
 
 // The one-row path: nx CTAs per group, as many as fit on the card in one wave (at least one; less
@@ -541,20 +472,24 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::scoring, "score_pages_gemv",
                     rep_bytes + ne_sum * 2.0 + q_tokens * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
                     2.0 * kHeadDim * ne_sum, s);
-    // EXPERIMENT (session 16, to be removed): CISA_GEMV_SHAPE = 42 (4 warps x 2 stages, 3 CTAs / SM) or
-    // 62 (6 x 2, 2 / SM); default 4 x 3 (2 / SM)
+    // 4 warps x 2 stages (64 KB), 3 CTAs per SM: 12 warps of one batch in flight each beat session 8's
+    // 4 x 3 at 2 CTAs per SM (8 warps of two): 82.9 -> 79.7 us alone, the step 233.0 -> 227.7 us
+    // (session 16). EXPERIMENT (session 16, to be removed): CISA_GEMV_SHAPE = 22 (2 x 2, 6 CTAs per
+    // SM), 32 (3 x 2, 4 CTAs per SM), 43 (session 8's 4 x 3)
     static const int shape = [] {
       const char* e = std::getenv("CISA_GEMV_SHAPE");
-      return e != nullptr ? std::atoi(e) : 43;
+      return e != nullptr ? std::atoi(e) : 42;
     }();
-    if (shape == 42) {
-      if (logical) launch_gemv<4, 2, true>(a, s); else launch_gemv<4, 2, false>(a, s);
-    } else if (shape == 62) {
-      if (logical) launch_gemv<6, 2, true>(a, s); else launch_gemv<6, 2, false>(a, s);
+    if (shape == 22) {
+      if (logical) launch_gemv<2, 2, true>(a, s); else launch_gemv<2, 2, false>(a, s);
+    } else if (shape == 32) {
+      if (logical) launch_gemv<3, 2, true>(a, s); else launch_gemv<3, 2, false>(a, s);
+    } else if (shape == 43) {
+      if (logical) launch_gemv<4, 3, true>(a, s); else launch_gemv<4, 3, false>(a, s);
     } else if (logical) {
-      launch_gemv<4, 3, true>(a, s);
+      launch_gemv<4, 2, true>(a, s);
     } else {
-      launch_gemv<4, 3, false>(a, s);
+      launch_gemv<4, 2, false>(a, s);
     }
     return;
   }
