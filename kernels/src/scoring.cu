@@ -14,7 +14,6 @@
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <utility>
 
 #include "common.cuh"
@@ -472,25 +471,13 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::scoring, "score_pages_gemv",
                     rep_bytes + ne_sum * 2.0 + q_tokens * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
                     2.0 * kHeadDim * ne_sum, s);
-    // 4 warps x 2 stages (64 KB), 3 CTAs per SM: 12 warps of one batch in flight each beat session 8's
-    // 4 x 3 at 2 CTAs per SM (8 warps of two): 82.9 -> 79.7 us alone, the step 233.0 -> 227.7 us
-    // (session 16). EXPERIMENT (session 16, to be removed): CISA_GEMV_SHAPE = 22 (2 x 2, 6 CTAs per
-    // SM), 32 (3 x 2, 4 CTAs per SM), 43 (session 8's 4 x 3)
-    static const int shape = [] {
-      const char* e = std::getenv("CISA_GEMV_SHAPE");
-      return e != nullptr ? std::atoi(e) : 42;
-    }();
-    if (shape == 22) {
-      if (logical) launch_gemv<2, 2, true>(a, s); else launch_gemv<2, 2, false>(a, s);
-    } else if (shape == 32) {
-      if (logical) launch_gemv<3, 2, true>(a, s); else launch_gemv<3, 2, false>(a, s);
-    } else if (shape == 43) {
-      if (logical) launch_gemv<4, 3, true>(a, s); else launch_gemv<4, 3, false>(a, s);
-    } else if (logical) {
+    // 4 warps x 2 stages (64 KB), 3 CTAs per SM at <= 168 registers (ptxas: 164 physical, 96
+    // logical): 12 warps with one batch in flight each beat session 8's 4 x 3 at 2 CTAs per SM (8
+    // warps with two): alone 81.6 -> 78.3 us, in the step 229.3 -> 225.2 us (session 16)
+    if (logical)
       launch_gemv<4, 2, true>(a, s);
-    } else {
+    else
       launch_gemv<4, 2, false>(a, s);
-    }
     return;
   }
   {
