@@ -8,8 +8,9 @@
 // CTAs read their block-table entries while the sums finish, then wait for them (session 7).
 // Groups of one summed query (decode): score_gemv_kernel, one launch, no tensor cores: the summed
 // query is formed in registers (no sum_index_queries launch), each warp streams batches of 32
-// representatives through its own shared-memory ring (cp.async, 2 batches in flight), dots them in
-// fp32 and reduce-scatters the 16 partial sums of each half-warp (15 shuffles for 16 pages).
+// representatives through its own shared-memory ring (cp.async, one batch in flight while one is
+// dotted; 4 warps x 2 stages, 3 CTAs per SM: 12 warps per SM, session 16), dots them in fp32 and
+// reduce-scatters the 16 partial sums of each half-warp (15 shuffles for 16 pages).
 #include "cisa_kernels/scoring.hpp"
 
 #include <algorithm>
@@ -470,10 +471,13 @@ void score_pages(const ScoreArgs& a, Stream s, Instrument* ins) {
     ScopedLaunch sl(ins, Component::scoring, "score_pages_gemv",
                     rep_bytes + ne_sum * 2.0 + q_tokens * kHeadDim * 2.0, 2.0 * kHeadDim * ne_sum,
                     2.0 * kHeadDim * ne_sum, s);
+    // 4 warps x 2 stages (64 KB), 3 CTAs per SM at <= 168 registers (ptxas: 164 physical, 96
+    // logical): 12 warps with one batch in flight each beat session 8's 4 x 3 at 2 CTAs per SM (8
+    // warps with two): alone 81.6 -> 78.3 us, in the step 229.3 -> 225.2 us (session 16)
     if (logical)
-      launch_gemv<4, 3, true>(a, s);
+      launch_gemv<4, 2, true>(a, s);
     else
-      launch_gemv<4, 3, false>(a, s);
+      launch_gemv<4, 2, false>(a, s);
     return;
   }
   {
