@@ -22,6 +22,7 @@ ARCHIVED_S14A="--set implementation.cisa=cisa_kernels_2026_12_03"  # session 14'
 ARCHIVED_S14B="--set implementation.cisa=cisa_kernels_2026_12_03b" # session 14's kernels, session 14's last calibration
 ARCHIVED_S15A="--set implementation.cisa=cisa_kernels_2026_12_03c" # session 14's kernels, session 15's first calibration
 ARCHIVED_S15B="--set implementation.cisa=cisa_kernels_2026_12_03d" # session 14's kernels, session 15's last calibration
+ARCHIVED_S16A="--set implementation.cisa=cisa_kernels_2026_12_04"  # session 14's kernels, session 16's first calibration
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -141,9 +142,15 @@ rescore_dir results/h200/remeasured_s15 _s15 $ARCHIVED_S15A
 # cisa_kernels_2026_12_03d), and cuDNN and FA2 on its dense shapes.
 rescore_dir results/h200/heldout16 "" $ARCHIVED_S15B
 # Session 16 call 1: held-out v17 (committed 5732b40 after v16 was read, before any change of session
-# 16) measured once with the current profile calibrated in the same call, and cuDNN and FA2 on its
-# dense shapes.
-rescore_dir results/h200/heldout17 ""
+# 16) measured once with the calibration of the same call (archived profile cisa_kernels_2026_12_04),
+# and cuDNN and FA2 on its dense shapes.
+rescore_dir results/h200/heldout17 "" $ARCHIVED_S16A
+# Session 16 call 5 (session 16's kernels: the decode scoring GEMV at 4 warps x 2 stages; the current
+# profile calibrated in the same call): held-out v18 (committed 407e6ff after v17 was read, before the
+# cudnn profile's long-shape rate and the kernel change) measured once with cuDNN and FA2 on its dense
+# shapes, and the committed sweeps measured again.
+rescore_dir results/h200/heldout18 ""
+rescore_dir results/h200/remeasured_s16 _s16
 # Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
 # profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
 # calibration of the same call (archived profile cisa_kernels_2026_12_02d).
@@ -330,8 +337,16 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   error and setup decode (session 16): inspected.
 - **held-out v17** (`results/h200/heldout17/`, `scenarios/heldout17_*.yaml`): written and committed
   (5732b40) after v16 was read, before any change of session 16, measured once, queued, with session
-  14's kernels (unchanged since), the current calibration (same call) and cuDNN and FA2 on its dense
-  shapes; used for nothing else.
+  14's kernels, the calibration of the same call (archived profile cisa_kernels_2026_12_04) and cuDNN
+  and FA2 on its dense shapes. Then read for cuDNN's one-sign error (session 16: the card's power
+  cap): inspected.
+- **re-measured sweeps, session 16** (`results/h200/remeasured_s16/`): the three committed sweeps with
+  session 16's kernels (the decode scoring GEMV at 4 warps x 2 stages), queued timing, the current
+  calibration (same call).
+- **held-out v18** (`results/h200/heldout18/`, `scenarios/heldout18_*.yaml`): written and committed
+  (407e6ff) after v17 was read, before the cudnn profile's H200 rate from its long fit shape and
+  session 16's kernel change, measured once after them, queued, with the current calibration (same
+  call) and cuDNN and FA2 on its dense shapes; used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -363,7 +378,9 @@ TXT
               "remeasured_s15|re-measured sweeps, session 15 (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03c calibrated in the same call; cuDNN peer times of 2026-11-29)" \
               "heldout15|held-out v15, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03c calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout16|held-out v16, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03d calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
-              "heldout17|held-out v17 (kernels of session 14, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "heldout17|held-out v17, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_04 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "remeasured_s16|re-measured sweeps, session 16 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
+              "heldout18|held-out v18 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
