@@ -194,7 +194,8 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
   require_keys_known(
       doc, a, field,
       names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens",
-                                    "split_kv", "decode_visits", "decode_tiles", "page_visit_ns"}));
+                                    "split_kv", "decode_visits", "dense_rows", "decode_tiles",
+                                    "page_visit_ns"}));
   if (const YAML::Node t = a["tile_rows"]) {
     require_keys_known(doc, t, field + ".tile_rows", {"min", "max"});
     if (!t["min"] || !t["max"])
@@ -242,6 +243,19 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
                        "missing source: say where this comes from");
     p.decode_visits_context = v == "context";
     p.decode_visits_source = get_string(doc, dv["source"], field + ".decode_visits.source");
+  }
+  if (const YAML::Node dr = a["dense_rows"]) {  // how the dense path cuts query rows into tiles
+    require_keys_known(doc, dr, field + ".dense_rows", {"value", "source"});
+    const std::string v = get_string(doc, dr["value"], field + ".dense_rows.value");
+    if (v != "positions" && v != "packed")
+      throw InputError(locate(doc, dr["value"], field + ".dense_rows.value"),
+                       "must be positions (whole positions, all r heads of each, in a tile) or "
+                       "packed (a KV group's r x P rows packed across positions), got '" + v + "'");
+    if (!dr["source"])
+      throw InputError(locate(doc, dr, field + ".dense_rows"),
+                       "missing source: say where this comes from");
+    p.dense_rows_packed = v == "packed";
+    p.dense_rows_source = get_string(doc, dr["source"], field + ".dense_rows.source");
   }
   if (const YAML::Node dt = a["decode_tiles"]) parse_decode_tiles(doc, dt, field + ".decode_tiles", p);
   const YAML::Node l2 = a["l2_sharing"];

@@ -138,6 +138,7 @@ KernelShape structure_of(const Profile& p) {
   s.split_min_tokens = p.split_min_tokens;
   s.split_kv = p.split_kv;
   s.decode_visits_context = p.decode_visits_context;
+  s.dense_rows_packed = p.dense_rows_packed;
   s.decode_tile_rows = p.decode_tile_rows;
   return s;
 }

@@ -258,6 +258,7 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   o.split_min_tokens = p.split_min_tokens;
   o.split_kv = p.split_kv;
   o.decode_visits_context = p.decode_visits_context;
+  o.dense_rows_packed = p.dense_rows_packed;
   o.decode_tile_rows = p.decode_tile_rows;
   o.decode_tile_sharing = p.decode_tile_sharing;
   o.page_visits = p.page_visits;

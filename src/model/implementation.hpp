@@ -76,6 +76,11 @@ struct ImplProfile {
   bool decode_visits_context =
       false;  // decode walks the whole block-mask row (every page of the context)
   std::string decode_visits_source;
+  // The dense path's query rows: false cuts whole positions (all r heads of each) into a tile, as
+  // this project's kernels plan them; true packs a KV group's r x P rows across positions (the
+  // GQA-folded query of cuDNN and FlashAttention), ceil(r P / M) tiles.
+  bool dense_rows_packed = false;
+  std::string dense_rows_source;
   // Decode (one position per sequence) packs at most decode_tile_rows query heads per work item
   // (0: tile_rows_max); a KV group of more heads runs ceil(r / decode_tile_rows) work items, each
   // streaming the group's history. decode_tile_sharing: whether those items' re-reads hit L2.
@@ -148,6 +153,7 @@ struct ResolvedImpl {
   int split_min_tokens = 256;
   SplitKv split_kv = SplitKv::always;
   bool decode_visits_context = false;
+  bool dense_rows_packed = false;
   int decode_tile_rows = 0;
   L2Sharing decode_tile_sharing = L2Sharing::shared;
   Figure mma_tflops, read_bw_tbs, gather_bw_tbs, attention_floor_us;

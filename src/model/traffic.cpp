@@ -114,22 +114,26 @@ struct DenseTiles {
   double min_tile_tokens = 0;
 };
 
-DenseTiles dense_tiles(i64 a, i64 n, int r, int M) {
+// packed: the r x n rows are packed across positions (GQA-folded query), M / r positions a tile
+// on average and ceil(r n / M) tiles, instead of whole positions.
+DenseTiles dense_tiles(i64 a, i64 n, int r, int M, bool packed) {
   DenseTiles t;
   if (n <= 0) return t;
   const auto [ppt, tpp] = tile_cut(r, M);
-  const i64 nt = ceil_div(n, ppt);
-  // tile j ends at position a + min((j+1) ppt, n) - 1 and streams that many + 1 tokens
-  const double last_sum =
-      static_cast<double>(nt - 1) * static_cast<double>(a) +
-      static_cast<double>(ppt) * static_cast<double>(nt - 1) * static_cast<double>(nt) / 2.0 +
-      static_cast<double>(a + n);
+  const bool pack = packed && tpp == 1;
+  const i64 nt = pack ? ceil_div(n * r, static_cast<i64>(M)) : ceil_div(n, ppt);
+  const double step = pack ? static_cast<double>(M) / r : static_cast<double>(ppt);
+  // tile j ends at position a + min((j+1) step, n) - 1 and streams that many + 1 tokens (packed:
+  // to within a token of its last row's position)
+  const double last_sum = static_cast<double>(nt - 1) * static_cast<double>(a) +
+                          step * static_cast<double>(nt - 1) * static_cast<double>(nt) / 2.0 +
+                          static_cast<double>(a + n);
   t.tiles = static_cast<double>(nt * tpp);
   t.token_reads = last_sum * static_cast<double>(tpp);
   t.unique_tokens = static_cast<double>(a + n);
   const double dn = static_cast<double>(n), da = static_cast<double>(a);
   t.useful_token_rows = static_cast<double>(r) * (dn * da + dn * (dn + 1.0) / 2.0);
-  t.min_tile_tokens = static_cast<double>(a + std::min(ppt, n));
+  t.min_tile_tokens = static_cast<double>(a) + std::min(std::ceil(step), dn);
   return t;
 }
 
@@ -460,7 +464,7 @@ DensePart dense_part(const Span& s, i64 n, const KernelShape& sh, KernelCost& a)
   const bool decode_tiles = n == 1 && sh.decode_tile_rows > 0 && s.r > sh.decode_tile_rows;
   const int M = decode_tiles ? sh.decode_tile_rows : sh.attention_tile_rows;
   const double h = decode_tiles ? s.h * sh.decode_tile_reuse : s.h;
-  const DenseTiles t = dense_tiles(s.start, n, s.r, M);
+  const DenseTiles t = dense_tiles(s.start, n, s.r, M, sh.dense_rows_packed && !decode_tiles);
   const double req = s.kv_tok * t.token_reads, uniq = s.kv_tok * t.unique_tokens;
   const double reads = uniq * dense_stream_reads(t.tiles, sh);
   out.kv_req = req;
@@ -469,7 +473,9 @@ DensePart dense_part(const Span& s, i64 n, const KernelShape& sh, KernelCost& a)
   out.qo = 2.0 * static_cast<double>(n) * s.r * s.d * s.b_act;
   out.tiles = t.tiles;
   out.min_tokens = t.min_tile_tokens;
-  const int Md = decode_tiles ? M : attention_tile_for(static_cast<int>(std::min<i64>(n, std::max(1, M / s.r))) * s.r, sh);
+  const int Md = decode_tiles            ? M
+                 : sh.dense_rows_packed ? attention_tile_for(static_cast<int>(std::min<i64>(n * s.r, M)), sh)
+                                        : attention_tile_for(static_cast<int>(std::min<i64>(n, std::max(1, M / s.r))) * s.r, sh);
   a.flops_issued += 4.0 * s.d * Md * t.token_reads;
   a.flops_useful += 4.0 * s.d * t.useful_token_rows;
   a.page_visits += t.token_reads / static_cast<double>(s.c);
@@ -777,7 +783,7 @@ DenseKey dense_key(const Geometry& geo, const CisaConfig& cfg, i64 start, i64 po
                    static_cast<std::uint64_t>(positions), pack2(batch, x.attention_tile_rows),
                    pack2(x.attention_min_tile_rows, x.score_tile_rows), pack2(x.score_pages_per_tile, x.score_tiles_per_cta),
                    pack2(x.topk_radix_passes, x.sms), bits_of(x.l2_reuse), pack2(x.split_min_tokens, static_cast<int>(x.split_kv)),
-                   pack2(int(x.decode_visits_context) | int(x.share_selected) << 1 | int(x.gqa_packing) << 2,
+                   pack2(int(x.decode_visits_context) | int(x.share_selected) << 1 | int(x.gqa_packing) << 2 | int(x.dense_rows_packed) << 3,
                         x.topk_cluster_above),
                    bits_of(x.l2_capacity_bytes), bits_of(x.score_bytes), pack2(x.topk_few_rows_slice, x.topk_ctas_per_sm),
                    static_cast<std::uint64_t>(static_cast<std::uint32_t>(x.decode_tile_rows)), bits_of(x.decode_tile_reuse)}};

@@ -612,3 +612,49 @@ TEST_CASE("cuDNN decode packs at most 16 query heads per work item; the loader c
                                 "  decode_tiles: {rows: 0, l2_sharing: none, source: \"EST: t\"}\n" + at))
              .empty());
 }
+
+TEST_CASE("cuDNN and FA2 pack dense query rows across positions; the loader checks dense_rows",
+          "[profiles]") {
+  ImplCatalog impls = shipped_impls();
+  REQUIRE(impls.at("cudnn").dense_rows_packed);
+  REQUIRE(impls.at("fa2").dense_rows_packed);
+  REQUIRE_FALSE(impls.at("cisa_kernels").dense_rows_packed);  // the kernels' plan: whole positions
+  ImplProfile whole = impls.at("cudnn");
+  whole.dense_rows_packed = false;
+  impls.emplace("cudnn_whole_positions", whole);
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  // Dense prefill of P positions, r heads on one KV head: issued FLOPs and row tiles.
+  auto dense = [&](int r, int P, const std::string& impl) {
+    Point p = point("h200_sxm", Phase::terminal_prefill, r, 1 << 18, 2048, 4);
+    p.work.prefill_tokens = P;
+    p.dense_impl = impl;
+    return predict(p, pricer.for_point(p)).cost.attention_dense;
+  };
+  // r = 13: whole positions put 9 positions (117 rows) in a 128-row tile, 203 tiles for 1,824
+  // positions; packed rows need ceil(13 x 1824 / 128) = 186. Issued FLOPs scale with the tiles
+  // (each streams about the same history at 256K).
+  const double packed = dense(13, 1824, "cudnn").flops_issued,
+               cut = dense(13, 1824, "cudnn_whole_positions").flops_issued;
+  CHECK(packed / cut == Approx(186.0 / 203.0).epsilon(0.01));
+  // r = 8 divides the tile: the two cuts are the same tiles.
+  CHECK(dense(8, 1024, "cudnn").flops_issued ==
+        Approx(dense(8, 1024, "cudnn_whole_positions").flops_issued).epsilon(1e-9));
+  // Useful FLOPs do not depend on the cut.
+  CHECK(dense(13, 1824, "cudnn").flops_useful ==
+        Approx(dense(13, 1824, "cudnn_whole_positions").flops_useful).epsilon(1e-12));
+  // Decode (one position) is one tile either way.
+  Point d = point("h200_sxm", Phase::decode, 13, 1 << 18, 2048, 1);
+  d.dense_impl = "cudnn";
+  const double dp = predict(d, pricer.for_point(d)).cost.attention_dense.flops_issued;
+  d.dense_impl = "cudnn_whole_positions";
+  CHECK(dp == predict(d, pricer.for_point(d)).cost.attention_dense.flops_issued);
+  // The loader.
+  const std::string at = "  page_visit_ns:";
+  CHECK(profile_error(replaced(kDense, at, "  dense_rows: {value: packed, source: \"MEAS: t\"}\n" + at))
+            .empty());
+  CHECK(contains(profile_error(replaced(kDense, at, "  dense_rows: {value: folded, source: \"MEAS: t\"}\n" + at)),
+                 "positions"));
+  CHECK(contains(profile_error(replaced(kDense, at, "  dense_rows: {value: packed}\n" + at)), "source"));
+  CHECK(contains(profile_error(replaced(kDense, at, "  dense_rows: {value: packed, source: \"x\", by: 1}\n" + at)),
+                 "by"));
+}
