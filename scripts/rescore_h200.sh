@@ -151,6 +151,10 @@ rescore_dir results/h200/heldout17 "" $ARCHIVED_S16A
 # shapes, and the committed sweeps measured again.
 rescore_dir results/h200/heldout18 ""
 rescore_dir results/h200/remeasured_s16 _s16
+# Session 16 call 6: held-out v19 (committed d47e065 after v18 was read, before the cudnn and fa2
+# profiles' dense rows packed across positions) measured once after it with the same kernels and the
+# current calibration (call 5), and cuDNN and FA2 on its dense shapes.
+rescore_dir results/h200/heldout19 ""
 # Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
 # profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
 # calibration of the same call (archived profile cisa_kernels_2026_12_02d).
@@ -346,7 +350,12 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
 - **held-out v18** (`results/h200/heldout18/`, `scenarios/heldout18_*.yaml`): written and committed
   (407e6ff) after v17 was read, before the cudnn profile's H200 rate from its long fit shape and
   session 16's kernel change, measured once after them, queued, with the current calibration (same
-  call) and cuDNN and FA2 on its dense shapes; used for nothing else.
+  call) and cuDNN and FA2 on its dense shapes. Then read for the peers' worst (r = 13: whole-position
+  tiles): inspected.
+- **held-out v19** (`results/h200/heldout19/`, `scenarios/heldout19_*.yaml`): written and committed
+  (d47e065) after v18 was read, before the cudnn and fa2 profiles' dense rows packed across
+  positions, measured once after it, queued, with session 16's kernels, the current calibration (of
+  the call before, same kernels) and cuDNN and FA2 on its dense shapes; used for nothing else.
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -380,7 +389,8 @@ TXT
               "heldout16|held-out v16, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03d calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout17|held-out v17, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_04 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "remeasured_s16|re-measured sweeps, session 16 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
-              "heldout18|held-out v18 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "heldout18|held-out v18, inspected after scoring (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "heldout19|held-out v19 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the call before; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
