@@ -103,10 +103,12 @@ class BitOut {
   bool over_ = false;
 };
 
-// The bytes at p and at p - dist that agree, up to `max`, by 8-byte words.
+// The bytes at p and at p - dist that agree, up to `max`: by blocks of 256 (libc's vectorised
+// memcmp: a periodic column's match runs to the chunk's end), then by 8-byte words.
 std::size_t agreeing(const unsigned char* p, std::size_t dist, std::size_t max) {
   const unsigned char* q = p - dist;
   std::size_t k = 0;
+  while (k + 256 <= max && std::memcmp(p + k, q + k, 256) == 0) k += 256;
   for (; k + 8 <= max; k += 8) {
     std::uint64_t a, b;
     std::memcpy(&a, p + k, 8);
@@ -160,8 +162,12 @@ std::size_t cell_deflate(const unsigned char* in, std::size_t n, std::size_t cel
     const std::size_t left = n - i * cell;
     std::size_t best = 0, best_dist = 0;
     auto consider = [&](std::size_t d) {
-      if (d == 0 || d > i || d > max_dist) return;
-      const std::size_t agree = agreeing(in + i * cell, d * cell, left) / cell * cell;
+      if (d == 0 || d > i || d > max_dist || d == best_dist) return;
+      const unsigned char* p = in + i * cell;
+      // Longer than best only if the cell at best agrees too: most candidates fail here, and the
+      // long matches of periodic columns are scanned once, not once per candidate.
+      if (best > 0 && (best + cell > left || std::memcmp(p + best, p + best - d * cell, cell) != 0)) return;
+      const std::size_t agree = agreeing(p, d * cell, left) / cell * cell;
       if (agree > best) best = agree, best_dist = d;
     };
     consider(dist);
