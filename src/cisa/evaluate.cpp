@@ -303,12 +303,14 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
   const PricingTable prices(sc);
   const std::size_t n = sc.point_count, chunk = std::max<std::size_t>(1, opt.chunk_rows);
   const unsigned threads = std::max(1u, opt.threads);
-  // Three chunks: the sink writes the older two (on its own thread) while the next is evaluated.
+  // Two chunks: the sink writes the older one (on its own thread) while the next is evaluated. (A
+  // third, session 15, let evaluation run further ahead of a slow sink; since chunks are encoded
+  // by cell_deflate the sink takes ~6 ms a chunk to evaluation's ~16, and the third table's first
+  // sizing, 17 MB zeroed and faulted in, cost more CPU than it saved.)
   // Two batches of points: the calling thread reads the next chunk's points from the sweep while
   // this one's are evaluated.
-  constexpr std::size_t kBuilders = 3;
+  constexpr std::size_t kBuilders = 2;
   PointsTableBuilder builders[kBuilders] = {PointsTableBuilder(sc.design_column),
-                                            PointsTableBuilder(sc.design_column),
                                             PointsTableBuilder(sc.design_column)};
   std::vector<Point> batch[2];
   std::vector<std::int64_t> index[2];
@@ -343,7 +345,7 @@ void evaluate_scenario_chunks(const Scenario& sc, const std::function<void(const
   std::size_t chunks = 0;  // given to the sink
   for (std::size_t k = 0; rows > 0; ++k) {
     if (sinking && k >= kBuilders)
-      sinking->wait_written(k - kBuilders + 1);  // chunk k - 3's table is free
+      sinking->wait_written(k - kBuilders + 1);  // chunk k - 2's table is free
     PointsTableBuilder& b = builders[k % kBuilders];
     const std::vector<Point>& pts = batch[k % 2];
     const std::vector<std::int64_t>& idx = index[k % 2];

@@ -1,13 +1,18 @@
 #include "cisa/scenario.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
+#include <thread>
 
 #include "cisa/embedded.hpp"
+#include "cisa/evaluate.hpp"
 #include "cisa/plausibility.hpp"
 #include "cisa/presets.hpp"
 #include "model/pricing.hpp"
@@ -84,10 +89,26 @@ const std::vector<std::string> kSweepKeys = {
 // Every shipped card and profile (transfer sources, "best" candidates), the scenario's own cards,
 // and profile files its implementation names point at; then each point's implementations are
 // checked on its card, so a bad name or a missing figure stops the run here (exit 2).
-void load_implementations(const YamlDoc& doc, Scenario& sc) {
-  sc.cards = shipped_cards();
+// The shipped GPU cards and implementation profiles, parsed on another thread while the scenario
+// is read and its sweep checked (~25 ms of YAML that ran alone before the run could start).
+struct Shipped {
+  CardCatalog cards;
+  ImplCatalog impls;
+};
+std::future<Shipped> parse_shipped() {
+  auto job = [] { return Shipped{shipped_cards(), shipped_impls()}; };
+  try {
+    return std::async(std::launch::async, job);
+  } catch (const std::system_error&) {  // no thread: parsed when asked for, as before
+    return std::async(std::launch::deferred, job);
+  }
+}
+
+void load_implementations(const YamlDoc& doc, Scenario& sc, std::future<Shipped>& shipped) {
+  Shipped sh = shipped.get();
+  sc.cards = std::move(sh.cards);
   for (const auto& [name, hw] : sc.gpus) sc.cards[name] = hw;
-  sc.impls = shipped_impls();
+  sc.impls = std::move(sh.impls);
   const YAML::Node im = doc.root["implementation"];
   const YAML::Node where = im ? im : doc.root;
   std::map<std::string, std::string> file_to_name;
@@ -130,9 +151,54 @@ void load_implementations(const YamlDoc& doc, Scenario& sc) {
   }
 }
 
+// Sweeps of this many tuples and more are checked on several threads (all_tuples_valid).
+constexpr std::size_t kParallelCheckTuples = 65536;
+
+// Whether every tuple of the sweep passes load_scenario's checks (validate_point; a design that
+// fits the point), checked in ranges on the run's threads; `kept`: the tuples that are not
+// duplicates. False as well when a thread could not start: the serial walk then decides.
+bool all_tuples_valid(const Scenario& sc, std::size_t total, std::size_t& kept) {
+  const unsigned threads = std::max<unsigned>(
+      1, static_cast<unsigned>(std::min<std::size_t>(stream_options().threads, total / (kParallelCheckTuples / 2))));
+  std::vector<std::size_t> counts(threads, 0);
+  std::atomic<bool> bad{false};
+  auto check = [&](unsigned t) {
+    const std::size_t lo = total * t / threads, hi = total * (t + 1) / threads;
+    try {
+      Sweep::Cursor cur(sc.sweep, lo);
+      Point p;
+      bool k = false;
+      std::size_t n = 0;  // counts[t] at the end: no cache line shared with the other threads' counts
+      for (std::size_t i = lo; i < hi && !bad.load(std::memory_order_relaxed); ++i) {
+        cur.next_tuple(p, k);
+        validate_point(p);
+        if (p.design != "cisa")
+          design::resolve(sc.designs.at(p.design), p.geo, p.cisa, effective_qshare(p.cisa, p.work),
+                          sc.design_equal_budget);
+        n += k;
+      }
+      counts[t] = n;
+    } catch (...) {  // the serial walk names it (or rethrows what is not a bad point)
+      bad = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  try {
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(check, t);
+  } catch (const std::system_error&) {
+    bad = true;
+  }
+  check(0);
+  for (auto& th : pool) th.join();
+  kept = 0;
+  for (std::size_t c : counts) kept += c;
+  return !bad;
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::string& source, const std::vector<std::string>& sets, bool expand) {
+  std::future<Shipped> shipped = parse_shipped();
   YamlDoc doc;
   if (source.empty()) {
     const auto text = embedded_text(default_scenario_path());
@@ -296,12 +362,16 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
                      "sweep has more than 1e9 points: cisa-sim streams them in bounded memory, but every point "
                      "is validated before the run and evaluated at ~0.5e6 points/s on 2 cores; run it in parts "
                      "with --set on the sweep, e.g. --set sweep.context=[131072] for one context at a time");
-  {
-    // Every tuple is validated, duplicates included, in sweep order; the first bad one is named.
+  std::size_t n = 0;
+  // Every tuple is validated, duplicates included, in sweep order; the first bad one is named. A
+  // large sweep is checked on several threads first (one thread takes ~50 ms a million tuples, and
+  // nothing else of the run starts before it ends); the walk below runs only when that check
+  // finds a bad tuple (or is not made), and names the first one.
+  if (total < kParallelCheckTuples || !all_tuples_valid(sc, total, n)) {
     Sweep::Cursor cur(sc.sweep);
     Point p;
     bool kept = false;
-    std::size_t n = 0;
+    n = 0;
     // " (in the sweep point sweep.x[i] ...)" for the tuple the cursor stands on.
     auto where_in_sweep = [&] {
       if (sc.sweep.axes.empty()) return std::string();
@@ -339,9 +409,9 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
       }
       n += kept;
     }
-    sc.point_count = n;
-    sc.duplicates_collapsed = total - n;
   }
+  sc.point_count = n;
+  sc.duplicates_collapsed = total - n;
   // measure: how --measure builds its synthetic inputs (the model itself does not read it).
   if (const YAML::Node m = root["measure"]) {
     require_keys_known(doc, m, "measure", {"inputs"});
@@ -364,7 +434,7 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
       throw InputError(locate(doc, root["basis"] ? root["basis"] : root["hardware"], "basis"),
                        "GPU '" + name + "' has no card bench (`card:` in its preset: a calibration file or "
                        "{transfer_from: <measured card>}); or set basis: speed_of_light");
-  load_implementations(doc, sc);
+  load_implementations(doc, sc, shipped);
   if (expand) {
     check_sweep_memory(sc.point_count, 1, doc.file, kBytesPerExpandedPoint);
     sc.points = expand_points(sc.sweep);
@@ -459,6 +529,13 @@ bool Sweep::kept(const std::vector<std::size_t>& idx, const Point& raw) const {
 Sweep::Cursor::Cursor(const Sweep& s) : s_(&s), idx_(s.axes.size(), 0), raw_(s.base) {
   if (s.first_equal_.size() != s.axes.size()) throw std::logic_error("Sweep::prepare() not called");
   done_ = s.tuples() == 0;
+}
+
+Sweep::Cursor::Cursor(const Sweep& s, std::size_t first) : Cursor(s) {
+  if (done_) return;
+  if (first >= s.tuples()) throw std::logic_error("Sweep::Cursor: tuple out of range");
+  for (std::size_t a = idx_.size(); a-- > 0; first /= s.axes[a].size())  // last axis fastest
+    idx_[a] = first % s.axes[a].size();
 }
 
 bool Sweep::Cursor::next_tuple(Point& p, bool& kept) {

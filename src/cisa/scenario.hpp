@@ -42,6 +42,8 @@ class Sweep {
   class Cursor {
    public:
     explicit Cursor(const Sweep& s);
+    // A cursor whose first next_tuple() gives tuple `first` (in sweep order; < tuples()).
+    Cursor(const Sweep& s, std::size_t first);
     // The next tuple into p (storage reused); kept = false for a duplicate. False at the end.
     bool next_tuple(Point& p, bool& kept);
     // The next distinct point into p; false at the end.

@@ -19,6 +19,7 @@
 
 #include "catch.hpp"
 
+#include "cisa/cell_deflate.hpp"
 #include "cisa/write_hdf5.hpp"
 
 namespace cisa::detail {
@@ -136,6 +137,62 @@ TEST_CASE("the chunk encoder's streams inflate (zlib) to their input", "[hdf5]")
   }
   CHECK(runs > 1000);
   CHECK(packed == runs);  // it says so when its stream would not be smaller
+}
+
+TEST_CASE("the cell encoder's streams inflate (zlib) to their input", "[hdf5]") {
+  // Session 16: write_hdf5.cpp encodes deflated chunks with detail::cell_deflate (whole-cell
+  // matches, fixed Huffman codes) and falls back to libdeflate when it packs to over an eighth.
+  // Columns of 8-byte numbers and of text cells (1 to 40 bytes): periodic (periods up to past
+  // deflate's 32 KiB window), runs, constant, periodic with changes, random; chunk sizes from 1
+  // cell to 150,000 bytes.
+  std::mt19937_64 rng(23);
+  std::size_t runs = 0, packed = 0, small = 0;
+  for (int t = 0; t < 1200; ++t) {
+    const std::size_t cell = t % 3 == 0 ? 1 + rng() % 40 : 8;
+    const std::size_t cells = t < 30 ? static_cast<std::size_t>(t) + 1 : 1 + rng() % (150000 / cell);
+    const std::size_t n = cells * cell;
+    const int kind = t % 5;
+    const std::size_t period = 1 + rng() % (rng() % 4 == 0 ? 6000 : 200);
+    std::vector<unsigned char> in(n);
+    for (std::size_t i = 0; i < cells; ++i)
+      for (std::size_t k = 0; k < cell; ++k) {
+        unsigned char& b = in[i * cell + k];
+        if (kind == 0) b = i < period ? static_cast<unsigned char>(rng()) : in[(i - period) * cell + k];  // periodic
+        else if (kind == 1) b = static_cast<unsigned char>((i / period) * 37 + k);  // runs
+        else if (kind == 2) b = static_cast<unsigned char>(k * 11);  // one value
+        else if (kind == 3) b = i >= period && rng() % 50 != 0 ? in[(i - period) * cell + k] : static_cast<unsigned char>(rng());
+        else b = static_cast<unsigned char>(rng());  // random: not packed
+      }
+    for (const std::size_t limit : {n / 8, n}) {
+      std::vector<unsigned char> out;
+      const std::size_t len = cisa::detail::cell_deflate(in.data(), n, cell, out, limit);
+      INFO("case " << t << ", kind " << kind << ", cell " << cell << ", " << cells << " cells, period " << period
+                   << ", limit " << limit);
+      if (len == 0) {  // not shorter than limit: what must pack does
+        CHECK_FALSE((limit == n && n >= 64 && (kind == 2 || (kind == 0 && period * cell * 2 <= std::min<std::size_t>(n, 32768)))));
+        continue;
+      }
+      ++runs;
+      REQUIRE(len < limit);
+      small += len * 8 < n;
+      ++packed;
+      std::vector<unsigned char> back(n + 1);
+      uLongf got = static_cast<uLongf>(back.size());
+      REQUIRE(uncompress(back.data(), &got, out.data(), static_cast<uLong>(len)) == Z_OK);
+      REQUIRE(got == n);
+      REQUIRE(std::memcmp(back.data(), in.data(), n) == 0);
+    }
+  }
+  CHECK(runs > 1000);
+  CHECK(small > 700);
+  // A periodic column of numbers (the sweep's inner axes) packs to a sliver of its bytes.
+  std::vector<double> col(16384);
+  for (std::size_t i = 0; i < col.size(); ++i) col[i] = 1.0 / static_cast<double>(1 + i % 100);
+  std::vector<unsigned char> out;
+  const std::size_t len = cisa::detail::cell_deflate(reinterpret_cast<const unsigned char*>(col.data()),
+                                                     col.size() * 8, 8, out, col.size());
+  CHECK(len > 0);
+  CHECK(len < 3000);
 }
 
 TEST_CASE("compressible streamed columns are deflated and read back bit for bit", "[stream][hdf5]") {

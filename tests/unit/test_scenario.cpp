@@ -1,4 +1,5 @@
 // Scenario loading: shipped files, sweeps, overrides, and errors that say where and what.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -150,4 +151,52 @@ TEST_CASE("a GPU preset can include a calibration file written by `cisa-sim cali
   // The old layout (kernel rates inside the GPU preset) is refused with where they went.
   const std::string old = write_temp("gpu_old.yaml", "name: g\nhbm_gb: 80\nhbm_bw_tbs: 3\nbf16_tflops: 900\nsms: 100\ncalibration: x.yaml\n");
   CHECK(contains(error_of("name: t\nmodel: inkling_small\nhardware: " + old + "\n"), "implementation profiles"));
+}
+
+TEST_CASE("large sweeps are checked on several threads: counts and the first bad point as before", "[scenario]") {
+  // Session 16: sweeps of 65,536 tuples and more are checked in ranges on the run's threads
+  // (all_tuples_valid), the serial walk then names the first bad tuple. 8 x 8 x 8 x 8 x 4 x 4.
+  const std::string axes =
+      "  context: [131072, 262144, 393216, 524288, 655360, 786432, 917504, CTX]\n"
+      "  batch: [1, 2, 4, 8, 16, 32, 48, 64]\n"
+      "  budget: [512, 1024, 1536, 2048, 2560, 3072, 3584, 4096]\n"
+      "  G: [1, 2, 4, 8, 16, 32, 64, GG]\n"
+      "  window: [0, 16, 32, 64]\n"
+      "  prefill_tokens: [512, 1024, 2048, 4096]\n";
+  auto scenario = [&](const std::string& phase, const std::string& ctx, const std::string& g) {
+    std::string a = axes;
+    a.replace(a.find("CTX"), 3, ctx);
+    a.replace(a.find("GG"), 2, g);
+    return "name: t\nmodel: inkling_small\ntp: 8\nhardware: h200_sxm\ncisa: {budget: 4096, G: 16}\n"
+           "workload: {phase: " + phase + ", context: 1M, batch: 2, prefill_tokens: 64}\nsweep:\n" + a;
+  };
+  const char* old = std::getenv("CISA_THREADS");
+  const std::string keep = old ? old : "";
+  for (const char* threads : {"1", "2", "3", "7"}) {
+    INFO(threads << " threads");
+    ::setenv("CISA_THREADS", threads, 1);
+    // Decode: G collapses to 1, 7 of 8 G values are duplicates.
+    const Scenario sc = load_scenario(write_temp("big.yaml", scenario("decode", "1048576", "128")), {}, false);
+    REQUIRE(sc.sweep.tuples() == 65536);
+    std::size_t n = 0;
+    Sweep::Cursor cur(sc.sweep);
+    for (Point p; cur.next(p);) ++n;
+    CHECK(sc.point_count == n);
+    CHECK(n == 65536 / 8);
+    CHECK(sc.duplicates_collapsed == 65536 - n);
+    // G = 1024 > P = 512: first at G[7] with the first prefill size; then a context shorter than
+    // P, in the last range only.
+    CHECK(error_of(scenario("terminal_prefill", "1048576", "1024")) ==
+          error_of(scenario("terminal_prefill", "1048576", "1024")));
+    const std::string g = error_of(scenario("terminal_prefill", "1048576", "1024"));
+    CHECK(contains(g, "QShare G must be in [1, P = 512], got 1024 (in the sweep point sweep.context[0] sweep.batch[0] "
+                      "sweep.budget[0] sweep.G[7] sweep.window[0] sweep.prefill_tokens[0])"));
+    const std::string c = error_of(scenario("terminal_prefill", "1024", "128"));
+    CHECK(contains(c, "P = 2048 exceeds the context of 1024 (in the sweep point sweep.context[7] sweep.batch[0] "
+                      "sweep.budget[0] sweep.G[0] sweep.window[0] sweep.prefill_tokens[2])"));
+  }
+  if (old)
+    ::setenv("CISA_THREADS", keep.c_str(), 1);
+  else
+    ::unsetenv("CISA_THREADS");
 }
