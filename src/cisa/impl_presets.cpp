@@ -191,11 +191,10 @@ void parse_decode_tiles(const YamlDoc& doc, const YAML::Node& dt, const std::str
 
 void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string& field,
                      ImplProfile& p) {
-  require_keys_known(
-      doc, a, field,
-      names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens",
-                                    "split_kv", "decode_visits", "dense_rows", "decode_tiles",
-                                    "page_visit_ns"}));
+  require_keys_known(doc, a, field,
+                     names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing",
+                                                   "split_min_tokens", "split_kv", "decode_visits",
+                                                   "dense_rows", "decode_tiles", "page_visit_ns"}));
   if (const YAML::Node t = a["tile_rows"]) {
     require_keys_known(doc, t, field + ".tile_rows", {"min", "max"});
     if (!t["min"] || !t["max"])
@@ -250,7 +249,8 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
     if (v != "positions" && v != "packed")
       throw InputError(locate(doc, dr["value"], field + ".dense_rows.value"),
                        "must be positions (whole positions, all r heads of each, in a tile) or "
-                       "packed (a KV group's r x P rows packed across positions), got '" + v + "'");
+                       "packed (a KV group's r x P rows packed across positions), got '" +
+                           v + "'");
     if (!dr["source"])
       throw InputError(locate(doc, dr, field + ".dense_rows"),
                        "missing source: say where this comes from");

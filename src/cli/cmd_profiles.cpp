@@ -45,7 +45,8 @@ void show(const std::string& name, const std::string& card, Pricer& pricer) {
   if (p.decode_visits_context)
     std::cout << fmt::format("  decode visits every page of the context ({})\n", p.decode_visits_source);
   if (p.dense_rows_packed)
-    std::cout << fmt::format("  dense query rows packed across positions ({})\n", p.dense_rows_source);
+    std::cout << fmt::format("  dense query rows packed across positions ({})\n",
+                             p.dense_rows_source);
   if (p.decode_tile_rows > 0)
     std::cout << fmt::format("  decode packs at most {} query heads per work item; L2 sharing between a KV group's "
                              "items {} ({})\n",

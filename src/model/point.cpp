@@ -59,10 +59,13 @@ constexpr int kLo = static_cast<int>(Bound::lo), kPt = static_cast<int>(Bound::p
               kHi = static_cast<int>(Bound::hi);
 
 bool same_traffic(const KernelShape& a, const KernelShape& b) {
-  return a.attention_tile_rows == b.attention_tile_rows && a.attention_min_tile_rows == b.attention_min_tile_rows &&
-         a.gqa_packing == b.gqa_packing && a.split_min_tokens == b.split_min_tokens && a.split_kv == b.split_kv && a.decode_visits_context == b.decode_visits_context && a.dense_rows_packed == b.dense_rows_packed &&
-         a.share_selected == b.share_selected && a.score_bytes == b.score_bytes &&
-         a.score_tile_rows == b.score_tile_rows && a.sms == b.sms && a.l2_capacity_bytes == b.l2_capacity_bytes &&
+  return a.attention_tile_rows == b.attention_tile_rows &&
+         a.attention_min_tile_rows == b.attention_min_tile_rows && a.gqa_packing == b.gqa_packing &&
+         a.split_min_tokens == b.split_min_tokens && a.split_kv == b.split_kv &&
+         a.decode_visits_context == b.decode_visits_context &&
+         a.dense_rows_packed == b.dense_rows_packed && a.share_selected == b.share_selected &&
+         a.score_bytes == b.score_bytes && a.score_tile_rows == b.score_tile_rows &&
+         a.sms == b.sms && a.l2_capacity_bytes == b.l2_capacity_bytes &&
          a.decode_tile_rows == b.decode_tile_rows && a.decode_tile_reuse == b.decode_tile_reuse;
 }
 

@@ -473,9 +473,11 @@ DensePart dense_part(const Span& s, i64 n, const KernelShape& sh, KernelCost& a)
   out.qo = 2.0 * static_cast<double>(n) * s.r * s.d * s.b_act;
   out.tiles = t.tiles;
   out.min_tokens = t.min_tile_tokens;
-  const int Md = decode_tiles            ? M
-                 : sh.dense_rows_packed ? attention_tile_for(static_cast<int>(std::min<i64>(n * s.r, M)), sh)
-                                        : attention_tile_for(static_cast<int>(std::min<i64>(n, std::max(1, M / s.r))) * s.r, sh);
+  const int Md =
+      decode_tiles ? M
+      : sh.dense_rows_packed
+          ? attention_tile_for(static_cast<int>(std::min<i64>(n * s.r, M)), sh)
+          : attention_tile_for(static_cast<int>(std::min<i64>(n, std::max(1, M / s.r))) * s.r, sh);
   a.flops_issued += 4.0 * s.d * Md * t.token_reads;
   a.flops_useful += 4.0 * s.d * t.useful_token_rows;
   a.page_visits += t.token_reads / static_cast<double>(s.c);
@@ -778,15 +780,20 @@ std::uint64_t bits_of(double v) {
 static_assert(sizeof(KernelShape) == 104, "a KernelShape field was added: add it to dense_key");
 DenseKey dense_key(const Geometry& geo, const CisaConfig& cfg, i64 start, i64 positions, int batch,
                    const KernelShape& x) {
-  return DenseKey{{pack2(geo.q_heads, geo.kv_heads), pack2(geo.head_dim, geo.hidden),
-                   pack2(cfg.chunk_tokens, static_cast<int>(cfg.kv_dtype)), static_cast<std::uint64_t>(start),
-                   static_cast<std::uint64_t>(positions), pack2(batch, x.attention_tile_rows),
-                   pack2(x.attention_min_tile_rows, x.score_tile_rows), pack2(x.score_pages_per_tile, x.score_tiles_per_cta),
-                   pack2(x.topk_radix_passes, x.sms), bits_of(x.l2_reuse), pack2(x.split_min_tokens, static_cast<int>(x.split_kv)),
-                   pack2(int(x.decode_visits_context) | int(x.share_selected) << 1 | int(x.gqa_packing) << 2 | int(x.dense_rows_packed) << 3,
-                        x.topk_cluster_above),
-                   bits_of(x.l2_capacity_bytes), bits_of(x.score_bytes), pack2(x.topk_few_rows_slice, x.topk_ctas_per_sm),
-                   static_cast<std::uint64_t>(static_cast<std::uint32_t>(x.decode_tile_rows)), bits_of(x.decode_tile_reuse)}};
+  return DenseKey{
+      {pack2(geo.q_heads, geo.kv_heads), pack2(geo.head_dim, geo.hidden),
+       pack2(cfg.chunk_tokens, static_cast<int>(cfg.kv_dtype)), static_cast<std::uint64_t>(start),
+       static_cast<std::uint64_t>(positions), pack2(batch, x.attention_tile_rows),
+       pack2(x.attention_min_tile_rows, x.score_tile_rows),
+       pack2(x.score_pages_per_tile, x.score_tiles_per_cta), pack2(x.topk_radix_passes, x.sms),
+       bits_of(x.l2_reuse), pack2(x.split_min_tokens, static_cast<int>(x.split_kv)),
+       pack2(int(x.decode_visits_context) | int(x.share_selected) << 1 | int(x.gqa_packing) << 2 |
+                 int(x.dense_rows_packed) << 3,
+             x.topk_cluster_above),
+       bits_of(x.l2_capacity_bytes), bits_of(x.score_bytes),
+       pack2(x.topk_few_rows_slice, x.topk_ctas_per_sm),
+       static_cast<std::uint64_t>(static_cast<std::uint32_t>(x.decode_tile_rows)),
+       bits_of(x.decode_tile_reuse)}};
 }
 
 bool same_key(const DenseKey& a, const DenseKey& b) {

@@ -22,7 +22,8 @@ struct KernelShape {
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
   SplitKv split_kv = SplitKv::always;  // which phases split the KV length, and how many pieces
   bool decode_visits_context = false;  // a decode work item visits every page of its context, not only its selection
-  bool dense_rows_packed = false;      // dense tiles pack a KV group's r x P rows across positions (GQA-folded query)
+  bool dense_rows_packed =
+      false;  // dense tiles pack a KV group's r x P rows across positions (GQA-folded query)
   double l2_capacity_bytes = 0;  // L2 size: window over which co-resident CTAs share pages
   bool share_selected = true;  // co-resident CTAs of a sequence find each other's random picks in L2
   bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head

@@ -650,11 +650,15 @@ TEST_CASE("cuDNN and FA2 pack dense query rows across positions; the loader chec
   CHECK(dp == predict(d, pricer.for_point(d)).cost.attention_dense.flops_issued);
   // The loader.
   const std::string at = "  page_visit_ns:";
-  CHECK(profile_error(replaced(kDense, at, "  dense_rows: {value: packed, source: \"MEAS: t\"}\n" + at))
+  CHECK(profile_error(
+            replaced(kDense, at, "  dense_rows: {value: packed, source: \"MEAS: t\"}\n" + at))
             .empty());
-  CHECK(contains(profile_error(replaced(kDense, at, "  dense_rows: {value: folded, source: \"MEAS: t\"}\n" + at)),
+  CHECK(contains(profile_error(replaced(
+                     kDense, at, "  dense_rows: {value: folded, source: \"MEAS: t\"}\n" + at)),
                  "positions"));
-  CHECK(contains(profile_error(replaced(kDense, at, "  dense_rows: {value: packed}\n" + at)), "source"));
-  CHECK(contains(profile_error(replaced(kDense, at, "  dense_rows: {value: packed, source: \"x\", by: 1}\n" + at)),
+  CHECK(contains(profile_error(replaced(kDense, at, "  dense_rows: {value: packed}\n" + at)),
+                 "source"));
+  CHECK(contains(profile_error(replaced(
+                     kDense, at, "  dense_rows: {value: packed, source: \"x\", by: 1}\n" + at)),
                  "by"));
 }
