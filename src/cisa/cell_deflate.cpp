@@ -31,17 +31,22 @@ struct Tables {
   std::array<Code, 259> length{};
   Tables() {
     for (std::uint32_t v = 0; v <= 256; ++v) {
-      if (v < 144) literal[v] = {reversed(0x30 + v, 8), 8};
-      else if (v < 256) literal[v] = {reversed(0x190 + v - 144, 9), 9};
-      else literal[v] = {0, 7};  // 256: seven zero bits
+      if (v < 144)
+        literal[v] = {reversed(0x30 + v, 8), 8};
+      else if (v < 256)
+        literal[v] = {reversed(0x190 + v - 144, 9), 9};
+      else
+        literal[v] = {0, 7};  // 256: seven zero bits
     }
-    static constexpr std::uint16_t base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                               31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+    static constexpr std::uint16_t base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+                                               15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+                                               67, 83, 99, 115, 131, 163, 195, 227, 258};
     static constexpr std::uint8_t extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                                2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
     for (std::uint32_t sym = 0; sym < 29; ++sym) {
       const std::uint32_t code = 257 + sym;
-      const Code c = code < 280 ? Code{reversed(code - 256, 7), 7} : Code{reversed(0xC0 + code - 280, 8), 8};
+      const Code c =
+          code < 280 ? Code{reversed(code - 256, 7), 7} : Code{reversed(0xC0 + code - 280, 8), 8};
       const std::uint32_t hi = sym == 28 ? 258 : base[sym + 1] - 1;
       for (std::uint32_t l = base[sym]; l <= hi && l <= 258; ++l)
         length[l] = {c.bits | ((l - base[sym]) << c.len), c.len + extra[sym]};
@@ -55,8 +60,9 @@ const Tables& tables() {
 
 // A distance 1..32768: its 5-bit fixed code and extra bits.
 Code distance_code(std::uint32_t d) {
-  static constexpr std::uint16_t base[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-                                             193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+  static constexpr std::uint16_t base[30] = {
+      1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+      193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
   std::uint32_t sym = 29;
   while (base[sym] > d) --sym;
   const std::uint32_t extra = sym < 4 ? 0 : sym / 2 - 1;
@@ -136,14 +142,14 @@ std::uint32_t adler32_of(const unsigned char* in, std::size_t n) {
 #endif
 }
 
-std::size_t cell_deflate(const unsigned char* in, std::size_t n, std::size_t cell, std::vector<unsigned char>& out,
-                         std::size_t limit) {
+std::size_t cell_deflate(const unsigned char* in, std::size_t n, std::size_t cell,
+                         std::vector<unsigned char>& out, std::size_t limit) {
   if (cell == 0 || n == 0 || n % cell != 0 || limit < 16) return 0;
   const std::size_t cells = n / cell;
   const std::size_t max_dist = 32768 / cell;  // deflate's window, in cells
   const Tables& t = tables();
   if (out.size() < limit) out.resize(limit);
-  out[0] = 0x78, out[1] = 0x01;  // zlib header: deflate, 32 KiB window, fastest
+  out[0] = 0x78, out[1] = 0x01;            // zlib header: deflate, 32 KiB window, fastest
   BitOut bits(out.data() + 2, limit - 6);  // the Adler-32 trailer after it
   bits.put(1, 1);                          // BFINAL: the only block
   bits.put(1, 2);                          // BTYPE 01: fixed Huffman codes
@@ -166,15 +172,18 @@ std::size_t cell_deflate(const unsigned char* in, std::size_t n, std::size_t cel
       const unsigned char* p = in + i * cell;
       // Longer than best only if the cell at best agrees too: most candidates fail here, and the
       // long matches of periodic columns are scanned once, not once per candidate.
-      if (best > 0 && (best + cell > left || std::memcmp(p + best, p + best - d * cell, cell) != 0)) return;
+      if (best > 0 && (best + cell > left || std::memcmp(p + best, p + best - d * cell, cell) != 0))
+        return;
       const std::size_t agree = agreeing(p, d * cell, left) / cell * cell;
       if (agree > best) best = agree, best_dist = d;
     };
     consider(dist);
     if (last[h]) consider(i + 1 - last[h]);
     if (first[h]) {
-      if (i + 1 - first[h] > max_dist) first[h] = static_cast<std::uint32_t>(i + 1);  // out of the window
-      else consider(i + 1 - first[h]);
+      if (i + 1 - first[h] > max_dist)
+        first[h] = static_cast<std::uint32_t>(i + 1);  // out of the window
+      else
+        consider(i + 1 - first[h]);
     } else {
       first[h] = static_cast<std::uint32_t>(i + 1);
     }

@@ -16,8 +16,8 @@ namespace cisa::detail {
 // matches: ~5x cheaper than libdeflate's byte-wise search (level 1), streams ~15 % larger (fixed
 // codes). Returns the stream's length, or 0 when it would not be shorter than `limit` bytes (the
 // caller then tries a byte-wise encoder).
-std::size_t cell_deflate(const unsigned char* in, std::size_t n, std::size_t cell, std::vector<unsigned char>& out,
-                         std::size_t limit);
+std::size_t cell_deflate(const unsigned char* in, std::size_t n, std::size_t cell,
+                         std::vector<unsigned char>& out, std::size_t limit);
 
 // The stream's trailer: Adler-32 of in[0, n) (RFC 1950).
 std::uint32_t adler32_of(const unsigned char* in, std::size_t n);

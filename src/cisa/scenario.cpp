@@ -15,10 +15,10 @@
 #include "cisa/evaluate.hpp"
 #include "cisa/plausibility.hpp"
 #include "cisa/presets.hpp"
-#include "model/pricing.hpp"
 #include "cisa/scenario_source.hpp"
 #include "cisa/yaml_util.hpp"
 #include "design/design_yaml.hpp"
+#include "model/pricing.hpp"
 
 namespace cisa {
 
@@ -158,8 +158,9 @@ constexpr std::size_t kParallelCheckTuples = 65536;
 // fits the point), checked in ranges on the run's threads; `kept`: the tuples that are not
 // duplicates. False as well when a thread could not start: the serial walk then decides.
 bool all_tuples_valid(const Scenario& sc, std::size_t total, std::size_t& kept) {
-  const unsigned threads = std::max<unsigned>(
-      1, static_cast<unsigned>(std::min<std::size_t>(stream_options().threads, total / (kParallelCheckTuples / 2))));
+  const unsigned threads =
+      std::max<unsigned>(1, static_cast<unsigned>(std::min<std::size_t>(
+                                stream_options().threads, total / (kParallelCheckTuples / 2))));
   std::vector<std::size_t> counts(threads, 0);
   std::atomic<bool> bad{false};
   auto check = [&](unsigned t) {
@@ -168,7 +169,8 @@ bool all_tuples_valid(const Scenario& sc, std::size_t total, std::size_t& kept) 
       Sweep::Cursor cur(sc.sweep, lo);
       Point p;
       bool k = false;
-      std::size_t n = 0;  // counts[t] at the end: no cache line shared with the other threads' counts
+      std::size_t n =
+          0;  // counts[t] at the end: no cache line shared with the other threads' counts
       for (std::size_t i = lo; i < hi && !bad.load(std::memory_order_relaxed); ++i) {
         cur.next_tuple(p, k);
         validate_point(p);

@@ -8,8 +8,8 @@
 #include <unistd.h>
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <bit>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -108,11 +108,13 @@ class ChunkDeflater {
   // columns repeat whole cells; it packs them at a fifth of libdeflate's CPU, ~15 % larger),
   // libdeflate for the others: those it does not pack to the share that made the column
   // deflated (kDeflateBelow; 3 of 64 deflated columns of the 1M bench sweep).
-  std::size_t encode(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out, std::size_t cell = 0) {
+  std::size_t encode(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out,
+                     std::size_t cell = 0) {
 #ifdef CISA_HAVE_LIBDEFLATE
     if (n < 2) return 0;
     if (cell > 0)
-      if (const std::size_t len = detail::cell_deflate(in, n, cell, out, static_cast<std::size_t>(kDeflateBelow * static_cast<double>(n))))
+      if (const std::size_t len = detail::cell_deflate(
+              in, n, cell, out, static_cast<std::size_t>(kDeflateBelow * static_cast<double>(n))))
         return len;
     if (!c_ && !(c_ = libdeflate_alloc_compressor(1))) throw std::bad_alloc();
     if (out.size() < n) out.resize(n);

@@ -149,7 +149,8 @@ TEST_CASE("the cell encoder's streams inflate (zlib) to their input", "[hdf5]") 
   std::size_t runs = 0, packed = 0, small = 0;
   for (int t = 0; t < 1200; ++t) {
     const std::size_t cell = t % 3 == 0 ? 1 + rng() % 40 : 8;
-    const std::size_t cells = t < 30 ? static_cast<std::size_t>(t) + 1 : 1 + rng() % (150000 / cell);
+    const std::size_t cells =
+        t < 30 ? static_cast<std::size_t>(t) + 1 : 1 + rng() % (150000 / cell);
     const std::size_t n = cells * cell;
     const int kind = t % 5;
     const std::size_t period = 1 + rng() % (rng() % 4 == 0 ? 6000 : 200);
@@ -157,19 +158,28 @@ TEST_CASE("the cell encoder's streams inflate (zlib) to their input", "[hdf5]") 
     for (std::size_t i = 0; i < cells; ++i)
       for (std::size_t k = 0; k < cell; ++k) {
         unsigned char& b = in[i * cell + k];
-        if (kind == 0) b = i < period ? static_cast<unsigned char>(rng()) : in[(i - period) * cell + k];  // periodic
-        else if (kind == 1) b = static_cast<unsigned char>((i / period) * 37 + k);  // runs
-        else if (kind == 2) b = static_cast<unsigned char>(k * 11);  // one value
-        else if (kind == 3) b = i >= period && rng() % 50 != 0 ? in[(i - period) * cell + k] : static_cast<unsigned char>(rng());
-        else b = static_cast<unsigned char>(rng());  // random: not packed
+        if (kind == 0)
+          b = i < period ? static_cast<unsigned char>(rng())
+                         : in[(i - period) * cell + k];  // periodic
+        else if (kind == 1)
+          b = static_cast<unsigned char>((i / period) * 37 + k);  // runs
+        else if (kind == 2)
+          b = static_cast<unsigned char>(k * 11);  // one value
+        else if (kind == 3)
+          b = i >= period && rng() % 50 != 0 ? in[(i - period) * cell + k]
+                                             : static_cast<unsigned char>(rng());
+        else
+          b = static_cast<unsigned char>(rng());  // random: not packed
       }
     for (const std::size_t limit : {n / 8, n}) {
       std::vector<unsigned char> out;
       const std::size_t len = cisa::detail::cell_deflate(in.data(), n, cell, out, limit);
-      INFO("case " << t << ", kind " << kind << ", cell " << cell << ", " << cells << " cells, period " << period
-                   << ", limit " << limit);
+      INFO("case " << t << ", kind " << kind << ", cell " << cell << ", " << cells
+                   << " cells, period " << period << ", limit " << limit);
       if (len == 0) {  // not shorter than limit: what must pack does
-        CHECK_FALSE((limit == n && n >= 64 && (kind == 2 || (kind == 0 && period * cell * 2 <= std::min<std::size_t>(n, 32768)))));
+        CHECK_FALSE(
+            (limit == n && n >= 64 &&
+             (kind == 2 || (kind == 0 && period * cell * 2 <= std::min<std::size_t>(n, 32768)))));
         continue;
       }
       ++runs;
@@ -189,8 +199,8 @@ TEST_CASE("the cell encoder's streams inflate (zlib) to their input", "[hdf5]") 
   std::vector<double> col(16384);
   for (std::size_t i = 0; i < col.size(); ++i) col[i] = 1.0 / static_cast<double>(1 + i % 100);
   std::vector<unsigned char> out;
-  const std::size_t len = cisa::detail::cell_deflate(reinterpret_cast<const unsigned char*>(col.data()),
-                                                     col.size() * 8, 8, out, col.size());
+  const std::size_t len = cisa::detail::cell_deflate(
+      reinterpret_cast<const unsigned char*>(col.data()), col.size() * 8, 8, out, col.size());
   CHECK(len > 0);
   CHECK(len < 3000);
 }

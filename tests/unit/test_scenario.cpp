@@ -153,7 +153,8 @@ TEST_CASE("a GPU preset can include a calibration file written by `cisa-sim cali
   CHECK(contains(error_of("name: t\nmodel: inkling_small\nhardware: " + old + "\n"), "implementation profiles"));
 }
 
-TEST_CASE("large sweeps are checked on several threads: counts and the first bad point as before", "[scenario]") {
+TEST_CASE("large sweeps are checked on several threads: counts and the first bad point as before",
+          "[scenario]") {
   // Session 16: sweeps of 65,536 tuples and more are checked in ranges on the run's threads
   // (all_tuples_valid), the serial walk then names the first bad tuple. 8 x 8 x 8 x 8 x 4 x 4.
   const std::string axes =
@@ -168,7 +169,8 @@ TEST_CASE("large sweeps are checked on several threads: counts and the first bad
     a.replace(a.find("CTX"), 3, ctx);
     a.replace(a.find("GG"), 2, g);
     return "name: t\nmodel: inkling_small\ntp: 8\nhardware: h200_sxm\ncisa: {budget: 4096, G: 16}\n"
-           "workload: {phase: " + phase + ", context: 1M, batch: 2, prefill_tokens: 64}\nsweep:\n" + a;
+           "workload: {phase: " +
+           phase + ", context: 1M, batch: 2, prefill_tokens: 64}\nsweep:\n" + a;
   };
   const char* old = std::getenv("CISA_THREADS");
   const std::string keep = old ? old : "";
@@ -176,7 +178,8 @@ TEST_CASE("large sweeps are checked on several threads: counts and the first bad
     INFO(threads << " threads");
     ::setenv("CISA_THREADS", threads, 1);
     // Decode: G collapses to 1, 7 of 8 G values are duplicates.
-    const Scenario sc = load_scenario(write_temp("big.yaml", scenario("decode", "1048576", "128")), {}, false);
+    const Scenario sc =
+        load_scenario(write_temp("big.yaml", scenario("decode", "1048576", "128")), {}, false);
     REQUIRE(sc.sweep.tuples() == 65536);
     std::size_t n = 0;
     Sweep::Cursor cur(sc.sweep);
@@ -189,11 +192,15 @@ TEST_CASE("large sweeps are checked on several threads: counts and the first bad
     CHECK(error_of(scenario("terminal_prefill", "1048576", "1024")) ==
           error_of(scenario("terminal_prefill", "1048576", "1024")));
     const std::string g = error_of(scenario("terminal_prefill", "1048576", "1024"));
-    CHECK(contains(g, "QShare G must be in [1, P = 512], got 1024 (in the sweep point sweep.context[0] sweep.batch[0] "
-                      "sweep.budget[0] sweep.G[7] sweep.window[0] sweep.prefill_tokens[0])"));
+    CHECK(contains(g,
+                   "QShare G must be in [1, P = 512], got 1024 (in the sweep point "
+                   "sweep.context[0] sweep.batch[0] "
+                   "sweep.budget[0] sweep.G[7] sweep.window[0] sweep.prefill_tokens[0])"));
     const std::string c = error_of(scenario("terminal_prefill", "1024", "128"));
-    CHECK(contains(c, "P = 2048 exceeds the context of 1024 (in the sweep point sweep.context[7] sweep.batch[0] "
-                      "sweep.budget[0] sweep.G[0] sweep.window[0] sweep.prefill_tokens[2])"));
+    CHECK(contains(
+        c,
+        "P = 2048 exceeds the context of 1024 (in the sweep point sweep.context[7] sweep.batch[0] "
+        "sweep.budget[0] sweep.G[0] sweep.window[0] sweep.prefill_tokens[2])"));
   }
   if (old)
     ::setenv("CISA_THREADS", keep.c_str(), 1);
