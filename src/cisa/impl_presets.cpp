@@ -1,6 +1,7 @@
 // Implementation profiles from YAML (models/impl/*.yaml, embedded; or a user's file). A profile
 // gives each figure per card; measured figures may instead come from calibration files written
 // by `cisa-sim calibrate` (their `implementation:` block), listed under `calibrations:`.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -189,6 +190,23 @@ void parse_decode_tiles(const YamlDoc& doc, const YAML::Node& dt, const std::str
   p.decode_tile_source = get_string(doc, dt["source"], field + ".source");
 }
 
+// A structural choice {value: one of `allowed`, source: "..."}; `hint` says what each value means.
+struct Choice {
+  std::string value, source;
+};
+Choice choice(const YamlDoc& doc, const YAML::Node& n, const std::string& field,
+              const std::vector<std::string>& allowed, const std::string& hint) {
+  require_keys_known(doc, n, field, {"value", "source"});
+  Choice c{get_string(doc, n["value"], field + ".value"), ""};
+  if (std::find(allowed.begin(), allowed.end(), c.value) == allowed.end())
+    throw InputError(locate(doc, n["value"], field + ".value"),
+                     "must be " + hint + ", got '" + c.value + "'");
+  if (!n["source"])
+    throw InputError(locate(doc, n, field), "missing source: say where this comes from");
+  c.source = get_string(doc, n["source"], field + ".source");
+  return c;
+}
+
 void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string& field,
                      ImplProfile& p) {
   require_keys_known(doc, a, field,
@@ -209,53 +227,29 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
     p.split_min_tokens =
         small_int(doc, a["split_min_tokens"], field + ".split_min_tokens", 16, 1 << 20);
   if (const YAML::Node sk = a["split_kv"]) {  // which phases split the KV length to fill the SMs
-    require_keys_known(doc, sk, field + ".split_kv", {"value", "source"});
-    const std::string v = get_string(doc, sk["value"], field + ".split_kv.value");
-    if (v != "always" && v != "decode" && v != "fa2" && v != "waves")
-      throw InputError(locate(doc, sk["value"], field + ".split_kv.value"),
-                       "must be always (prefill and decode split the KV length when the grid is "
-                       "short), decode, fa2 "
-                       "(FlashAttention-2's split heuristic) or waves (always, and many works "
-                       "split to fill the last "
-                       "wave), got '" +
-                           v + "'");
-    if (!sk["source"])
-      throw InputError(locate(doc, sk, field + ".split_kv"),
-                       "missing source: say where this comes from");
-    p.split_kv = v == "always"   ? SplitKv::always
-                 : v == "decode" ? SplitKv::decode
-                 : v == "fa2"    ? SplitKv::fa2
-                                 : SplitKv::waves;
-    p.split_kv_source = get_string(doc, sk["source"], field + ".split_kv.source");
+    const Choice c = choice(doc, sk, field + ".split_kv", {"always", "decode", "fa2", "waves"},
+                            "always (prefill and decode split the KV length when the grid is "
+                            "short), decode, fa2 (FlashAttention-2's split heuristic) or waves "
+                            "(always, and many works split to fill the last wave)");
+    p.split_kv = c.value == "always"   ? SplitKv::always
+                 : c.value == "decode" ? SplitKv::decode
+                 : c.value == "fa2"    ? SplitKv::fa2
+                                       : SplitKv::waves;
+    p.split_kv_source = c.source;
   }
   if (const YAML::Node dv = a["decode_visits"]) {  // which pages a decode work item walks
-    require_keys_known(doc, dv, field + ".decode_visits", {"value", "source"});
-    const std::string v = get_string(doc, dv["value"], field + ".decode_visits.value");
-    if (v != "selected" && v != "context")
-      throw InputError(locate(doc, dv["value"], field + ".decode_visits.value"),
-                       "must be selected (the K + W selected pages) or context (every page of the "
-                       "context, e.g. a "
-                       "block-mask row walked whole), got '" +
-                           v + "'");
-    if (!dv["source"])
-      throw InputError(locate(doc, dv, field + ".decode_visits"),
-                       "missing source: say where this comes from");
-    p.decode_visits_context = v == "context";
-    p.decode_visits_source = get_string(doc, dv["source"], field + ".decode_visits.source");
+    const Choice c = choice(doc, dv, field + ".decode_visits", {"selected", "context"},
+                            "selected (the K + W selected pages) or context (every page of the "
+                            "context, e.g. a block-mask row walked whole)");
+    p.decode_visits_context = c.value == "context";
+    p.decode_visits_source = c.source;
   }
   if (const YAML::Node dr = a["dense_rows"]) {  // how the dense path cuts query rows into tiles
-    require_keys_known(doc, dr, field + ".dense_rows", {"value", "source"});
-    const std::string v = get_string(doc, dr["value"], field + ".dense_rows.value");
-    if (v != "positions" && v != "packed")
-      throw InputError(locate(doc, dr["value"], field + ".dense_rows.value"),
-                       "must be positions (whole positions, all r heads of each, in a tile) or "
-                       "packed (a KV group's r x P rows packed across positions), got '" +
-                           v + "'");
-    if (!dr["source"])
-      throw InputError(locate(doc, dr, field + ".dense_rows"),
-                       "missing source: say where this comes from");
-    p.dense_rows_packed = v == "packed";
-    p.dense_rows_source = get_string(doc, dr["source"], field + ".dense_rows.source");
+    const Choice c = choice(doc, dr, field + ".dense_rows", {"positions", "packed"},
+                            "positions (whole positions, all r heads of each, in a tile) or "
+                            "packed (a KV group's r x P rows packed across positions)");
+    p.dense_rows_packed = c.value == "packed";
+    p.dense_rows_source = c.source;
   }
   if (const YAML::Node dt = a["decode_tiles"]) parse_decode_tiles(doc, dt, field + ".decode_tiles", p);
   const YAML::Node l2 = a["l2_sharing"];
