@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <future>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -89,26 +88,10 @@ const std::vector<std::string> kSweepKeys = {
 // Every shipped card and profile (transfer sources, "best" candidates), the scenario's own cards,
 // and profile files its implementation names point at; then each point's implementations are
 // checked on its card, so a bad name or a missing figure stops the run here (exit 2).
-// The shipped GPU cards and implementation profiles, parsed on another thread while the scenario
-// is read and its sweep checked (~25 ms of YAML that ran alone before the run could start).
-struct Shipped {
-  CardCatalog cards;
-  ImplCatalog impls;
-};
-std::future<Shipped> parse_shipped() {
-  auto job = [] { return Shipped{shipped_cards(), shipped_impls()}; };
-  try {
-    return std::async(std::launch::async, job);
-  } catch (const std::system_error&) {  // no thread: parsed when asked for, as before
-    return std::async(std::launch::deferred, job);
-  }
-}
-
-void load_implementations(const YamlDoc& doc, Scenario& sc, std::future<Shipped>& shipped) {
-  Shipped sh = shipped.get();
-  sc.cards = std::move(sh.cards);
+void load_implementations(const YamlDoc& doc, Scenario& sc) {
+  sc.cards = shipped_cards();
   for (const auto& [name, hw] : sc.gpus) sc.cards[name] = hw;
-  sc.impls = std::move(sh.impls);
+  sc.impls = shipped_impls();
   const YAML::Node im = doc.root["implementation"];
   const YAML::Node where = im ? im : doc.root;
   std::map<std::string, std::string> file_to_name;
@@ -200,7 +183,6 @@ bool all_tuples_valid(const Scenario& sc, std::size_t total, std::size_t& kept) 
 }  // namespace
 
 Scenario load_scenario(const std::string& source, const std::vector<std::string>& sets, bool expand) {
-  std::future<Shipped> shipped = parse_shipped();
   YamlDoc doc;
   if (source.empty()) {
     const auto text = embedded_text(default_scenario_path());
@@ -436,7 +418,7 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
       throw InputError(locate(doc, root["basis"] ? root["basis"] : root["hardware"], "basis"),
                        "GPU '" + name + "' has no card bench (`card:` in its preset: a calibration file or "
                        "{transfer_from: <measured card>}); or set basis: speed_of_light");
-  load_implementations(doc, sc, shipped);
+  load_implementations(doc, sc);
   if (expand) {
     check_sweep_memory(sc.point_count, 1, doc.file, kBytesPerExpandedPoint);
     sc.points = expand_points(sc.sweep);
