@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -134,12 +135,34 @@ void load_implementations(const YamlDoc& doc, Scenario& sc) {
   }
 }
 
+// load_scenario's checks of one sweep tuple: the point's own (validate_point) and, for a design,
+// that the design fits the point (e.g. a budget of whole units). What failed, or nothing.
+struct TupleError {
+  bool design;  // false: validate_point's "field: message"
+  std::string what;
+};
+std::optional<TupleError> tuple_error(const Scenario& sc, const Point& p) {
+  try {
+    validate_point(p);
+  } catch (const std::invalid_argument& e) {
+    return TupleError{false, e.what()};
+  }
+  if (p.design == "cisa") return std::nullopt;
+  try {
+    design::resolve(sc.designs.at(p.design), p.geo, p.cisa, effective_qshare(p.cisa, p.work),
+                    sc.design_equal_budget);
+  } catch (const std::invalid_argument& e) {
+    return TupleError{true, e.what()};
+  }
+  return std::nullopt;
+}
+
 // Sweeps of this many tuples and more are checked on several threads (all_tuples_valid).
 constexpr std::size_t kParallelCheckTuples = 65536;
 
-// Whether every tuple of the sweep passes load_scenario's checks (validate_point; a design that
-// fits the point), checked in ranges on the run's threads; `kept`: the tuples that are not
-// duplicates. False as well when a thread could not start: the serial walk then decides.
+// Whether every tuple of the sweep passes load_scenario's checks (tuple_error), checked in ranges
+// on the run's threads; `kept`: the tuples that are not duplicates. False as well when a thread
+// could not start: the serial walk then decides.
 bool all_tuples_valid(const Scenario& sc, std::size_t total, std::size_t& kept) {
   const unsigned threads =
       std::max<unsigned>(1, static_cast<unsigned>(std::min<std::size_t>(
@@ -156,10 +179,10 @@ bool all_tuples_valid(const Scenario& sc, std::size_t total, std::size_t& kept) 
           0;  // counts[t] at the end: no cache line shared with the other threads' counts
       for (std::size_t i = lo; i < hi && !bad.load(std::memory_order_relaxed); ++i) {
         cur.next_tuple(p, k);
-        validate_point(p);
-        if (p.design != "cisa")
-          design::resolve(sc.designs.at(p.design), p.geo, p.cisa, effective_qshare(p.cisa, p.work),
-                          sc.design_equal_budget);
+        if (tuple_error(sc, p)) {
+          bad = true;
+          return;
+        }
         n += k;
       }
       counts[t] = n;
@@ -365,10 +388,12 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
       return at + ")";
     };
     while (cur.next_tuple(p, kept)) {
-      try {
-        validate_point(p);
-      } catch (const std::invalid_argument& e) {
-        std::string msg = e.what();
+      const std::optional<TupleError> bad = tuple_error(sc, p);
+      if (bad && bad->design)
+        throw InputError(locate(doc, design_nodes.at(p.design), "design"),
+                         "design '" + p.design + "' at this point: " + bad->what + where_in_sweep());
+      if (bad) {
+        std::string msg = bad->what;
         const std::string field = msg.substr(0, msg.find(':'));
         msg = msg.substr(msg.find(':') + 2);
         YAML::Node where = root;
@@ -381,15 +406,6 @@ Scenario load_scenario(const std::string& source, const std::vector<std::string>
           where = blk[leaf] ? blk[leaf] : blk;
         }
         throw InputError(locate(doc, where, field), msg);
-      }
-      if (p.design != "cisa") {  // the design must fit the point (e.g. a budget of whole units)
-        try {
-          design::resolve(sc.designs.at(p.design), p.geo, p.cisa, effective_qshare(p.cisa, p.work),
-                          sc.design_equal_budget);
-        } catch (const std::invalid_argument& e) {
-          const std::string msg = "design '" + p.design + "' at this point: " + e.what() + where_in_sweep();
-          throw InputError(locate(doc, design_nodes.at(p.design), "design"), msg);
-        }
       }
       n += kept;
     }

@@ -141,7 +141,8 @@ TEST_CASE("the chunk encoder's streams inflate (zlib) to their input", "[hdf5]")
 
 TEST_CASE("the cell encoder's streams inflate (zlib) to their input", "[hdf5]") {
   // Session 16: write_hdf5.cpp encodes deflated chunks with detail::cell_deflate (whole-cell
-  // matches, fixed Huffman codes) and falls back to libdeflate when it packs to over an eighth.
+  // matches, fixed Huffman codes) and falls back to libdeflate when it packs to over a quarter
+  // (write_hdf5.cpp kDeflateBelow).
   // Columns of 8-byte numbers and of text cells (1 to 40 bytes): periodic (periods up to past
   // deflate's 32 KiB window), runs, constant, periodic with changes, random; chunk sizes from 1
   // cell to 150,000 bytes.
