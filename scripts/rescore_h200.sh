@@ -23,6 +23,7 @@ ARCHIVED_S14B="--set implementation.cisa=cisa_kernels_2026_12_03b" # session 14'
 ARCHIVED_S15A="--set implementation.cisa=cisa_kernels_2026_12_03c" # session 14's kernels, session 15's first calibration
 ARCHIVED_S15B="--set implementation.cisa=cisa_kernels_2026_12_03d" # session 14's kernels, session 15's last calibration
 ARCHIVED_S16A="--set implementation.cisa=cisa_kernels_2026_12_04"  # session 14's kernels, session 16's first calibration
+ARCHIVED_S16B="--set implementation.cisa=cisa_kernels_2026_12_04b" # session 16's kernels, session 16's last calibration
 
 # rescore DIR FILE SCENARIO [--set ...]: FILE (a device run) -> DIR/<name>_measured.h5 and
 # DIR/<name>_report.txt. Columns measured beside our kernels (peers: meas_*_peer, meas_*_cudnn,
@@ -148,13 +149,18 @@ rescore_dir results/h200/heldout17 "" $ARCHIVED_S16A
 # Session 16 call 5 (session 16's kernels: the decode scoring GEMV at 4 warps x 2 stages; the current
 # profile calibrated in the same call): held-out v18 (committed 407e6ff after v17 was read, before the
 # cudnn profile's long-shape rate and the kernel change) measured once with cuDNN and FA2 on its dense
-# shapes, and the committed sweeps measured again.
-rescore_dir results/h200/heldout18 ""
-rescore_dir results/h200/remeasured_s16 _s16
+# shapes, and the committed sweeps measured again (archived profile cisa_kernels_2026_12_04b).
+rescore_dir results/h200/heldout18 "" $ARCHIVED_S16B
+rescore_dir results/h200/remeasured_s16 _s16 $ARCHIVED_S16B
 # Session 16 call 6: held-out v19 (committed d47e065 after v18 was read, before the cudnn and fa2
 # profiles' dense rows packed across positions) measured once after it with the same kernels and the
-# current calibration (call 5), and cuDNN and FA2 on its dense shapes.
-rescore_dir results/h200/heldout19 ""
+# calibration of call 5 (archived profile cisa_kernels_2026_12_04b), and cuDNN and FA2 on its dense shapes.
+rescore_dir results/h200/heldout19 "" $ARCHIVED_S16B
+# Session 17 call 1 (session 16's kernels; the current profile calibrated in the same call): held-out
+# v20 (committed 9f6cfd4 at the start of session 17; no model change followed) measured once with
+# cuDNN and FA2 on its dense shapes, and the peers' fit shapes (impl_fit) timed again.
+rescore_dir results/h200/heldout20 ""
+rescore_dir results/h200/impls_s17 _q  # <scenario>_q: timed queued
 # Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
 # profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
 # calibration of the same call (archived profile cisa_kernels_2026_12_02d).
@@ -345,17 +351,27 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   and FA2 on its dense shapes. Then read for cuDNN's one-sign error (session 16: the card's power
   cap): inspected.
 - **re-measured sweeps, session 16** (`results/h200/remeasured_s16/`): the three committed sweeps with
-  session 16's kernels (the decode scoring GEMV at 4 warps x 2 stages), queued timing, the current
-  calibration (same call).
+  session 16's kernels (the decode scoring GEMV at 4 warps x 2 stages), queued timing, the
+  calibration of the same call (archived profile cisa_kernels_2026_12_04b).
 - **held-out v18** (`results/h200/heldout18/`, `scenarios/heldout18_*.yaml`): written and committed
   (407e6ff) after v17 was read, before the cudnn profile's H200 rate from its long fit shape and
-  session 16's kernel change, measured once after them, queued, with the current calibration (same
-  call) and cuDNN and FA2 on its dense shapes. Then read for the peers' worst (r = 13: whole-position
+  session 16's kernel change, measured once after them, queued, with the calibration of the same
+  call (archived profile cisa_kernels_2026_12_04b) and cuDNN and FA2 on its dense shapes. Then read for the peers' worst (r = 13: whole-position
   tiles): inspected.
 - **held-out v19** (`results/h200/heldout19/`, `scenarios/heldout19_*.yaml`): written and committed
   (d47e065) after v18 was read, before the cudnn and fa2 profiles' dense rows packed across
   positions, measured once after it, queued, with session 16's kernels, the current calibration (of
-  the call before, same kernels) and cuDNN and FA2 on its dense shapes; used for nothing else.
+  the call before, same kernels; archived profile cisa_kernels_2026_12_04b) and cuDNN and FA2 on its
+  dense shapes. Read in session 17 (its cuDNN decode and setup rows, with v14-v18's): inspected.
+- **held-out v20** (`results/h200/heldout20/`, `scenarios/heldout20_*.yaml`): written and committed
+  (9f6cfd4) at the start of session 17, measured once, queued, with session 16's kernels, the
+  current calibration (same call) and cuDNN and FA2 on its dense shapes. No model change preceded
+  it: it scores the model of v19 (session 16's). The device run's own summary printed its
+  speedup errors before scoring; no decision followed them. Used for nothing else.
+- **peer fit shapes, session 17** (`results/h200/impls_s17/`): impl_fit timed again in the same call
+  as v20 (cuDNN, FA2, Flex and this project's kernels). Not used to refit the profiles (session 17:
+  the cuDNN decode fit shape read 4.66 TB/s, above session 13's 4.55 and the 4.1-4.4 TB/s of
+  cuDNN at the inspected held-out shapes; a same-call refit would move the profile away from them).
 - **peer profiles**: cuDNN, FA2 and Flex against their own profiles (fit shapes apart). The Flex
   validation set (flex_sweep) was inspected in session 5 to choose Flex's decode structure.
 
@@ -388,9 +404,10 @@ TXT
               "heldout15|held-out v15, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03c calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout16|held-out v16, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_03d calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout17|held-out v17, inspected after scoring (kernels of session 14, queued timing, profile cisa_kernels_2026_12_04 calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
-              "remeasured_s16|re-measured sweeps, session 16 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN peer times of 2026-11-29)" \
-              "heldout18|held-out v18, inspected after scoring (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
-              "heldout19|held-out v19 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the call before; cuDNN and FA2 on its dense shapes)"; do
+              "remeasured_s16|re-measured sweeps, session 16 (kernels of session 16, queued timing, profile cisa_kernels_2026_12_04b calibrated in the same call; cuDNN peer times of 2026-11-29)" \
+              "heldout18|held-out v18, inspected after scoring (kernels of session 16, queued timing, profile cisa_kernels_2026_12_04b calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "heldout19|held-out v19, inspected after scoring (kernels of session 16, queued timing, profile cisa_kernels_2026_12_04b calibrated in the call before; cuDNN and FA2 on its dense shapes)" \
+              "heldout20|held-out v20 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
@@ -405,5 +422,9 @@ TXT
     $PY analysis/fidelity.py --markdown \
       --set "peer profiles queued, fit shapes (session 13: impl_fit timed queued, the cudnn, fa2 and flex profiles' fit; own kernels of session 12)=results/h200/impls_s13/impl_fit_q_measured.h5" \
       --set "peer profiles queued, validation (session 13: flex_sweep timed queued, same call)=results/h200/impls_s13/flex_sweep_q_measured.h5"
+  fi
+  if ls results/h200/impls_s17/*_measured.h5 >/dev/null 2>&1; then
+    $PY analysis/fidelity.py --markdown \
+      --set "peer fit shapes timed again (session 17, same call as v20; not refitted: the profiles keep session 13's and 16's figures; own kernels of session 16)=results/h200/impls_s17/impl_fit_q_measured.h5"
   fi
 } > $D/SUMMARY.md
