@@ -1,5 +1,7 @@
 #include "cisa/results.hpp"
 
+#include "cisa/same_text.hpp"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace cisa {
 
@@ -70,7 +73,52 @@ const std::vector<std::string>& measured_columns() {
   return names;
 }
 
+namespace {
+// A text column's cells by blocks of kRows rows, for put_rows: a block whose cells already hold one
+// value and whose new rows all have it is not touched. A reused chunk table's text cells mostly
+// hold what the next chunk writes, and reading or writing them (10 columns, ~5 MB a 16,384-row
+// chunk) cost ~0.15 s of CPU a 1M-point sweep; the rows' own values are in cache.
+class TextBlocks {
+ public:
+  static constexpr std::size_t kRows = 64;
+  // The column is n rows long now: cells past n were destroyed or are new (empty).
+  void resized(std::size_t n) {
+    blocks_.resize((n + kRows - 1) / kRows);
+    for (std::size_t b = 0; b < blocks_.size(); ++b) blocks_[b].rows = std::min(blocks_[b].rows, n - b * kRows);
+  }
+  // Cells [i0, i0 + n) of `cells` = get(0 .. n - 1). Threads may put disjoint blocks at once.
+  template <class Get>
+  void put(std::vector<std::string>& cells, std::size_t i0, std::size_t n, const Get& get) {
+    if (n == 0) return;
+    if (i0 % kRows != 0 || n > kRows) {  // not one block: write and forget what the blocks held
+      for (std::size_t k = 0; k < n; ++k) set_text(cells[i0 + k], get(k));
+      for (std::size_t b = i0 / kRows; b <= (i0 + n - 1) / kRows; ++b)
+        blocks_[b].rows = std::min(blocks_[b].rows, i0 > b * kRows ? i0 - b * kRows : 0);
+      return;
+    }
+    Block& blk = blocks_[i0 / kRows];
+    const std::string& v0 = get(0);
+    bool uniform = true;
+    for (std::size_t k = 1; k < n && uniform; ++k) uniform = same_text(get(k), v0);
+    if (uniform && blk.rows >= n && same_text(blk.value, v0)) return;  // the cells hold it
+    for (std::size_t k = 0; k < n; ++k) set_text(cells[i0 + k], get(k));
+    blk.rows = uniform ? n : 0;
+    if (uniform) set_text(blk.value, v0);
+  }
+
+ private:
+  struct Block {
+    std::size_t rows = 0;  // rows [0, rows) of the block hold `value`
+    std::string value;
+  };
+  std::vector<Block> blocks_;
+};
+}  // namespace
+
 struct PointsTableBuilder::Cols {
+  // Per text column (its cells' vector): what put_rows knows its blocks hold. Built with the
+  // columns; only its entries change later.
+  std::map<const std::vector<std::string>*, TextBlocks> text;
   std::vector<std::string> *dense_impl, *cisa_impl, *design = nullptr;
   std::vector<std::vector<double>*> lo, hi;  // band ends of band_columns(), in order
   std::vector<std::string> *model, *hardware, *phase, *kv_dtype, *rep_dtype, *rep_kind, *score_agg,
@@ -201,6 +249,8 @@ PointsTableBuilder::PointsTableBuilder(bool design_column) : c_(std::make_shared
   c.w_near = &t.add_f64("window_near_end_prefill", "x", "ceiling view with window, tail and representative scan at G");
   c.w_dec = &t.add_f64("window_decode", "x", "ceiling view with window, tail and scan at G = 1");
   c.pred_basis = &t.add_text("pred_basis", "calibrated | speed_of_light (file attribute rates_source.<gpu> says where the rates came from)");
+  for (const auto& col : t.columns())
+    if (const auto* cells = std::get_if<std::vector<std::string>>(&col.data)) c.text[cells];
 }
 
 // Columns are sized ahead and written by index: a point costs stores, not 76 push_backs.
@@ -240,6 +290,7 @@ void PointsTableBuilder::resize_columns(std::size_t first, std::size_t last, std
           v.resize(n);
         },
         mut.data);
+    if (const auto* cells = std::get_if<std::vector<std::string>>(&mut.data)) c_->text.at(cells).resized(n);
   }
 }
 
@@ -291,6 +342,13 @@ void PointsTableBuilder::put_rows(std::size_t i0, std::size_t n, const std::int6
                                   const Prediction* preds, const Rates* const* rates) {
   Cols& c = *c_;
   // COL(column, expression of the row's p (Point), r (Prediction) and f (its ForwardCost))
+// TXT(column, expression): a text column, by blocks (TextBlocks).
+#define TXT(col, expr)                                                           \
+  c.text.at(c.col).put(*c.col, i0, n, [&](std::size_t k) -> const std::string& { \
+    [[maybe_unused]] const Point& p = pts[k];                                    \
+    [[maybe_unused]] const Prediction& r = preds[k];                             \
+    return (expr);                                                               \
+  })
 #define COL(col, expr)                                  \
   for (std::size_t k = 0; k < n; ++k) {                 \
     [[maybe_unused]] const Point& p = pts[k];           \
@@ -298,12 +356,12 @@ void PointsTableBuilder::put_rows(std::size_t i0, std::size_t n, const std::int6
     [[maybe_unused]] const ForwardCost& f = r.cost;     \
     (*c.col)[i0 + k] = (expr);                          \
   }
-  COL(model, p.model);
-  COL(hardware, p.hardware);
-  COL(dense_impl, r.dense_impl);
-  COL(cisa_impl, r.cisa_impl);
-  if (c.design) COL(design, r.design);
-  COL(phase, name_of(p.work.phase));
+  TXT(model, p.model);
+  TXT(hardware, p.hardware);
+  TXT(dense_impl, r.dense_impl);
+  TXT(cisa_impl, r.cisa_impl);
+  if (c.design) TXT(design, r.design);
+  TXT(phase, name_of(p.work.phase));
   COL(context, p.work.context_tokens);
   COL(budget, p.cisa.budget_chunks);
   COL(g, r.qshare_g);
@@ -316,10 +374,10 @@ void PointsTableBuilder::put_rows(std::size_t i0, std::size_t n, const std::int6
   COL(window, p.cisa.window_pages);
   COL(prefill, positions_per_forward(p.work));
   COL(rep_dim, p.cisa.rep_dim > 0 ? p.cisa.rep_dim : p.geo.head_dim);
-  COL(kv_dtype, name_of(p.cisa.kv_dtype));
-  COL(rep_dtype, name_of(p.cisa.rep_dtype));
-  COL(rep_kind, name_of(p.cisa.rep_kind));
-  COL(score_agg, name_of(p.cisa.score_agg));
+  TXT(kv_dtype, name_of(p.cisa.kv_dtype));
+  TXT(rep_dtype, name_of(p.cisa.rep_dtype));
+  TXT(rep_kind, name_of(p.cisa.rep_kind));
+  TXT(score_agg, name_of(p.cisa.score_agg));
   COL(overlap, p.cisa.selection_overlap);
   COL(forwards, r.forwards);
 
@@ -408,8 +466,9 @@ void PointsTableBuilder::put_rows(std::size_t i0, std::size_t n, const std::int6
   COL(w_kv, r.ceilings.window_kv_only);
   COL(w_near, r.ceilings.window_near_end_prefill);
   COL(w_dec, r.ceilings.window_decode);
-  COL(pred_basis, name_of(rates[k]->basis));
+  TXT(pred_basis, name_of(rates[k]->basis));
 #undef COL
+#undef TXT
 }
 
 }  // namespace cisa

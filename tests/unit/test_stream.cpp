@@ -219,6 +219,24 @@ TEST_CASE("streamed chunks equal the in-memory table, bit for bit, with shards a
   CHECK(a == b);
 }
 
+TEST_CASE("reused chunk tables' text cells follow their values", "[stream]") {
+  // Text axes outermost: a (phase, hardware, kv_dtype) run is 72 rows, so runs start inside
+  // put_rows' 64-row blocks and move across the two chunk tables that evaluation reuses
+  // (results.cpp TextBlocks: a block whose cells hold its value is not written again).
+  const std::string sw =
+      "sweep:\n  phase: [terminal_prefill, decode, terminal_prefill]\n  hardware: [h200_sxm, b200, h200_sxm]\n"
+      "  kv_dtype: [bf16, fp8, bf16]\n  context: [131072, 262144, 524288]\n  budget: [512, 1024, 2048]\n"
+      "  G: [1, 2, 4, 8]\n  batch: [1, 4]\n";
+  const Scenario held = load_scenario(write_temp("text.yaml", std::string(kHead) + sw), {});
+  const Scenario lazy = load_scenario(write_temp("text.yaml", std::string(kHead) + sw), {}, false);
+  const Table want = evaluate_scenario(held);
+  for (const std::size_t rows : {64, 100, 200, 777})
+    for (const unsigned threads : {1u, 2u}) {
+      INFO("chunk rows " << rows << ", threads " << threads);
+      require_same(want, streamed(lazy, Shard{0, 1}, rows, threads));
+    }
+}
+
 TEST_CASE("a streamed HDF5 file and CSV hold the in-memory values", "[stream]") {
   const std::string sw = "sweep:\n  phase: [terminal_prefill, decode]\n  budget: [512, 1024, 2048]\n  G: [1, 2, 4]\n"
                          "  dense_impl: [best, fa3]\n  batch: [1, 2, 3, 4, 5]\n";
