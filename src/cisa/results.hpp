@@ -26,7 +26,9 @@ class PointsTableBuilder {
   void put_rows(std::size_t row, std::size_t n, const std::int64_t* index, const Point* points,
                 const Prediction* preds, const Rates* const* rates);
   void reserve(std::size_t rows);
-  void set_rows(std::size_t rows);  // every column `rows` long (storage kept for reuse)
+  // Every column `rows` long (storage kept for reuse), the measured columns NaN. A table reused
+  // this way must not have had its measured columns written through table().
+  void set_rows(std::size_t rows);
   // Columns [first, last) `rows` long, so that threads can share a first set_rows: it touches
   // every page of the columns (~17 MB a 16,384-row chunk), and a page's first touch is slow.
   std::size_t column_count() const { return t_.columns().size(); }
@@ -39,6 +41,7 @@ class PointsTableBuilder {
   void resize_all(std::size_t n);
   Table t_;
   std::size_t rows_ = 0, capacity_ = 0;
+  std::size_t nan_rows_ = 0;  // set_rows made the measured columns NaN in [0, nan_rows_)
   struct Cols;
   std::shared_ptr<Cols> c_;
 };
