@@ -18,6 +18,7 @@
 #include "cisa/errors.hpp"
 #include "model/pricing.hpp"
 #include "cisa/results.hpp"
+#include "cisa/same_text.hpp"
 #include "cisa/version.hpp"
 #include "design/design_eval.hpp"
 
@@ -42,7 +43,8 @@ Shard parse_shard(const std::string& text) {
 
 // CISA points with this model; other designs (issue 15) with src/design's traffic model.
 Prediction predict_point(const Scenario& sc, const Point& p, const PointPricing& pr) {
-  return p.design == "cisa" ? predict(p, pr)
+  static const std::string kCisa = "cisa";
+  return same_text(p.design, kCisa) ? predict(p, pr)
                             : design::predict_design(p, pr, sc.designs.at(p.design), sc.design_equal_budget);
 }
 

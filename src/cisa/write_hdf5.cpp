@@ -21,6 +21,7 @@
 #include "cisa/cell_deflate.hpp"
 #include "cisa/hdf5_handle.hpp"
 #include "cisa/output_file.hpp"
+#include "cisa/same_text.hpp"
 
 namespace cisa {
 
@@ -71,7 +72,7 @@ bool uniform_cells(const Column& c, std::size_t begin, std::size_t n, std::uint6
   const auto& s = std::get<std::vector<std::string>>(c.data);
   text = s[begin];
   return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(begin), s.begin() + static_cast<std::ptrdiff_t>(begin + n),
-                     [&](const std::string& v) { return v == text; });
+                     [&](const std::string& v) { return same_text(v, text); });
 }
 
 // One column layout for streamed and held tables (Writer::create_slab / write_slab): a column

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "cisa/errors.hpp"
+#include "cisa/same_text.hpp"
 
 namespace cisa::cli {
 
@@ -319,7 +320,11 @@ void RunDigest::add(const Table& chunk) {
         [&](const auto& v) {
           using T = typename std::decay_t<decltype(v)>::value_type;
           for (std::size_t r = 0; r < n; ++r) {
-            if (r && v[r] == v[r - 1]) continue;
+            if constexpr (std::is_same_v<T, std::string>) {
+              if (r && same_text(v[r], v[r - 1])) continue;
+            } else if (r && v[r] == v[r - 1]) {
+              continue;
+            }
             if (dd.texts.size() + dd.numbers.size() >= distinct_cap_) break;  // streamed: bounded
             if constexpr (std::is_same_v<T, std::string>) {
               if (dd.texts.insert(v[r]).second) distinct[name].insert(v[r]);

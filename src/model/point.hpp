@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,24 @@ struct PointPricing {
   std::array<Pricing, 3> cisa;
   bool has_own = false;  // the CISA implementation has a dense kernel of its own ...
   std::array<Pricing, 3> own;  // ... priced here (the "_vs_own" ratios)
+  // Unique to each pricing a Pricer builds, never reused in a process: the key of predict's
+  // per-thread memo of the dense side. A copy, which its owner may change, gets 0: not memoised.
+  struct Id {
+    std::uint64_t value = 0;
+    Id() = default;
+    explicit Id(std::uint64_t v) : value(v) {}
+    Id(const Id&) {}
+    Id(Id&& o) noexcept : value(o.value) { o.value = 0; }
+    Id& operator=(const Id&) {
+      value = 0;
+      return *this;
+    }
+    Id& operator=(Id&& o) noexcept {
+      value = o.value;
+      o.value = 0;
+      return *this;
+    }
+  } id;
 };
 
 struct Prediction {

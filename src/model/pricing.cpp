@@ -1,5 +1,6 @@
 #include "model/pricing.hpp"
 
+#include <atomic>
 #include <stdexcept>
 
 namespace cisa {
@@ -57,6 +58,8 @@ const PointPricing& Pricer::for_point(const Point& p) {
   const auto key = std::make_tuple(p.hardware, p.dense_impl, p.cisa_impl);
   if (const auto it = points_.find(key); it != points_.end()) return it->second;
   PointPricing pp;
+  static std::atomic<std::uint64_t> next_id{1};
+  pp.id = PointPricing::Id(next_id.fetch_add(1));
   const std::string cisa_name = p.cisa_impl == "auto" ? auto_cisa(p.hardware) : p.cisa_impl;
   const ResolvedImpl& cisa = resolved(p.hardware, cisa_name);
   if (!cisa.prices_cisa)

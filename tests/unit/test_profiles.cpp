@@ -662,3 +662,50 @@ TEST_CASE("cuDNN and FA2 pack dense query rows across positions; the loader chec
                      kDense, at, "  dense_rows: {value: packed, source: \"x\", by: 1}\n" + at)),
                  "by"));
 }
+
+TEST_CASE("the dense side kept between points equals the dense side priced afresh", "[profiles]") {
+  // predict keeps the last dense sides per thread, keyed by the pricing's id and what the dense
+  // traffic reads; a copied pricing has no id, so it is priced in full every time.
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  auto same = [](const Prediction& a, const Prediction& b) {
+    CHECK(a.dense_impl == b.dense_impl);
+    CHECK(a.dense.attention == b.dense.attention);
+    CHECK(a.dense_lo.attention == b.dense_lo.attention);
+    CHECK(a.dense_hi.attention == b.dense_hi.attention);
+    CHECK(a.cost.bytes_dense.total() == b.cost.bytes_dense.total());
+    CHECK(a.cost.attention_dense.dram_bytes == b.cost.attention_dense.dram_bytes);
+    CHECK(a.cost.splits_dense == b.cost.splits_dense);
+    CHECK((a.dense_own_attention == b.dense_own_attention ||
+           (std::isnan(a.dense_own_attention) && std::isnan(b.dense_own_attention))));
+  };
+  for (const char* card : {"h200_sxm", "b300"})
+    for (Phase ph : {Phase::terminal_prefill, Phase::decode, Phase::mtp})
+      for (std::int64_t L : {std::int64_t(1) << 17, std::int64_t(1) << 20})
+        for (int batch : {1, 16}) {
+          for (std::int64_t K : {512, 2048, 4096})
+            for (int G : {1, 4, 16}) {
+              Point p = point(card, ph, 32, L, K, G);
+              p.work.batch = batch;
+              p.work.prefill_tokens = 1024;
+              p.work.mtp_tokens = 2;
+              const PointPricing& kept = pricer.for_point(p);
+              REQUIRE(kept.id.value != 0);
+              const PointPricing fresh = kept;  // a copy: no id
+              REQUIRE(fresh.id.value == 0);
+              INFO(card << " phase " << static_cast<int>(ph) << " L " << L << " B " << batch << " K " << K << " G " << G);
+              const Prediction a = predict(p, kept), b = predict(p, fresh);
+              same(a, b);
+              same(predict(p, kept), b);  // a second time: from the kept side
+            }
+        }
+  // A copy that its owner changes is priced with the change (no stale answer).
+  Point d = point("h200_sxm", Phase::decode, 32, 1 << 19, 2048, 1);
+  d.dense_impl = "cudnn";
+  const PointPricing& kept = pricer.for_point(d);
+  const double before = predict(d, kept).dense.attention;
+  PointPricing slow = kept;
+  for (auto& c : slow.dense)
+    for (auto& b : c) b.rates.attention_read_Bps *= 0.5;
+  CHECK(predict(d, slow).dense.attention > 1.5 * before);
+  CHECK(predict(d, kept).dense.attention == before);
+}
