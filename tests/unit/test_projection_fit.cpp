@@ -127,3 +127,34 @@ TEST_CASE("decode projection fit: bytes alone recover the floor and read rate th
   for (int n : {1, 2, 3, 4, 5, 6}) tiny.push_back({128, double(n), 128, 9e-6});
   CHECK_FALSE(fit_projection(tiny, ProjectionForm::bytes_only).ok);
 }
+
+TEST_CASE(
+    "a decode step's projection takes the decode floor and read rate when the rates have them",
+    "[roofline]") {
+  Rates r{};
+  r.sms = 132;
+  r.read_bw_Bps = 4.5e12;
+  r.gemm_flops = 780e12;
+  r.projection_floor_s = 9e-6;
+  r.projection_read_Bps = 3.6e12;
+  r.projection_flops = 800e12;
+  ForwardCost f;
+  KernelCost& k = f.other;
+  k.launches = 1;
+  k.ctas = 132;
+  k.dram_bytes = 2.9e7;  // 10 us at 2.9 TB/s
+  k.dram_write_bytes = 1e5;
+  k.flops_issued = 8e8;  // 1 us of MMA
+  f.cisa_decode_kernel = true;
+  const double prefill_form = projection_time(f, r);
+  CHECK(prefill_form == Approx(9e-6 + 2.9e7 / 3.6e12));  // no decode figures: as before
+  r.projection_decode_own = true;
+  r.projection_decode_floor_s = 7e-6;
+  r.projection_decode_read_Bps = 2.9e12;
+  CHECK(projection_time(f, r) == Approx(7e-6 + 10e-6));
+  k.flops_issued = 8e10;  // 100 us of MMA: the projection's MMA rate still bounds it
+  CHECK(projection_time(f, r) == Approx(7e-6 + 100e-6));
+  k.flops_issued = 8e8;
+  f.cisa_decode_kernel = false;  // prefill ignores the decode figures
+  CHECK(projection_time(f, r) == prefill_form);
+}
