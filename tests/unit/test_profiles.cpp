@@ -436,15 +436,18 @@ const std::string kDecFloor =
 const std::string kDecRead =
     "  projection_decode_read_bw_tbs:\n    h200_sxm: {value: 2.9, source: \"MEAS: test\"}\n";
 
-// A profile whose selection figures come from the calibration file `cal` (its selection block).
-std::string calibration_error(const std::string& selection) {
+// A profile whose selection figures come from a calibration file (its selection block).
+std::string with_calibration(const std::string& selection) {
   const fs::path dir = fs::temp_directory_path() / "cisa_test_projection_decode";
   fs::create_directories(dir);
   const fs::path cal = dir / "cal.yaml";
   std::ofstream(cal) << "calibration:\n  card_name: h200_sxm\n  implementation:\n"
                      << "    name: tdense\n    selection:\n"
                      << selection;
-  return profile_error(kDense + "calibrations: [" + cal.string() + "]\n");
+  return kDense + "calibrations: [" + cal.string() + "]\n";
+}
+std::string calibration_error(const std::string& selection) {
+  return profile_error(with_calibration(selection));
 }
 }  // namespace
 
@@ -476,6 +479,12 @@ TEST_CASE("the decode projection's floor and read rate come together or not at a
   const std::string cal_read =
       "      projection_decode_read_bw_tbs: {value: 2.9, source: \"MEAS: test\"}\n";
   CHECK(calibration_error(cal_floor + cal_read).empty());
+  const YamlDoc doc = parse_yaml(with_calibration(cal_floor + cal_read), "profile.yaml");
+  const ImplProfile p = parse_impl(doc, doc.root, "");
+  REQUIRE(p.projection_decode_floor_us.cards.size() == 1);
+  CHECK(p.projection_decode_floor_us.cards[0].first == "h200_sxm");
+  CHECK(p.projection_decode_floor_us.cards[0].second.value == 8.1);
+  CHECK(p.projection_decode_read_bw_tbs.cards[0].second.label() == Label::MEAS);
   const std::string e = calibration_error(cal_floor);
   CHECK(contains(
       e, "cal.yaml:6: field 'calibration.implementation.selection.projection_decode_floor_us'"));
