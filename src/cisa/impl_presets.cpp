@@ -76,6 +76,8 @@ const std::vector<FieldSpec>& selection_fields() {
       {"projection_floor_us", &ImplProfile::projection_floor_us, nullptr},
       {"projection_read_bw_tbs", &ImplProfile::projection_read_bw_tbs, nullptr},
       {"projection_mma_tflops", &ImplProfile::projection_mma_tflops, nullptr},
+      {"projection_decode_floor_us", &ImplProfile::projection_decode_floor_us, nullptr},
+      {"projection_decode_read_bw_tbs", &ImplProfile::projection_decode_read_bw_tbs, nullptr},
       {"rep_update_floor_us", &ImplProfile::rep_update_floor_us, nullptr},
       {"scoring_decode_floor_us", &ImplProfile::scoring_decode_floor_us, nullptr},
       {"scoring_decode_read_bw_tbs", &ImplProfile::scoring_decode_read_bw_tbs, nullptr},
@@ -96,6 +98,31 @@ std::vector<std::string> names_of(const std::vector<FieldSpec>& specs,
 
 PerCard& slot(ImplProfile& p, const FieldSpec& s) {
   return s.indexed ? *s.indexed(p) : p.*(s.member);
+}
+
+// Figures of one form that a block gives together or not at all (the decode projection's floor
+// and read rate were fitted as one form).
+void require_pair(const YamlDoc& doc, const YAML::Node& blk, const std::string& field,
+                  const char* a, const char* b) {
+  if (!blk || !blk.IsMap() || bool(blk[a]) == bool(blk[b])) return;
+  const char* given = blk[a] ? a : b;
+  const char* missing = blk[a] ? b : a;
+  throw InputError(locate(doc, blk[given], field + "." + given),
+                   std::string("given without '") + missing +
+                       "': the two were fitted as one form (floor + bytes / read rate); give "
+                       "both or neither");
+}
+
+void require_projection_decode_pair(const YamlDoc& doc, const YAML::Node& blk,
+                                    const std::string& field) {
+  require_pair(doc, blk, field, "projection_decode_floor_us", "projection_decode_read_bw_tbs");
+}
+
+std::vector<std::string> card_names(const PerCard& pc) {
+  std::vector<std::string> out;
+  for (const auto& [card, f] : pc.cards) out.push_back(card);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Figure positive_figure(const YamlDoc& doc, const YAML::Node& map, const std::string& key,
@@ -322,6 +349,7 @@ void parse_selection(const YamlDoc& doc, const YAML::Node& s, const std::string&
              [&](const YAML::Node& n, const std::string& f, PerCard& out) {
                read_per_card(doc, n, f, out);
              });
+  require_projection_decode_pair(doc, s, field);
 }
 
 // A calibration file's `implementation: {name: <profile>, attention: {...}, selection: {...}}`
@@ -370,6 +398,7 @@ void merge_calibration(const YamlDoc& referrer, const YAML::Node& ref, const std
     single(im["attention"]["page_visit_ns"], f0 + ".attention.page_visit_ns", visit_fields());
   single(im["selection"], f0 + ".selection", selection_fields());
   const YAML::Node sel = im["selection"];
+  require_projection_decode_pair(cal, sel, f0 + ".selection");
   if (sel && sel["scoring_prefill_streams"])
     read_scoring_streams(cal, sel["scoring_prefill_streams"], f0 + ".selection.scoring_prefill_streams", p);
   if (sel && sel["scoring_prefill_floor_us"] && !p.scoring_prefill_streams)
@@ -447,6 +476,11 @@ ImplProfile parse_impl(const YamlDoc& doc, const YAML::Node& node, const std::st
     for (std::size_t i = 0; i < cals.size(); ++i)
       merge_calibration(doc, cals[i], field("calibrations") + "[" + std::to_string(i) + "]", p);
   }
+  if (card_names(p.projection_decode_floor_us) != card_names(p.projection_decode_read_bw_tbs))
+    throw InputError(locate(doc, node["selection"] ? node["selection"] : node,
+                            field("selection.projection_decode_floor_us")),
+                     "projection_decode_floor_us and projection_decode_read_bw_tbs are given for "
+                     "different cards: give both for each card (one form, fitted together)");
   if (!p.scoring_prefill_floor_us.empty() && !p.scoring_prefill_streams)
     throw InputError(locate(doc, node["selection"] ? node["selection"] : node, field("selection.scoring_prefill_streams")),
                      "missing: the form the scoring_prefill_* figures were fitted with (shared or overlapped)");

@@ -20,15 +20,11 @@ namespace cisa::gpu {
 #ifdef CISA_HAVE_MEASURE
 namespace {
 
-// The index projection's cuBLAS GEMM on calibrate's own 24 shapes (NOTES, session 11: the fit set
-// of the 180-shape grid), fitted to floor + max(bytes / read, FLOPs / MMA). `note` carries the
-// method (ok) or why no figure is written.
-ProjectionFit calibrate_projection() {
-  std::cerr << "  index projection (cuBLAS GEMM, 24 shapes) ... " << std::flush;
-  std::vector<GemmShape> shapes;
-  for (int m : {128, 256, 512})
-    for (int k : {4096, 8192})
-      for (int n : {1024, 4096, 16384, 65536}) shapes.push_back({m, n, k});
+// One grid of the index projection's cuBLAS GEMM timed as the measure path calls it and fitted in
+// `form`. `note` carries the method (ok) or why no figure is written.
+ProjectionFit calibrate_projection_grid(const std::string& what,
+                                        const std::vector<GemmShape>& shapes, ProjectionForm form) {
+  std::cerr << "  " << what << " (cuBLAS GEMM, " << shapes.size() << " shapes) ... " << std::flush;
   std::vector<ProjectionSample> samples;
   std::string list;
   for (const GemmTiming& t : probe_projection_gemm(shapes)) {
@@ -36,20 +32,47 @@ ProjectionFit calibrate_projection() {
     list += fmt::format("{}{}x{}x{}: {:.1f} us", list.empty() ? "" : "; ", t.shape.m, t.shape.n,
                         t.shape.k, t.ms * 1e3);
   }
-  ProjectionFit pf = fit_projection(samples);
+  ProjectionFit pf = fit_projection(samples, form);
+  const bool flops = form == ProjectionForm::bytes_and_flops;
   const std::string method =
       "cuBLAS BF16 GEMM out[m x n] = W[m x k] X[k x n] (fp32 accumulate) as the measure path's "
-      "index projection calls it, each after a 256 MiB L2-flush memset, median of 9, 24 shapes "
-      "(m x n x k): " +
-      list +
-      fmt::format("; t = floor + max(bytes / read rate, FLOPs / MMA rate) by least squares of "
-                  "relative residuals: rms {:.1f} %, median {:.1f} %, worst {:.1f} %; the band "
-                  "is the rms: residual spread {:.1f}%",
-                  100 * pf.rms_rel, 100 * pf.median_rel, 100 * pf.worst_rel, 200 * pf.rms_rel);
+      "index projection calls it, each after a 256 MiB L2-flush memset, median of 9, " +
+      fmt::format("{} {} shapes (m x n x k): ", shapes.size(), what) + list +
+      fmt::format(
+          "; t = floor + {} by least squares of relative residuals: rms {:.1f} %, median "
+          "{:.1f} %, worst {:.1f} %; the band is the rms: residual spread {:.1f}%",
+          flops ? "max(bytes / read rate, FLOPs / MMA rate)"
+                : "bytes / read rate (FLOPs negligible: no MMA term)",
+          100 * pf.rms_rel, 100 * pf.median_rel, 100 * pf.worst_rel, 200 * pf.rms_rel);
   pf.note = pf.ok ? method : pf.note + "; " + method;
-  std::cerr << fmt::format("floor {:.1f} us, {:.2f} TB/s, {:.0f} TF/s (rms {:.1f} %)\n",
-                           pf.floor_s * 1e6, pf.read_Bps / 1e12, pf.mma_flops / 1e12,
-                           100 * pf.rms_rel);
+  std::cerr << fmt::format("floor {:.1f} us, {:.2f} TB/s", pf.floor_s * 1e6, pf.read_Bps / 1e12)
+            << (flops ? fmt::format(", {:.0f} TF/s", pf.mma_flops / 1e12) : std::string())
+            << fmt::format(" (rms {:.1f} %)\n", 100 * pf.rms_rel);
+  return pf;
+}
+
+// The prefill grid: session 11's fit set of its 180-shape grid (m 128-512) and m 1,024 (8 KV
+// heads), n 1K-64K tokens: 32 shapes, bytes and FLOPs.
+ProjectionFit calibrate_projection() {
+  std::vector<GemmShape> shapes;
+  for (int m : {128, 256, 512, 1024})
+    for (int k : {4096, 8192})
+      for (int n : {1024, 4096, 16384, 65536}) shapes.push_back({m, n, k});
+  return calibrate_projection_grid("index projection", shapes, ProjectionForm::bytes_and_flops);
+}
+
+// The decode step's skinny GEMMs (one column per sequence, n = batch): 24 shapes, bytes alone.
+ProjectionFit calibrate_projection_decode() {
+  std::vector<GemmShape> shapes;
+  for (int m : {128, 256, 512, 1024})
+    for (int k : {4096, 8192})
+      for (int n : {4, 32, 256}) shapes.push_back({m, n, k});
+  ProjectionFit pf =
+      calibrate_projection_grid("decode index projection", shapes, ProjectionForm::bytes_only);
+  if (pf.ok && !(pf.floor_s > 0)) {  // the profile takes both figures or neither
+    pf.ok = false;
+    pf.note = "the fitted floor is 0; " + pf.note;
+  }
   return pf;
 }
 
@@ -123,6 +146,7 @@ std::string calibration_yaml(const std::string& card_name) {
       kr.topk_out_ids_per_ns_per_sm, kr.scoring_read_bw_tbs, kr.scoring_write_bw_tbs,
       kr.setup_floor_us, hb.value);
   const ProjectionFit pf = calibrate_projection();
+  const ProjectionFit pd = calibrate_projection_decode();
   auto meas = [&](const char* indent, const char* key, double v, const std::string& method) {
     return v > 0 ? fmt::format("{}{}: {{value: {:.4g}, source: \"{}; {}\"}}\n", indent, key, v, tag,
                                method)
@@ -174,6 +198,8 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "projection_floor_us", pf.ok ? pf.floor_s * 1e6 : 0.0, pf.note)
     << meas(a, "projection_read_bw_tbs", pf.ok ? pf.read_Bps / 1e12 : 0.0, pf.note)
     << meas(a, "projection_mma_tflops", pf.ok ? pf.mma_flops / 1e12 : 0.0, pf.note)
+    << meas(a, "projection_decode_floor_us", pd.ok ? pd.floor_s * 1e6 : 0.0, pd.note)
+    << meas(a, "projection_decode_read_bw_tbs", pd.ok ? pd.read_Bps / 1e12 : 0.0, pd.note)
     << a << "# other_floor_us (the form before the projection figures; not used with them): "
     << fmt::format("{:.4g}", kr.other_floor_us) << " (" << kr.other_method << ")\n"
     << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method)

@@ -158,6 +158,11 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
       r.projection_read_Bps = at(im.projection_read_bw_tbs, b, true) * 1e12;
       r.projection_flops = at(im.projection_mma_tflops, b, true) * 1e12;
     }
+    r.projection_decode_own = im.projection_decode_term;
+    if (im.projection_decode_term) {
+      r.projection_decode_floor_s = at(im.projection_decode_floor_us, b, false) * 1e-6;
+      r.projection_decode_read_Bps = at(im.projection_decode_read_bw_tbs, b, true) * 1e12;
+    }
     // A profile without its own figure prices the update's launch at the projection's (XFER rule).
     r.rep_update_floor_s =
         im.rep_update_term ? at(im.rep_update_floor_us, b, false) * 1e-6 : r.projection_floor_s;

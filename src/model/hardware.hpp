@@ -82,6 +82,10 @@ struct Rates {
   double attention_floor_s = 0, scoring_floor_s = 0, topk_floor_s = 0;
   // The index projection (other): floor + max(bytes / read rate, FLOPs / MMA rate).
   double projection_floor_s = 0, projection_read_Bps = 0, projection_flops = 0;
+  // The decode step's projection (skinny GEMMs): its own floor and read rate when
+  // projection_decode_own, else the two above; FLOPs at projection_flops either way.
+  bool projection_decode_own = false;
+  double projection_decode_floor_s = 0, projection_decode_read_Bps = 0;
   double rep_update_floor_s =
       0;  // per launch of the representative update (other: the index projection)
   double setup_latency_s = 0, setup_Bps = 0;  // setup: the step's descriptors uploaded in the step

@@ -99,12 +99,14 @@ struct Resolver {
   }
 };
 
-// Records (provenance only) that `field` is priced at `from`'s value, under the given XFER rule.
-void out_xfer(ResolvedImpl& o, const std::string& field, const Figure& from,
-              const std::string& rule) {
+// Records (provenance only) that `field` is priced at `from`'s value, under the given XFER rule;
+// returns the labelled figure.
+Figure out_xfer(ResolvedImpl& o, const std::string& field, const Figure& from,
+                const std::string& rule) {
   Figure f = from;
   f.source = rule + from.source;
   o.used.push_back({field, f});
+  return f;
 }
 
 bool known_here(const PerCard& pc, const std::string& card) {
@@ -113,8 +115,39 @@ bool known_here(const PerCard& pc, const std::string& card) {
   return false;
 }
 
+// The decode step's projection: its own floor and read rate, else the prefill projection's
+// (labelled XFER: the same values; the roofline then prices decode as prefill).
+void resolve_projection_decode(const ImplProfile& p, Resolver& r) {
+  ResolvedImpl& o = r.out;
+  o.projection_decode_term =
+      !p.projection_decode_floor_us.empty() && !p.projection_decode_read_bw_tbs.empty();
+  if (o.projection_decode_term) {
+    o.projection_decode_floor_us =
+        r.get(p.projection_decode_floor_us, Transfer::same, "other.projection_decode_floor_us");
+    o.projection_decode_read_bw_tbs = r.get(p.projection_decode_read_bw_tbs, Transfer::read_bw,
+                                            "other.projection_decode_read_bw_tbs");
+    return;
+  }
+  const std::string rule = " of the same profile (no decode figure of its own); ";
+  o.projection_decode_floor_us =
+      out_xfer(o, "other.projection_decode_floor_us", o.projection_floor_us,
+               "XFER: the projection's floor (" +
+                   std::string(o.projection_term ? "other.projection_floor_us" : "other.floor_us") +
+                   ")" + rule);
+  if (o.projection_term)
+    o.projection_decode_read_bw_tbs =
+        out_xfer(o, "other.projection_decode_read_bw_tbs", o.projection_read_bw_tbs,
+                 "XFER: the projection's read rate (other.projection_read_bw_tbs)" + rule);
+  else if (r.card.has_card)
+    o.projection_decode_read_bw_tbs =
+        out_xfer(o, "other.projection_decode_read_bw_tbs", r.card.card.read_bw_tbs,
+                 "XFER: the projection's read rate, the card's streaming read rate "
+                 "(card.read_bw_tbs; no projection figure)" +
+                     rule);
+}
+
 // The index projection: its own floor and rates, else the older profile's floor with the card's
-// streaming read and GEMM rates (each labelled XFER).
+// streaming read and GEMM rates (each labelled XFER); then the decode step's.
 void resolve_projection(const ImplProfile& p, Resolver& r) {
   ResolvedImpl& o = r.out;
   o.projection_term = !p.projection_floor_us.empty() && !p.projection_read_bw_tbs.empty() &&
@@ -126,15 +159,16 @@ void resolve_projection(const ImplProfile& p, Resolver& r) {
         r.get(p.projection_read_bw_tbs, Transfer::read_bw, "other.projection_read_bw_tbs");
     o.projection_mma_tflops =
         r.get(p.projection_mma_tflops, Transfer::mma, "other.projection_mma_tflops");
-    return;
+  } else {
+    o.projection_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
+    if (r.card.has_card) {
+      out_xfer(o, "other.projection_read_bw_tbs", r.card.card.read_bw_tbs,
+               "XFER: the card's streaming read rate (card.read_bw_tbs; no projection figure); ");
+      out_xfer(o, "other.projection_mma_tflops", r.card.card.gemm_bf16_tflops,
+               "XFER: the card's cuBLAS GEMM rate (card.gemm_bf16_tflops; no projection figure); ");
+    }
   }
-  o.projection_floor_us = r.get(p.other_floor_us, Transfer::same, "other.floor_us");
-  if (r.card.has_card) {
-    out_xfer(o, "other.projection_read_bw_tbs", r.card.card.read_bw_tbs,
-             "XFER: the card's streaming read rate (card.read_bw_tbs; no projection figure); ");
-    out_xfer(o, "other.projection_mma_tflops", r.card.card.gemm_bf16_tflops,
-             "XFER: the card's cuBLAS GEMM rate (card.gemm_bf16_tflops; no projection figure); ");
-  }
+  resolve_projection_decode(p, r);
 }
 
 void resolve_selection(const ImplProfile& p, Resolver& r) {

@@ -119,6 +119,10 @@ struct ImplProfile {
   // read rate, FLOPs / MMA rate). Absent (all three needed): other_floor_us as its floor and the
   // card's streaming read and GEMM rates (XFER).
   PerCard projection_floor_us, projection_read_bw_tbs, projection_mma_tflops;
+  // The decode step's projection (skinny GEMMs, one column per sequence), fitted on calibrate's
+  // decode grid as floor + bytes / read rate: both or neither (the loaders refuse one alone);
+  // absent: the projection's floor and read rate (XFER).
+  PerCard projection_decode_floor_us, projection_decode_read_bw_tbs;
   PerCard other_floor_us;       // per launch of the index projection (the form before session 12)
   PerCard rep_update_floor_us;  // per launch of the representative update; absent: the
                                 // projection's floor (XFER)
@@ -185,6 +189,8 @@ struct ResolvedImpl {
   Figure setup_latency_us, setup_bw_gbs;
   bool projection_term = false;  // the profile has the index projection's own rates
   Figure projection_floor_us, projection_read_bw_tbs, projection_mma_tflops;
+  bool projection_decode_term = false;  // ... and the decode step's own floor and read rate
+  Figure projection_decode_floor_us, projection_decode_read_bw_tbs;  // else the above (XFER)
   bool setup_bw_term =
       false;  // the profile has its own copy bandwidth (else the card's h2d_bw_gbs, XFER)
   bool rep_update_term = false;  // the profile has its own fixed cost for the representative update

@@ -39,7 +39,10 @@ Trial solve_at(const std::vector<ProjectionSample>& v, double rb, double mf) {
 
 }  // namespace
 
-ProjectionFit fit_projection(const std::vector<ProjectionSample>& samples) {
+ProjectionFit fit_projection(const std::vector<ProjectionSample>& samples, ProjectionForm form) {
+  const bool flops = form == ProjectionForm::bytes_and_flops;
+  // bytes_only: the MMA term is off (an infinite rate inside the fit only; no figure is written).
+  const auto mma = [flops](double mf) { return flops ? mf : INFINITY; };
   ProjectionFit out;
   std::vector<ProjectionSample> v;
   for (const ProjectionSample& s : samples)
@@ -48,13 +51,14 @@ ProjectionFit fit_projection(const std::vector<ProjectionSample>& samples) {
     out.note = "fewer than 4 timed shapes";
     return out;
   }
-  const GridBest g = log_grid_search(1e11, 1e13, 1e13, 5e15, 4,
-                                     [&](double rb, double mf) { return solve_at(v, rb, mf).rms; });
-  const double best_r = g.a, best_f = g.b;
+  const GridBest g = log_grid_search(1e11, 1e13, 1e13, 5e15, 4, [&](double rb, double mf) {
+    return solve_at(v, rb, mma(mf)).rms;
+  });
+  const double best_r = g.a, best_f = mma(g.b);
   const Trial best = solve_at(v, best_r, best_f);
   out.floor_s = best.floor_s;
   out.read_Bps = best_r;
-  out.mma_flops = best_f;
+  out.mma_flops = flops ? best_f : 0.0;
   out.rms_rel = best.rms;
   std::vector<double> err;
   for (const ProjectionSample& s : v)
@@ -63,9 +67,9 @@ ProjectionFit fit_projection(const std::vector<ProjectionSample>& samples) {
   out.worst_rel = err.back();
   const std::size_t h = err.size() / 2;
   out.median_rel = err.size() % 2 ? err[h] : 0.5 * (err[h - 1] + err[h]);
-  // Both rates must be pinned down by some shape (bytes-bound and FLOP-bound shapes).
+  // Each rate of the form must be pinned down by some shape (bytes-bound and FLOP-bound shapes).
   const bool read_needed = rate_needed(best.rms, solve_at(v, 2.0 * best_r, best_f).rms),
-             mma_needed = rate_needed(best.rms, solve_at(v, best_r, 2.0 * best_f).rms);
+             mma_needed = !flops || rate_needed(best.rms, solve_at(v, best_r, 2.0 * best_f).rms);
   out.ok = read_needed && mma_needed;
   if (!out.ok)
     out.note = read_needed ? "no shape bound by its FLOPs" : "no shape bound by its bytes";

@@ -143,10 +143,14 @@ double setup_time(const ForwardCost& f, const Rates& rates) {
 
 double projection_time(const ForwardCost& f, const Rates& rates) {
   // cuBLAS fills the SMs at every shape calibrate measured (tiles and split-K of its choosing):
-  // all bytes at the projection's read rate, FLOPs at its MMA rate, whichever is slower.
-  return kernel_time(f.other, rates.projection_flops, rates,
-                     ClassRates{rates.projection_read_Bps, rates.projection_read_Bps,
-                                rates.projection_floor_s});
+  // all bytes at the projection's read rate, FLOPs at its MMA rate, whichever is slower. A decode
+  // step's skinny GEMM (one column per sequence) takes its own floor and read rate where the
+  // profile has them; its FLOPs stay bounded by the projection's MMA rate (on calibrate's decode
+  // grid, n <= 256, bytes bind below a read rate of ~4 TB/s; a larger batch may meet the bound).
+  const bool decode = f.cisa_decode_kernel && rates.projection_decode_own;
+  const double read = decode ? rates.projection_decode_read_Bps : rates.projection_read_Bps;
+  const double floor = decode ? rates.projection_decode_floor_s : rates.projection_floor_s;
+  return kernel_time(f.other, rates.projection_flops, rates, ClassRates{read, read, floor});
 }
 
 double rep_update_time(const ForwardCost& f, const Rates& rates) {

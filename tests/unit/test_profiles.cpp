@@ -15,6 +15,7 @@
 #include "cisa/results.hpp"
 #include "cisa/scenario.hpp"
 #include "model/pricing.hpp"
+#include "profile_figures.hpp"
 
 using namespace cisa;
 namespace fs = std::filesystem;
@@ -403,11 +404,12 @@ TEST_CASE("the representative update is its own kernel with its own fixed cost",
   const Rates ro = pricer.for_point(old).cisa[1].rates;
   CHECK(ro.projection_floor_s > 0);
   CHECK(ro.rep_update_floor_s == ro.projection_floor_s);
-  // Its projection figures are transferred from session 12's fit (labelled XFER).
+  // Its projection figures are transferred from session 12's fit (labelled XFER), and the decode
+  // step's two from them.
   int xfer = 0;
   for (const UsedFigure& u : pricer.resolved("h200_sxm", "cisa_kernels_2026_11_30b").used)
     if (u.field.rfind("other.projection_", 0) == 0 && u.figure.label() == Label::XFER) ++xfer;
-  CHECK(xfer == 3);
+  CHECK(xfer == 5);
   // A profile without projection figures prices the projection at other_floor_us and the card's
   // streaming read and GEMM rates, each labelled XFER.
   ImplCatalog impls = shipped_impls();
@@ -425,7 +427,130 @@ TEST_CASE("the representative update is its own kernel with its own fixed cost",
   xfer = 0;
   for (const UsedFigure& u : p2.resolved("h200_sxm", "tnoproj").used)
     if (u.field.rfind("other.projection_", 0) == 0 && u.figure.label() == Label::XFER) ++xfer;
-  CHECK(xfer == 2);
+  CHECK(xfer == 4);  // read and MMA rates, the decode floor and read rate
+}
+
+namespace {
+const std::string kDecFloor =
+    "  projection_decode_floor_us:\n    h200_sxm: {value: 8.1, source: \"MEAS: test\"}\n";
+const std::string kDecRead =
+    "  projection_decode_read_bw_tbs:\n    h200_sxm: {value: 2.9, source: \"MEAS: test\"}\n";
+
+// A profile whose selection figures come from a calibration file (its selection block).
+std::string with_calibration(const std::string& selection) {
+  const fs::path dir = fs::temp_directory_path() / "cisa_test_projection_decode";
+  fs::create_directories(dir);
+  const fs::path cal = dir / "cal.yaml";
+  std::ofstream(cal) << "calibration:\n  card_name: h200_sxm\n  implementation:\n"
+                     << "    name: tdense\n    selection:\n"
+                     << selection;
+  return kDense + "calibrations: [" + cal.string() + "]\n";
+}
+std::string calibration_error(const std::string& selection) {
+  return profile_error(with_calibration(selection));
+}
+}  // namespace
+
+TEST_CASE("the decode projection's floor and read rate come together or not at all", "[profiles]") {
+  CHECK(profile_error(kDense + "selection:\n" + kDecFloor + kDecRead).empty());
+  // One without the other: refused at the one given, naming file, line and field.
+  const std::string floor_only = profile_error(kDense + "selection:\n" + kDecFloor);
+  CHECK(contains(floor_only, "profile.yaml:16: field 'selection.projection_decode_floor_us'"));
+  CHECK(contains(floor_only, "without 'projection_decode_read_bw_tbs'"));
+  const std::string read_only = profile_error(kDense + "selection:\n" + kDecRead);
+  CHECK(contains(read_only, "profile.yaml:16: field 'selection.projection_decode_read_bw_tbs'"));
+  CHECK(contains(read_only, "without 'projection_decode_floor_us'"));
+  // Bad values, like every figure.
+  const std::string both = kDense + "selection:\n" + kDecFloor + kDecRead;
+  CHECK(contains(profile_error(replaced(both, "value: 8.1", "value: -8.1")),
+                 "profile.yaml:16: field 'selection.projection_decode_floor_us.h200_sxm'"));
+  CHECK(contains(profile_error(replaced(both, "value: 2.9", "value: 0")), "finite number > 0"));
+  CHECK(contains(profile_error(replaced(both, "value: 2.9", "value: .inf")), "finite number"));
+  CHECK(contains(profile_error(replaced(both, "{value: 2.9, source: \"MEAS: test\"}",
+                                        "{value: 2.9, source: \"fitted\"}")),
+                 "needs a source"));
+  // Given for different cards: refused.
+  CHECK(contains(
+      profile_error(replaced(both, "    h200_sxm: {value: 2.9", "    h100_sxm: {value: 2.9")),
+      "different cards"));
+  // From a calibration file: the same rules, located in that file.
+  const std::string cal_floor =
+      "      projection_decode_floor_us: {value: 8.1, source: \"MEAS: test\"}\n";
+  const std::string cal_read =
+      "      projection_decode_read_bw_tbs: {value: 2.9, source: \"MEAS: test\"}\n";
+  CHECK(calibration_error(cal_floor + cal_read).empty());
+  const YamlDoc doc = parse_yaml(with_calibration(cal_floor + cal_read), "profile.yaml");
+  const ImplProfile p = parse_impl(doc, doc.root, "");
+  REQUIRE(p.projection_decode_floor_us.cards.size() == 1);
+  CHECK(p.projection_decode_floor_us.cards[0].first == "h200_sxm");
+  CHECK(p.projection_decode_floor_us.cards[0].second.value == 8.1);
+  CHECK(p.projection_decode_read_bw_tbs.cards[0].second.label() == Label::MEAS);
+  const std::string e = calibration_error(cal_floor);
+  CHECK(contains(
+      e, "cal.yaml:6: field 'calibration.implementation.selection.projection_decode_floor_us'"));
+  CHECK(contains(e, "without 'projection_decode_read_bw_tbs'"));
+  CHECK(contains(
+      calibration_error(cal_floor + replaced(cal_read, "value: 2.9", "value: -1")),
+      "cal.yaml:7: field 'calibration.implementation.selection.projection_decode_read_bw_tbs'"));
+}
+
+TEST_CASE("decode points price the projection at the decode figures; prefill points do not",
+          "[profiles][traffic]") {
+  // The shipped profile (no decode figures yet) and a copy with them, as a calibration gives them.
+  ImplCatalog impls = shipped_impls();
+  ImplProfile dec = impls.at("cisa_kernels");
+  REQUIRE(dec.projection_decode_floor_us.empty());
+  dec.name = "tdecproj";
+  dec.projection_decode_floor_us = test::h200_figure(7.5);
+  dec.projection_decode_read_bw_tbs = test::h200_figure(2.5);
+  impls.emplace("tdecproj", dec);
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  // Decode at 2^19 + 1 tokens: no chunk completes, `other` is the projection alone.
+  Point d0 = point("h200_sxm", Phase::decode, 4, (1 << 19) + 1, 2048, 1);
+  Point p0 = point("h200_sxm", Phase::terminal_prefill, 4, 1 << 19, 2048, 4);
+  Point d1 = d0, p1 = p0;
+  d1.cisa_impl = p1.cisa_impl = "tdecproj";
+  const Prediction a0 = predict(d0, pricer.for_point(d0)), a1 = predict(d1, pricer.for_point(d1));
+  const Prediction b0 = predict(p0, pricer.for_point(p0)), b1 = predict(p1, pricer.for_point(p1));
+  REQUIRE(a1.cost.cisa_decode_kernel);
+  REQUIRE(a1.cost.rep_update.launches == 0);
+  REQUIRE(a1.cost.other.launches == 1);
+  CHECK(a1.cisa.other == Approx(7.5e-6 + a1.cost.other.dram_bytes / 2.5e12));
+  CHECK(a1.cisa.other != a0.cisa.other);
+  CHECK(a1.cisa_lo.other < a1.cisa.other);
+  CHECK(a1.cisa_hi.other > a1.cisa.other);
+  // Prefill `other` and every other component are unchanged, bit for bit.
+  CHECK(b1.cisa.other == b0.cisa.other);
+  CHECK(b1.cisa_lo.other == b0.cisa_lo.other);
+  CHECK(b1.cisa_hi.other == b0.cisa_hi.other);
+  CHECK(a1.cisa.attention == a0.cisa.attention);
+  CHECK(a1.cisa.scoring == a0.cisa.scoring);
+  // The figures used say where they came from: MEAS with them, XFER without.
+  auto label_of = [&](const std::string& impl, const std::string& field) {
+    for (const UsedFigure& u : pricer.resolved("h200_sxm", impl).used)
+      if (u.field == field) return std::string(to_string(u.figure.label())) + " " + u.figure.source;
+    return std::string("absent");
+  };
+  CHECK(label_of("tdecproj", "other.projection_decode_floor_us").rfind("MEAS", 0) == 0);
+  CHECK(label_of("tdecproj", "other.projection_decode_read_bw_tbs").rfind("MEAS", 0) == 0);
+  const std::string xf = label_of("cisa_kernels", "other.projection_decode_floor_us");
+  CHECK(xf.rfind("XFER", 0) == 0);
+  CHECK(contains(xf, "other.projection_floor_us"));
+  CHECK(contains(label_of("cisa_kernels", "other.projection_decode_read_bw_tbs"),
+                 "other.projection_read_bw_tbs"));
+  // Without them the decode figures are the prefill projection's (the same values, not 0 or inf).
+  const ResolvedImpl& k = pricer.resolved("h200_sxm", "cisa_kernels");
+  CHECK_FALSE(k.projection_decode_term);
+  CHECK(k.projection_decode_floor_us.value == k.projection_floor_us.value);
+  CHECK(k.projection_decode_read_bw_tbs.value == k.projection_read_bw_tbs.value);
+  CHECK_FALSE(pricer.for_point(d0).cisa[1].rates.projection_decode_own);
+  // The output file's figure list names them, labelled.
+  const Attributes attrs = provenance(load_scenario("", {}), "test");
+  REQUIRE(attrs.count("implementation_figures.h200_sxm.cisa_kernels"));
+  const std::string figs = attrs.at("implementation_figures.h200_sxm.cisa_kernels");
+  CHECK(contains(figs, "other.projection_decode_floor_us: {value: "));
+  CHECK(contains(figs, "other.projection_decode_read_bw_tbs: {value: "));
+  CHECK(contains(figs.substr(figs.find("other.projection_decode_floor_us")), "label: XFER"));
 }
 
 TEST_CASE("the decode step scores with its own kernel: its own fixed cost and read rate",
