@@ -16,11 +16,11 @@
 #include <set>
 
 #include "cisa/errors.hpp"
-#include "model/pricing.hpp"
 #include "cisa/results.hpp"
 #include "cisa/same_text.hpp"
 #include "cisa/version.hpp"
 #include "design/design_eval.hpp"
+#include "model/pricing.hpp"
 
 namespace cisa {
 
@@ -44,8 +44,9 @@ Shard parse_shard(const std::string& text) {
 // CISA points with this model; other designs (issue 15) with src/design's traffic model.
 Prediction predict_point(const Scenario& sc, const Point& p, const PointPricing& pr) {
   static const std::string kCisa = "cisa";
-  return same_text(p.design, kCisa) ? predict(p, pr)
-                            : design::predict_design(p, pr, sc.designs.at(p.design), sc.design_equal_budget);
+  return same_text(p.design, kCisa)
+             ? predict(p, pr)
+             : design::predict_design(p, pr, sc.designs.at(p.design), sc.design_equal_budget);
 }
 
 Table evaluate_scenario(const Scenario& sc, const std::function<void(std::size_t, std::size_t)>& progress,

@@ -84,7 +84,8 @@ class TextBlocks {
   // The column is n rows long now: cells past n were destroyed or are new (empty).
   void resized(std::size_t n) {
     blocks_.resize((n + kRows - 1) / kRows);
-    for (std::size_t b = 0; b < blocks_.size(); ++b) blocks_[b].rows = std::min(blocks_[b].rows, n - b * kRows);
+    for (std::size_t b = 0; b < blocks_.size(); ++b)
+      blocks_[b].rows = std::min(blocks_[b].rows, n - b * kRows);
   }
   // Cells [i0, i0 + n) of `cells` = get(0 .. n - 1). Threads may put disjoint blocks at once.
   template <class Get>
@@ -291,7 +292,8 @@ void PointsTableBuilder::resize_columns(std::size_t first, std::size_t last, std
           v.resize(n);
         },
         mut.data);
-    if (const auto* cells = std::get_if<std::vector<std::string>>(&mut.data)) c_->text.at(cells).resized(n);
+    if (const auto* cells = std::get_if<std::vector<std::string>>(&mut.data))
+      c_->text.at(cells).resized(n);
   }
 }
 

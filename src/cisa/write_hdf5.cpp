@@ -71,7 +71,8 @@ bool uniform_cells(const Column& c, std::size_t begin, std::size_t n, std::uint6
   }
   const auto& s = std::get<std::vector<std::string>>(c.data);
   text = s[begin];
-  return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(begin), s.begin() + static_cast<std::ptrdiff_t>(begin + n),
+  return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(begin),
+                     s.begin() + static_cast<std::ptrdiff_t>(begin + n),
                      [&](const std::string& v) { return same_text(v, text); });
 }
 

@@ -165,8 +165,9 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "gather_bw_tbs", kr.attention_gather_bw_tbs, kr.attention_gather_method)
     << meas(a, "floor_us", kr.attention_floor_us, kr.floor_method + ", per attention launch")
     << meas(a, "decode_floor_us", kr.attention_decode_floor_us, kr.attention_decode_method)
-    << meas(a, "decode_gather_bw_tbs", kr.attention_decode_gather_bw_tbs, kr.attention_decode_method) << a
-    << "page_visit_ns:\n"
+    << meas(a, "decode_gather_bw_tbs", kr.attention_decode_gather_bw_tbs,
+            kr.attention_decode_method)
+    << a << "page_visit_ns:\n"
     << meas(v, "m16", kr.attention_page_ns[0], kr.attention_page_method)
     << meas(v, "m32", kr.attention_page_ns[1], kr.attention_page_method)
     << meas(v, "m64", kr.attention_page_ns[2], kr.attention_page_method)
@@ -199,8 +200,8 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "projection_read_bw_tbs", pf.ok ? pf.read_Bps / 1e12 : 0.0, pf.note)
     << meas(a, "projection_mma_tflops", pf.ok ? pf.mma_flops / 1e12 : 0.0, pf.note)
     << meas(a, "projection_decode_floor_us", pd.ok ? pd.floor_s * 1e6 : 0.0, pd.note)
-    << meas(a, "projection_decode_read_bw_tbs", pd.ok ? pd.read_Bps / 1e12 : 0.0, pd.note)
-    << a << "# other_floor_us (the form before the projection figures; not used with them): "
+    << meas(a, "projection_decode_read_bw_tbs", pd.ok ? pd.read_Bps / 1e12 : 0.0, pd.note) << a
+    << "# other_floor_us (the form before the projection figures; not used with them): "
     << fmt::format("{:.4g}", kr.other_floor_us) << " (" << kr.other_method << ")\n"
     << meas(a, "rep_update_floor_us", kr.rep_update_floor_us, kr.rep_update_method)
     << meas(a, "scoring_decode_floor_us", kr.scoring_decode_floor_us, kr.scoring_decode_method)
@@ -211,14 +212,22 @@ std::string calibration_yaml(const std::string& card_name) {
                           to_string(kr.scoring_prefill_streams))
             : std::string())
     << meas(a, "scoring_prefill_floor_us", kr.scoring_prefill_floor_us, kr.scoring_prefill_method)
-    << meas(a, "scoring_prefill_read_bw_tbs", kr.scoring_prefill_read_bw_tbs, kr.scoring_prefill_method)
-    << meas(a, "scoring_prefill_write_bw_tbs", kr.scoring_prefill_write_bw_tbs, kr.scoring_prefill_method)
+    << meas(a, "scoring_prefill_read_bw_tbs", kr.scoring_prefill_read_bw_tbs,
+            kr.scoring_prefill_method)
+    << meas(a, "scoring_prefill_write_bw_tbs", kr.scoring_prefill_write_bw_tbs,
+            kr.scoring_prefill_method)
     << (kr.scoring_prefill_floor_us > 0 && kr.scoring_prefill_query_us <= 0
-            ? std::string(a) + "# scoring_prefill_query_us: not written: the fit found no per-query cost (no such term)\n"
-            : meas(a, "scoring_prefill_query_us", kr.scoring_prefill_query_us, kr.scoring_prefill_method))
+            ? std::string(a) +
+                  "# scoring_prefill_query_us: not written: the fit found no per-query cost (no "
+                  "such term)\n"
+            : meas(a, "scoring_prefill_query_us", kr.scoring_prefill_query_us,
+                   kr.scoring_prefill_method))
     << (kr.scoring_prefill_floor_us > 0 && kr.scoring_prefill_mma_tflops <= 0
-            ? std::string(a) + "# scoring_prefill_mma_tflops: not written: no shape was bound by its MMAs (no such term)\n"
-            : meas(a, "scoring_prefill_mma_tflops", kr.scoring_prefill_mma_tflops, kr.scoring_prefill_method));
+            ? std::string(a) +
+                  "# scoring_prefill_mma_tflops: not written: no shape was bound by its MMAs (no "
+                  "such term)\n"
+            : meas(a, "scoring_prefill_mma_tflops", kr.scoring_prefill_mma_tflops,
+                   kr.scoring_prefill_method));
 #endif
   return y.str();
 }

@@ -93,9 +93,10 @@ struct DenseSideCache {
   std::array<DenseSide, kSlots> sides{};
   static std::size_t slot(const DenseSideKey& k) {
     std::uint64_t h = k.pricing;
-    for (std::int64_t v : {k.start, k.n, std::int64_t(k.q_heads) << 32 | std::uint32_t(k.kv_heads),
-                           std::int64_t(k.head_dim) << 32 | std::uint32_t(k.hidden),
-                           std::int64_t(k.chunk) << 32 | std::uint32_t(k.kv_dtype), std::int64_t(k.batch)})
+    for (std::int64_t v :
+         {k.start, k.n, std::int64_t(k.q_heads) << 32 | std::uint32_t(k.kv_heads),
+          std::int64_t(k.head_dim) << 32 | std::uint32_t(k.hidden),
+          std::int64_t(k.chunk) << 32 | std::uint32_t(k.kv_dtype), std::int64_t(k.batch)})
       h = (h ^ static_cast<std::uint64_t>(v)) * 0x9E3779B97F4A7C15ULL;
     return static_cast<std::size_t>(h >> 58);
   }
@@ -148,9 +149,19 @@ Prediction predict(const Point& p, const PointPricing& pr) {
   DenseSide* side = nullptr;
   bool side_hit = false;
   if (one_forward && nd > 0 && pr.id.value != 0) {
-    const std::int64_t n = w.phase == Phase::decode ? 1 : w.phase == Phase::mtp ? w.mtp_tokens : w.prefill_tokens;
-    side_key = DenseSideKey{pr.id.value, L - n, n, p.geo.q_heads, p.geo.kv_heads, p.geo.head_dim, p.geo.hidden,
-                            p.cisa.chunk_tokens, static_cast<int>(p.cisa.kv_dtype), w.batch};
+    const std::int64_t n = w.phase == Phase::decode ? 1
+                           : w.phase == Phase::mtp  ? w.mtp_tokens
+                                                    : w.prefill_tokens;
+    side_key = DenseSideKey{pr.id.value,
+                            L - n,
+                            n,
+                            p.geo.q_heads,
+                            p.geo.kv_heads,
+                            p.geo.head_dim,
+                            p.geo.hidden,
+                            p.cisa.chunk_tokens,
+                            static_cast<int>(p.cisa.kv_dtype),
+                            w.batch};
     const std::size_t k = DenseSideCache::slot(side_key);
     side = &side_cache.sides[k];
     side_hit = side_cache.keys[k] == side_key;
@@ -217,7 +228,8 @@ Prediction predict(const Point& p, const PointPricing& pr) {
     out.cost.l2_kv_dense = fd.l2_kv_dense;
     out.cost.splits_dense = fd.splits_dense;
     if (side) {
-      *side = DenseSide{best, dense[best], own, fd.attention_dense, fd.bytes_dense, fd.l2_kv_dense, fd.splits_dense};
+      *side = DenseSide{best,           dense[best],    own, fd.attention_dense, fd.bytes_dense,
+                        fd.l2_kv_dense, fd.splits_dense};
       side_cache.keys[DenseSideCache::slot(side_key)] = side_key;
     }
   }

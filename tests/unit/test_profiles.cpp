@@ -817,7 +817,8 @@ TEST_CASE("the dense side kept between points equals the dense side priced afres
               REQUIRE(kept.id.value != 0);
               const PointPricing fresh = kept;  // a copy: no id
               REQUIRE(fresh.id.value == 0);
-              INFO(card << " phase " << static_cast<int>(ph) << " L " << L << " B " << batch << " K " << K << " G " << G);
+              INFO(card << " phase " << static_cast<int>(ph) << " L " << L << " B " << batch
+                        << " K " << K << " G " << G);
               const Prediction a = predict(p, kept), b = predict(p, fresh);
               same(a, b);
               same(predict(p, kept), b);  // a second time: from the kept side

@@ -224,8 +224,10 @@ TEST_CASE("reused chunk tables' text cells follow their values", "[stream]") {
   // put_rows' 64-row blocks and move across the two chunk tables that evaluation reuses
   // (results.cpp TextBlocks: a block whose cells hold its value is not written again).
   const std::string sw =
-      "sweep:\n  phase: [terminal_prefill, decode, terminal_prefill]\n  hardware: [h200_sxm, b200, h200_sxm]\n"
-      "  kv_dtype: [bf16, fp8, bf16]\n  context: [131072, 262144, 524288]\n  budget: [512, 1024, 2048]\n"
+      "sweep:\n  phase: [terminal_prefill, decode, terminal_prefill]\n  hardware: [h200_sxm, b200, "
+      "h200_sxm]\n"
+      "  kv_dtype: [bf16, fp8, bf16]\n  context: [131072, 262144, 524288]\n  budget: [512, 1024, "
+      "2048]\n"
       "  G: [1, 2, 4, 8]\n  batch: [1, 4]\n";
   const Scenario held = load_scenario(write_temp("text.yaml", std::string(kHead) + sw), {});
   const Scenario lazy = load_scenario(write_temp("text.yaml", std::string(kHead) + sw), {}, false);
