@@ -7,6 +7,8 @@
 #   CISA_GIT_HASH=...  the commit (provenance)   HELDOUT="heldout4_r3_kv2 ..."   DEADLINE=570 (s)
 #   STEPS="test bench sanitize calibrate heldout cli memcheck remeasure" (default: test bench calibrate
 #   heldout cli memcheck; sanitize = memcheck, racecheck and synccheck through device_run.sh)
+#   IMPL_EXTRA="fit flex impls_flex"  more device_impls.sh steps beside calibrate / heldout
+#   PRESET=NAME  the card's GPU preset (device_impls.sh: from nvidia-smi by default)
 # The GPU image lacks the compiled Boost.Program_options, so only cisa-measure builds there: the CLI
 # benchmark step runs only where cisa-sim built. PREBUILT=DIR: a cisa-sim built on the CPU machine at
 # this commit, with its shared libraries in DIR/lib (carried in; scripts/bundle_prebuilt.sh packs them), measures and calibrates instead,
@@ -37,8 +39,16 @@ else
   nice -n 19 cmake --build /tmp/b -j12 --target cisa-sim >>"$W/build.log" 2>&1 ) &
   BUILD=$! BIN=/tmp/b/cisa-measure CLI=/tmp/b/cisa-sim
 fi
-# Kernels standalone: GPU tests, then the benchmark and its torch peers (device_run.sh).
-if want test || want bench || want sanitize; then
+# Kernels standalone: GPU tests, then the benchmark and its torch peers (device_run.sh). A prebuilt
+# bundle with kernels_gpu_test runs that binary for `test` (no kernel build here).
+GPU_TEST=/tmp/bk/kernels_gpu_test
+if [ -n "$PREBUILT" ] && [ -x "$PREBUILT/kernels_gpu_test" ] && want test && ! want bench && ! want sanitize; then
+  GPU_TEST="$PREBUILT/kernels_gpu_test"
+  mkdir -p "$W/kernels"
+  timeout $(( $(left) - 240 )) "$GPU_TEST" >"$W/kernels/gpu_test.log" 2>&1
+  log "prebuilt gpu tests rc=$? $(tail -2 "$W/kernels/gpu_test.log" | tr '\n' ' ')"
+  pack
+elif want test || want bench || want sanitize; then
   ks=""; want test && ks="test"; want bench && ks="$ks bench"; want sanitize && ks="$ks sanitize"
   OUT="$W/kernels" BK=/tmp/bk STOP_ON_FAIL=1 timeout $(( $(left) - 240 )) bash kernels/bench/device_run.sh $ks >"$W/kernels.log" 2>&1
   log "kernels ($ks) rc=$? $(grep -E 'gpu_test rc|bench rc|peers rc|sanitizer' "$W/kernels/summary.txt" | tr '\n' ' ')"
@@ -47,6 +57,7 @@ fi
 if [ -n "$BUILD" ]; then wait "$BUILD"; log "$(tail -1 "$W/final.log")"; fi
 if want calibrate || want heldout; then
   st=""; want calibrate && st="calibrate_first"; want heldout && st="$st heldout impls_heldout"
+  st="$st ${IMPL_EXTRA:-}"
   OUT="$W/impls" BIN=$BIN STEPS="$st" HELDOUT="$HELDOUT" DEADLINE=$(( $(left) - 60 )) \
     bash scripts/device_impls.sh >"$W/impls.log" 2>&1
   log "impls ($st) rc=$?"; tail -5 "$W/impls.log" >>"$W/final.log"
@@ -57,8 +68,8 @@ if want cli && [ -x "$CLI" ] && [ "$(left)" -gt 60 ]; then
   log "cli bench rc=$? ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"; rm -rf /tmp/clib
   pack
 fi
-if want memcheck && [ -x /tmp/bk/kernels_gpu_test ] && [ "$(left)" -gt 40 ]; then
-  timeout $(( $(left) - 15 )) compute-sanitizer --tool memcheck --error-exitcode 9 /tmp/bk/kernels_gpu_test 1 >"$W/memcheck.log" 2>&1
+if want memcheck && [ -x "$GPU_TEST" ] && [ "$(left)" -gt 40 ]; then
+  timeout $(( $(left) - 15 )) compute-sanitizer --tool memcheck --error-exitcode 9 "$GPU_TEST" 1 >"$W/memcheck.log" 2>&1
   log "memcheck rc=$? $(grep -E 'SUMMARY' "$W/memcheck.log")"
   pack
 fi

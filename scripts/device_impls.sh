@@ -20,6 +20,9 @@
 #   DEADLINE=420        seconds after the start; a step that would start later is skipped and each
 #                       step's timeout is capped by the time left
 #   REPS_FIT=5 REPS=3   timed repetitions per form (fit shapes / the rest)
+#   PRESET=h200_sxm     the GPU preset of this card (default: from nvidia-smi's name, H100 -> h100_sxm):
+#                       calibrate writes $PRESET.calibration.yaml, and every point is priced for it
+#                       (--set hardware=$PRESET), so measured and predicted times are of one card
 #   For a CPU dry run of this script: STEPS without build, BIN=path/to/cisa-sim MEAS="--measure auto",
 #   IMPL_ARGS="--dry-run-timer 1" (measure_impls.py then never imports torch).
 set -uo pipefail
@@ -68,7 +71,12 @@ unpack() {  # unpack snapshot $1 to /tmp/src and work there
 }
 OLDPWD_ROOT=$(pwd)
 [ -n "${SNAPSHOT:-}" ] && unpack "$SNAPSHOT"
-log "start in $(pwd), commit ${CISA_GIT_HASH:-unknown}, deadline ${DEADLINE}s, steps: $STEPS"
+if [ -z "${PRESET:-}" ]; then
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
+    *H100*) PRESET=h100_sxm ;; *B200*) PRESET=b200 ;; *B300*) PRESET=b300 ;; *) PRESET=h200_sxm ;;
+  esac
+fi
+log "start in $(pwd), commit ${CISA_GIT_HASH:-unknown}, deadline ${DEADLINE}s, preset $PRESET, steps: $STEPS"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem,temperature.gpu \
   --format=csv | tee -a "$LOGS/device.log"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuDNN', torch.backends.cudnn.version(), 'triton', triton.__version__, torch.cuda.get_device_name())" 2>&1 | tee -a "$LOGS/device.log"
@@ -102,7 +110,7 @@ measure() {  # this project's kernels on every point of scenario $1
   local s=$1
   [ -n "$BIN" ] || { log "no binary: $s not measured"; return 1; }
   log "measure $s"
-  run_for 240 "$BIN" --scenario "scenarios/$s.yaml" $MEAS --out "$RES/$s.h5" >"$LOGS/${s}_measure.log" 2>&1
+  run_for 240 "$BIN" --scenario "scenarios/$s.yaml" --set hardware=$PRESET $MEAS --out "$RES/$s.h5" >"$LOGS/${s}_measure.log" 2>&1
   echo "rc=$?"; grep -v "points, .* s, ETA" "$LOGS/${s}_measure.log" | tail -4
   publish "$s"
 }
@@ -122,9 +130,9 @@ calibrate_card() {
   [ -n "$BIN" ] || return 1
   log "calibrate (card state at this run)"
   if [[ $BIN == */cisa-sim ]]; then
-    run_for "${CAL_LIMIT:-240}" "$BIN" calibrate --out "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
+    run_for "${CAL_LIMIT:-240}" "$BIN" calibrate --preset "$PRESET" --out "$LOGS/$PRESET.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
   else
-    run_for "${CAL_LIMIT:-240}" "$BIN" --calibrate "$LOGS/h200_sxm.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
+    run_for "${CAL_LIMIT:-240}" "$BIN" --preset "$PRESET" --calibrate "$LOGS/$PRESET.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
   fi
   echo "rc=$?"; tail -3 "$LOGS/calibrate.log"; pack
 }

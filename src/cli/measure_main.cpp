@@ -1,6 +1,6 @@
 // cisa-measure: the measurement path of `cisa-sim --measure` for GPU machines whose image lacks
 // the compiled Boost.Program_options library (only `cisa-sim` needs it). Deliberately minimal:
-//   cisa-measure [--calibrate FILE.yaml] [--scenario FILE] [--out FILE.h5] [--set key=value]...
+//   cisa-measure [--preset NAME] [--calibrate FILE.yaml] [--scenario FILE] [--out FILE.h5] [--set key=value]...
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,7 +14,7 @@
 #include "gpu/calibration.hpp"
 
 int main(int argc, char** argv) {
-  std::string scenario, out, calibrate;
+  std::string scenario, out, calibrate, preset = "h200_sxm";
   std::vector<std::string> sets;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -27,10 +27,12 @@ int main(int argc, char** argv) {
       else if (a == "--out") out = next();
       else if (a == "--set") sets.push_back(next());
       else if (a == "--calibrate") calibrate = next();
-      else throw cisa::InputError({"command line", 0, a}, "unknown option (cisa-measure takes --scenario, --out, --set, --calibrate)");
+      else if (a == "--preset") preset = next();
+      else throw cisa::InputError({"command line", 0, a}, "unknown option (cisa-measure takes --scenario, --out, --set, --calibrate, --preset)");
     }
     if (!calibrate.empty()) {
-      cisa::write_file_atomic(calibrate, cisa::gpu::calibration_yaml("h200_sxm"));
+      (void)cisa::gpu_preset(preset);  // a known preset name (InputError otherwise)
+      cisa::write_file_atomic(calibrate, cisa::gpu::calibration_yaml(preset));
       std::cerr << "wrote " << calibrate << "\n";
       if (scenario.empty() && out.empty()) return 0;
     }

@@ -33,6 +33,15 @@ std::string unsupported(const Point& p) {
   return "";
 }
 
+// Why a point priced for one card is not measured on another: its errors would compare cards.
+std::string card_mismatch(const Scenario& sc, const Point& p, const std::string& device) {
+  const auto it = sc.gpus.find(p.hardware);
+  if (it == sc.gpus.end()) return "";
+  if (is_card(it->second, device)) return "";
+  return "priced for " + p.hardware + " (" + it->second.display_name + "), measured card is " +
+         device;
+}
+
 struct Measured {
   double attention_dense = NAN, attention_cisa = NAN, scoring = NAN, topk = NAN, setup = NAN,
          other = NAN;
@@ -410,13 +419,15 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
   std::map<std::tuple<int, std::int64_t, int>, std::vector<std::size_t>> by_world;
   std::map<std::size_t, DesignRun> runs;
   std::string skipped;
-  std::size_t n_skipped = 0;
+  std::size_t n_skipped = 0, n_other_card = 0;
   std::size_t free_b = 0, total_b = 0;
   ck(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
   for (std::size_t row = 0; row < index.size(); ++row) {
     const Point& p = sc.points[static_cast<std::size_t>(index[row])];
     if (!sw.only.empty() && !sw.only.count(index[row])) continue;  // CISA_MEASURE_ONLY
     std::string why = unsupported(p);
+    if (why.empty()) why = card_mismatch(sc, p, dev.name);
+    if (!why.empty() && why.rfind("priced for ", 0) == 0) ++n_other_card;
     DesignRun dr;
     if (why.empty()) why = design_run(sc, p, dr);
     if (why.empty() && planted && p.design != "cisa")
@@ -437,6 +448,11 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
   }
   std::size_t todo = 0, done = 0;
   for (const auto& [k, rows] : by_world) todo += rows.size();
+  if (required && todo == 0 && n_other_card > 0)
+    throw InputError({sc.file.empty() ? "scenario" : sc.file, 0, "hardware"},
+                     "every point is priced for another card than this GPU (" + dev.name +
+                         "): set `hardware:` (or --set hardware=NAME) to this card's preset so "
+                         "measured and predicted times are of one card");
   std::cerr << "measuring " << todo << " points on " << dev.name << " (" << n_skipped
             << " skipped)\n";
   Timer timer;

@@ -1,5 +1,6 @@
 #include "model/hardware.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 
@@ -208,6 +209,31 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
       break;
   }
   return s;
+}
+
+std::string card_model_word(const std::string& display_name) {
+  std::size_t b = 0;
+  while (b < display_name.size()) {
+    std::size_t e = display_name.find(' ', b);
+    if (e == std::string::npos) e = display_name.size();
+    const std::string w = display_name.substr(b, e - b);
+    if (w.size() >= 2 && std::isalpha(static_cast<unsigned char>(w[0])) &&
+        std::isdigit(static_cast<unsigned char>(w[1])))
+      return w;
+    b = e + 1;
+  }
+  return display_name;
+}
+
+bool is_card(const Hardware& hw, const std::string& device_name) {
+  const std::string& shown = hw.display_name.empty() ? hw.name : hw.display_name;
+  const std::string word = card_model_word(shown);
+  if (word.empty() || device_name.find(word) == std::string::npos) return false;
+  // PCIe and NVL boards of the same chip have other clocks, power and memory than the SXM ones.
+  for (const char* form : {"PCIe", "NVL"})
+    if (device_name.find(form) != std::string::npos && shown.find(form) == std::string::npos)
+      return false;
+  return true;
 }
 
 }  // namespace cisa

@@ -43,6 +43,11 @@ struct Hardware {
   std::string yaml;                // the preset text as loaded (provenance)
 };
 
+// Whether the CUDA device `device_name` is the card `hw` describes: the display name's model word
+// ("H200" of "NVIDIA H200 SXM") appears in it ("NVIDIA H100 80GB HBM3" is an h100_sxm).
+std::string card_model_word(const std::string& display_name);
+bool is_card(const Hardware& hw, const std::string& device_name);
+
 // The card bench of `to`, transferred from the measured bench of `from`: bandwidths and the GEMM
 // rate as the same fraction of the datasheet figure, times (launch, floor, host copy) unchanged.
 CardBench transfer_card(const Hardware& from, const Hardware& to);

@@ -185,3 +185,19 @@ TEST_CASE("MTP shares one selection over k draft positions", "[invariants]") {
   CHECK(pr.cost.eligible_chunks_sum == dec.cost.eligible_chunks_sum);
   CHECK(pr.cisa.busy() < 4 * dec.cisa.busy());
 }
+
+// --measure prices and measures one card: a point priced for another card than the GPU is skipped.
+TEST_CASE("a CUDA device name matches the preset of its card and no other", "[measure]") {
+  const std::vector<std::pair<std::string, std::string>> devices = {
+      {"NVIDIA H100 80GB HBM3", "h100_sxm"}, {"NVIDIA H200", "h200_sxm"},
+      {"NVIDIA B200", "b200"}, {"NVIDIA B300 SXM6 AC", "b300"}};
+  for (const auto& [device, preset] : devices)
+    for (const std::string& name : gpu_preset_names()) {
+      INFO(device << " vs " << name);
+      CHECK(is_card(gpu_preset(name), device) == (name == preset));
+    }
+  CHECK_FALSE(is_card(gpu_preset("h100_sxm"), "NVIDIA H100 PCIe"));
+  CHECK_FALSE(is_card(gpu_preset("h200_sxm"), "NVIDIA H200 NVL"));
+  CHECK(card_model_word("NVIDIA H200 SXM") == "H200");
+  CHECK(card_model_word("no model word") == "no model word");
+}
