@@ -426,8 +426,10 @@ void measure_points(const Scenario& sc, Table& t, Attributes& attrs, bool requir
     const Point& p = sc.points[static_cast<std::size_t>(index[row])];
     if (!sw.only.empty() && !sw.only.count(index[row])) continue;  // CISA_MEASURE_ONLY
     std::string why = unsupported(p);
-    if (why.empty()) why = card_mismatch(sc, p, dev.name);
-    if (!why.empty() && why.rfind("priced for ", 0) == 0) ++n_other_card;
+    if (why.empty()) {
+      why = card_mismatch(sc, p, dev.name);
+      if (!why.empty()) ++n_other_card;
+    }
     DesignRun dr;
     if (why.empty()) why = design_run(sc, p, dr);
     if (why.empty() && planted && p.design != "cisa")

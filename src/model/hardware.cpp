@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 namespace cisa {
@@ -212,16 +213,11 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
 }
 
 std::string card_model_word(const std::string& display_name) {
-  std::size_t b = 0;
-  while (b < display_name.size()) {
-    std::size_t e = display_name.find(' ', b);
-    if (e == std::string::npos) e = display_name.size();
-    const std::string w = display_name.substr(b, e - b);
+  std::istringstream words(display_name);
+  for (std::string w; words >> w;)
     if (w.size() >= 2 && std::isalpha(static_cast<unsigned char>(w[0])) &&
         std::isdigit(static_cast<unsigned char>(w[1])))
       return w;
-    b = e + 1;
-  }
   return display_name;
 }
 
