@@ -2,8 +2,9 @@
 # Re-scores the H100 measurements (results/h100/, session 20 on: an H100 80GB HBM3 SXM lent as the
 # device) against the current model with every point priced for h100_sxm. Usage:
 #   scripts/rescore_h100.sh [BIN]        (no GPU needed; writes <s>_measured.h5 / <s>_report.txt)
-# The h100_sxm preset is still the transfer from the H200 (XFER): these scores are the cross-card
-# check. The H100's own calibration (results/h100/session20_call1/) is not installed yet.
+# Since session 21 the h100_sxm preset holds the H100's own calibration (models/calibration/
+# h100_sxm.yaml, from results/h100/session20_call1/): these scores are MEAS, on sets already inspected.
+# The cross-card (XFER) scores of session 20 are kept in each folder's fidelity_xfer_s20.txt.
 set -euo pipefail
 BIN=${1:-build/release/cisa-sim}
 PY=${PYTHON:-python3}

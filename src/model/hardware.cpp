@@ -198,6 +198,11 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   s.l2_capacity_bytes = rates.l2_capacity_bytes;
   s.share_selected =
       im.l2_sharing == L2Sharing::shared || (im.l2_sharing == L2Sharing::unknown && b != Bound::hi);
+  // Where the CTAs share pages, the fixed-point estimate of how many (shared_selected_in_l2) is no
+  // bound: held-out points at 0.8-1M tokens and batch 2 ran at 4.5-5.7 TB/s of its DRAM bytes on
+  // the H200 and 3.3-4.9 on the H100 (above either card's read rate: NOTES session 21). The low
+  // end takes the compulsory misses alone, each wave's union of picks (selected_union_floor).
+  s.selected_lockstep = s.share_selected && b == Bound::lo;
   switch (im.decode_tile_sharing) {
     case L2Sharing::shared:
       s.decode_tile_reuse = 1.0;

@@ -560,7 +560,8 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
       const double q = sel.shared;
       sel_hit = h * (s.o + (1.0 - s.o) * q);
       const double floor_tokens = sel.floor_tokens;
-      floor_bound = floor_tokens > gs.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
+      floor_bound = sh.selected_lockstep ||
+                    floor_tokens > gs.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
       const double sel_tokens = floor_bound ? floor_tokens : gs.m * Kc * (1.0 - sel_hit);
       kv_dram += s.kv_tok * (gs.m * static_cast<double>(g) + (1.0 - h) * (gs.m * Wc + gs.sum_t0_mod_c) +
                              sel_tokens + (tiles - 1.0) * tokens * (1.0 - h));
@@ -788,7 +789,7 @@ DenseKey dense_key(const Geometry& geo, const CisaConfig& cfg, i64 start, i64 po
        pack2(x.score_pages_per_tile, x.score_tiles_per_cta), pack2(x.topk_radix_passes, x.sms),
        bits_of(x.l2_reuse), pack2(x.split_min_tokens, static_cast<int>(x.split_kv)),
        pack2(int(x.decode_visits_context) | int(x.share_selected) << 1 | int(x.gqa_packing) << 2 |
-                 int(x.dense_rows_packed) << 3,
+                 int(x.dense_rows_packed) << 3 | int(x.selected_lockstep) << 4,
              x.topk_cluster_above),
        bits_of(x.l2_capacity_bytes), bits_of(x.score_bytes),
        pack2(x.topk_few_rows_slice, x.topk_ctas_per_sm),

@@ -96,10 +96,15 @@ TEST_CASE("transfer rules: same fraction of the datasheet, labelled with source 
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   const Hardware& h200 = pricer.cards().at("h200_sxm");
   const Hardware& h100 = pricer.cards().at("h100_sxm");
+  const Hardware& b200 = pricer.cards().at("b200");
   const Hardware& b300 = pricer.cards().at("b300");
   // The card bench of a card nobody measured: the H200's fraction of the datasheet.
-  CHECK(h100.card.read_bw_tbs.value == Approx(h200.card.read_bw_tbs.value * 3.35 / 4.8));
-  CHECK(h100.card.read_bw_tbs.label() == Label::XFER);
+  CHECK(b200.card.read_bw_tbs.value ==
+        Approx(h200.card.read_bw_tbs.value * b200.hbm_bw_tbs.value / 4.8));
+  CHECK(b200.card.read_bw_tbs.label() == Label::XFER);
+  // A card that was measured keeps its own figures (the H100, session 20).
+  CHECK(h100.card.read_bw_tbs.label() == Label::MEAS);
+  CHECK(h100.card.read_bw_tbs.value != Approx(h200.card.read_bw_tbs.value * 3.35 / 4.8));
   CHECK(b300.card.kernel_floor_us.value == h200.card.kernel_floor_us.value);
   // Our kernels' MMA rate moves with the dense BF16 peak; their read rate with the card's.
   const ResolvedImpl& ours_h200 = pricer.resolved("h200_sxm", "cisa_kernels");
@@ -174,7 +179,12 @@ TEST_CASE("a card at least as good on every datasheet figure is never slower on 
                   CHECK(y.cisa.attention <= x.cisa.attention * tol);
                   CHECK(y.cisa.scoring <= x.cisa.scoring * tol);
                   CHECK(y.cisa.topk <= x.cisa.topk * tol);
-                  CHECK(y.cisa.setup <= x.cisa.setup * tol);
+                  // Setup is the host's copy and launch latency, no datasheet figure: where the
+                  // two cards' figures were measured on different hosts (the H100 vs the H200
+                  // the Blackwell cards transfer from), host noise may order them either way,
+                  // within the slower card's band.
+                  const bool one_host = std::string(slow) == "h200_sxm";
+                  CHECK(y.cisa.setup <= (one_host ? x.cisa.setup : x.cisa_hi.setup) * tol);
                   CHECK(y.cisa.other <= x.cisa.other * tol);
                 }
 }
@@ -496,10 +506,15 @@ TEST_CASE("the decode projection's floor and read rate come together or not at a
 
 TEST_CASE("decode points price the projection at the decode figures; prefill points do not",
           "[profiles][traffic]") {
-  // The shipped profile (no decode figures yet) and a copy with them, as a calibration gives them.
+  // The shipped profile without decode figures (as before any card measured them) and a copy with
+  // them, as a calibration gives them.
   ImplCatalog impls = shipped_impls();
-  ImplProfile dec = impls.at("cisa_kernels");
-  REQUIRE(dec.projection_decode_floor_us.empty());
+  ImplProfile none = impls.at("cisa_kernels");
+  none.name = "tnodec";
+  none.projection_decode_floor_us = {};
+  none.projection_decode_read_bw_tbs = {};
+  impls.emplace("tnodec", none);
+  ImplProfile dec = none;
   dec.name = "tdecproj";
   dec.projection_decode_floor_us = test::h200_figure(7.5);
   dec.projection_decode_read_bw_tbs = test::h200_figure(2.5);
@@ -508,6 +523,7 @@ TEST_CASE("decode points price the projection at the decode figures; prefill poi
   // Decode at 2^19 + 1 tokens: no chunk completes, `other` is the projection alone.
   Point d0 = point("h200_sxm", Phase::decode, 4, (1 << 19) + 1, 2048, 1);
   Point p0 = point("h200_sxm", Phase::terminal_prefill, 4, 1 << 19, 2048, 4);
+  d0.cisa_impl = p0.cisa_impl = "tnodec";
   Point d1 = d0, p1 = p0;
   d1.cisa_impl = p1.cisa_impl = "tdecproj";
   const Prediction a0 = predict(d0, pricer.for_point(d0)), a1 = predict(d1, pricer.for_point(d1));
@@ -533,13 +549,13 @@ TEST_CASE("decode points price the projection at the decode figures; prefill poi
   };
   CHECK(label_of("tdecproj", "other.projection_decode_floor_us").rfind("MEAS", 0) == 0);
   CHECK(label_of("tdecproj", "other.projection_decode_read_bw_tbs").rfind("MEAS", 0) == 0);
-  const std::string xf = label_of("cisa_kernels", "other.projection_decode_floor_us");
+  const std::string xf = label_of("tnodec", "other.projection_decode_floor_us");
   CHECK(xf.rfind("XFER", 0) == 0);
   CHECK(contains(xf, "other.projection_floor_us"));
-  CHECK(contains(label_of("cisa_kernels", "other.projection_decode_read_bw_tbs"),
+  CHECK(contains(label_of("tnodec", "other.projection_decode_read_bw_tbs"),
                  "other.projection_read_bw_tbs"));
   // Without them the decode figures are the prefill projection's (the same values, not 0 or inf).
-  const ResolvedImpl& k = pricer.resolved("h200_sxm", "cisa_kernels");
+  const ResolvedImpl& k = pricer.resolved("h200_sxm", "tnodec");
   CHECK_FALSE(k.projection_decode_term);
   CHECK(k.projection_decode_floor_us.value == k.projection_floor_us.value);
   CHECK(k.projection_decode_read_bw_tbs.value == k.projection_read_bw_tbs.value);
@@ -551,6 +567,11 @@ TEST_CASE("decode points price the projection at the decode figures; prefill poi
   CHECK(contains(figs, "other.projection_decode_floor_us: {value: "));
   CHECK(contains(figs, "other.projection_decode_read_bw_tbs: {value: "));
   CHECK(contains(figs.substr(figs.find("other.projection_decode_floor_us")), "label: XFER"));
+  // The shipped profile: measured on the H100 only (session 20), so the H200's decode figures are
+  // the H100's, moved by the transfer rules and labelled so.
+  const std::string shipped = label_of("cisa_kernels", "other.projection_decode_floor_us");
+  CHECK(shipped.rfind("XFER", 0) == 0);
+  CHECK(contains(shipped, "on h100_sxm"));
 }
 
 TEST_CASE("the decode step scores with its own kernel: its own fixed cost and read rate",
@@ -834,4 +855,28 @@ TEST_CASE("the dense side kept between points equals the dense side priced afres
     for (auto& b : c) b.rates.attention_read_Bps *= 0.5;
   CHECK(predict(d, slow).dense.attention > 1.5 * before);
   CHECK(predict(d, kept).dense.attention == before);
+}
+
+TEST_CASE("the low end of a sharing kernel's band reads each wave's union of picks once",
+          "[profiles][traffic]") {
+  // Session 21: DRAM-bound CISA prefill at ~1M tokens ran faster than the fixed-point sharing
+  // estimate allows on both Hoppers; the band's low end is the compulsory misses alone.
+  ImplCatalog impls = shipped_impls();
+  ImplProfile none = impls.at("cisa_kernels");
+  none.name = "tnoshare";
+  none.l2_sharing = L2Sharing::none;
+  impls.emplace("tnoshare", none);
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  Point p = point("h100_sxm", Phase::terminal_prefill, 4, 1 << 20, 4096, 4);
+  const Prediction shared = predict(p, pricer.for_point(p));
+  p.cisa_impl = "tnoshare";
+  const Prediction alone = predict(p, pricer.for_point(p));
+  INFO("shared lo/point/hi " << shared.cisa_lo.attention << " " << shared.cisa.attention << " "
+                             << shared.cisa_hi.attention << "; none lo/point "
+                             << alone.cisa_lo.attention << " " << alone.cisa.attention);
+  CHECK(shared.cisa_lo.attention < 0.9 * shared.cisa.attention);  // lockstep: far fewer DRAM bytes
+  CHECK(shared.cisa.attention <= alone.cisa.attention);
+  // A kernel that does not share keeps the band of its figures alone (no lockstep low end).
+  CHECK(alone.cisa_lo.attention > 0.9 * alone.cisa.attention);
+  CHECK(shared.cisa_lo.scoring == alone.cisa_lo.scoring);
 }
