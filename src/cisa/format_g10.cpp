@@ -1,6 +1,8 @@
 #include "cisa/format_g10.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -100,6 +102,18 @@ constexpr Pow10 kPow10[2 * kMaxPow + 1] = {
     {0xeb194f8e1ae525fdULL, 69},    // 1e40 (rounded)
 };
 
+// 10^j as doubles (correctly rounded literals), j in [-kMaxDec, kMaxDec]: the exponent's first
+// estimate is raised where |v| reaches the next power (no second multiply, no mispredicted loop).
+constexpr int kMaxDec = 50;
+constexpr double kDecimal[2 * kMaxDec + 1] = {
+    1e-50, 1e-49, 1e-48, 1e-47, 1e-46, 1e-45, 1e-44, 1e-43, 1e-42, 1e-41, 1e-40, 1e-39, 1e-38,
+    1e-37, 1e-36, 1e-35, 1e-34, 1e-33, 1e-32, 1e-31, 1e-30, 1e-29, 1e-28, 1e-27, 1e-26, 1e-25,
+    1e-24, 1e-23, 1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13, 1e-12,
+    1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4,
+    1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+    1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31, 1e32, 1e33, 1e34, 1e35, 1e36,
+    1e37, 1e38, 1e39, 1e40, 1e41, 1e42, 1e43, 1e44, 1e45, 1e46, 1e47, 1e48, 1e49, 1e50};
+
 char* library_g10(char* p, double v) { return std::to_chars(p, p + 32, v, std::chars_format::general, 10).ptr; }
 
 // "00" .. "99"
@@ -136,36 +150,40 @@ char* format_g10(char* p, double v) {
   const int e2 = be - 1022;
   // floor(log10 |v|) or one less: log10(2) ~ 78913 / 2^18 (exact for these exponents).
   int x = ((e2 - 1) * 78913) >> 18;
-  // s = |v| x 10^k in [1e9, 1e10), k = 9 - x, as the integer n and the fraction f / 2^shift. The
-  // product of the significands is exact, so s is exact where 10^k is (0 <= k <= 27), else within
-  // 2^-64 relative (< 6e-10 absolute).
+  // Then floor(log10 |v|), but where a rounded 10^j (j > 22) misjudges the boundary: the loop
+  // below corrects that. Out of the table's range the loop hands v to the library anyway.
+  x += std::fabs(v) >= kDecimal[std::clamp(x + 1, -kMaxDec, kMaxDec) + kMaxDec];
+  // s = |v| x 10^k in [1e9, 1e10), k = 9 - x, as the integer n and the 64-bit fraction F / 2^64
+  // (truncated). The product of the significands is exact, so s is exact where 10^k is
+  // (0 <= k <= 27), else within 2^-64 relative (< 6e-10 absolute).
   __extension__ typedef unsigned __int128 U128;  // GCC and Clang on 64-bit targets
-  std::uint64_t n = 0;
-  U128 f = 0, half = 0;
-  int shift = 0;
+  std::uint64_t n = 0, F = 0;
   for (int tries = 0;; ++tries) {
     const int k = 9 - x;
     if (k > kMaxPow || k < -kMaxPow || tries == 2) return library_g10(p, v);
     const Pow10& t = kPow10[k + kMaxPow];
     const U128 prod = static_cast<U128>(m2) * t.m;  // in [2^115, 2^117)
-    shift = 1075 - be - t.q;  // s = prod / 2^shift: shift in (80, 90) near [1e9, 1e10)
+    const int shift = 1075 - be - t.q;  // s = prod / 2^shift: shift in (80, 90) near [1e9, 1e10)
     if (shift <= 64 || shift >= 116) return library_g10(p, v);
-    n = static_cast<std::uint64_t>(prod >> shift);
+    // 64-bit words only (the high word holds n and the top of the fraction): sh in [1, 51].
+    const int sh = shift - 64;
+    const std::uint64_t hi = static_cast<std::uint64_t>(prod >> 64), lo = static_cast<std::uint64_t>(prod);
+    n = hi >> sh;
     if (n >= 10000000000ULL) {
       ++x;
     } else if (n < 1000000000ULL) {
       --x;
     } else {
-      half = static_cast<U128>(1) << (shift - 1);
-      f = prod & ((half << 1) - 1);
+      F = hi << (64 - sh) | lo >> sh;
       break;
     }
   }
-  // Rounding to the nearest integer is certain unless s lies within ~1e-6 of a half (a tie, or
-  // where an inexact 10^k could decide it wrongly): there the library decides.
-  const U128 margin = static_cast<U128>(1) << (shift - 20);
-  if (f + margin >= half && f <= half + margin) return library_g10(p, v);
-  n += f > half;
+  // Rounding to the nearest integer is certain unless s lies within 2^-20 of a half (a tie, or
+  // where an inexact 10^k could decide it wrongly): there the library decides. (F's truncation
+  // sends at most one more value, at the margin's upper end, to the library.)
+  constexpr std::uint64_t kHalf = 1ULL << 63, kMargin = 1ULL << 44;
+  if (F - (kHalf - kMargin) <= 2 * kMargin) return library_g10(p, v);
+  n += F > kHalf;
   if (n == 10000000000ULL) {
     n = 1000000000ULL;
     ++x;

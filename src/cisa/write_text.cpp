@@ -208,8 +208,11 @@ struct CsvRowWriter::Impl {
     int bank = 0;                         // two banks, read by a block's rows while the other is written
     std::vector<unsigned char> last_len;  // 0: none yet
     std::vector<char> slot;               // per column, kRows cells of kCell
-    std::vector<const char*> text;        // per column and row: the cell's text (a slot or `last`)
-    std::vector<std::size_t> len;        // its length; > kCell: a long text cell (copied by length)
+    // Per row and column (row-major, [j * nc + i]: the join reads a row's entries in one run;
+    // column-major, its reads were 256 bytes apart and met in few L1 sets): the cell's text (a
+    // slot or `last`) and its length (> kCell: a long text cell, copied by length).
+    std::vector<const char*> text;
+    std::vector<std::size_t> len;
     std::vector<std::size_t> extra;      // per row: the lengths of its long cells
     std::vector<std::string> long_text;  // per text column and row: an escaped or long text
     std::vector<Cached> cache;           // per number column, kCache recent values' texts (by hash)
@@ -256,8 +259,8 @@ struct CsvRowWriter::Impl {
       std::fill(sc.extra.begin(), sc.extra.begin() + static_cast<std::ptrdiff_t>(m), 0);
       for (std::size_t i = 0; i < nc; ++i) {
         const Ref& ref = refs[i];
-        const char** text = sc.text.data() + i * kRows;
-        std::size_t* len = sc.len.data() + i * kRows;
+        const char** text = sc.text.data() + i;
+        std::size_t* len = sc.len.data() + i;
         if (ref.s) {
           text_column(sc, i, r0, m, text, len);
           continue;
@@ -297,8 +300,8 @@ struct CsvRowWriter::Impl {
             prev = cell;
             prev_bits = bits;
           }
-          text[j] = prev;
-          len[j] = prev_len;
+          text[j * nc] = prev;
+          len[j * nc] = prev_len;
         }
         for (std::size_t k = 0; k < misses; ++k) {
           const std::size_t j = missed[k];
@@ -309,7 +312,7 @@ struct CsvRowWriter::Impl {
             bits = static_cast<std::uint64_t>(ref.i[r0 + j]);
           Cached& c = cache[(bits * 0x9E3779B97F4A7C15ULL) >> (64 - kCacheBits)];
           c.bits = bits;
-          c.len = static_cast<unsigned char>(len[j]);
+          c.len = static_cast<unsigned char>(len[j * nc]);
           std::memcpy(c.text, sc.slot.data() + (i * kRows + j) * kCell, kCell);
         }
         sc.bits[i] = prev_bits;
@@ -325,8 +328,8 @@ struct CsvRowWriter::Impl {
         for (std::size_t i = 0; i < nc; ++i) {
           *p = ',';
           p += i != 0;
-          const std::size_t n = sc.len[i * kRows + j];
-          const char* t = sc.text[i * kRows + j];
+          const std::size_t n = sc.len[j * nc + i];
+          const char* t = sc.text[j * nc + i];
           // Most cells have at most 16 characters: one 16-byte copy (room: kCell + 1 a column).
           std::memcpy(p, t, 16);
           if (n > 16) {
@@ -351,9 +354,9 @@ struct CsvRowWriter::Impl {
     for (std::size_t j = 0; j < m; ++j) {
       const std::string& s = v[r0 + j];
       if (prev && s.size() == prev->size() && std::memcmp(s.data(), prev->data(), s.size()) == 0) {
-        text[j] = text[prev_j];
-        len[j] = len[prev_j];
-        if (len[j] > kCell) sc.extra[j] += len[j];
+        text[j * nc] = text[prev_j * nc];
+        len[j * nc] = len[prev_j * nc];
+        if (len[j * nc] > kCell) sc.extra[j] += len[j * nc];
         continue;
       }
       bool plain = true;
@@ -366,13 +369,13 @@ struct CsvRowWriter::Impl {
       }
       if (t->size() <= kCell) {
         std::memcpy(slots + j * kCell, t->data(), t->size());
-        text[j] = slots + j * kCell;
+        text[j * nc] = slots + j * kCell;
       } else {
         if (t != &keep) keep = *t;
-        text[j] = keep.data();
+        text[j * nc] = keep.data();
         sc.extra[j] += t->size();
       }
-      len[j] = t->size();
+      len[j * nc] = t->size();
       prev = &s;
       prev_j = j;
     }

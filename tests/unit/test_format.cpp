@@ -110,3 +110,33 @@ TEST_CASE("format_g10: special values, subnormals, every power of ten and the ta
   CHECK(bad == 0);
   CHECK(checked > 300000);
 }
+
+// The exponent is first estimated from the binary exponent, then raised by a compare with a table
+// of 10^j (j in [-50, 50], correctly rounded doubles, inexact above 1e22) and corrected by the
+// digit count; the fraction's half-way test works on its top 64 bits. Values within a few
+// thousand ulps of each 10^j (both sides), the table's ends and beyond, and a million values
+// spread over its decades.
+TEST_CASE("format_g10 at and around every power of ten of its exponent table", "[format]") {
+  std::size_t bad = 0, checked = 0;
+  auto check = [&](double v) {
+    for (double w : {v, -v}) {
+      ++checked;
+      if (ours(w) != library(w) && bad++ < 5) FAIL_CHECK(ours(w) << " vs " << library(w));
+    }
+  };
+  for (int e = -60; e <= 60; ++e) {
+    const double p10 = std::stod("1e" + std::to_string(e));
+    double lo = p10, hi = p10;
+    for (int i = 0; i < 2000; ++i) {
+      check(lo);
+      check(hi);
+      lo = std::nextafter(lo, 0.0);
+      hi = std::nextafter(hi, 1e300);
+    }
+  }
+  std::mt19937_64 g(2024);
+  std::uniform_real_distribution<double> d(-52.0, 52.0), m(1.0, 10.0);
+  for (int i = 0; i < 1000000; ++i) check(m(g) * std::pow(10.0, std::floor(d(g))));
+  CHECK(bad == 0);
+  CHECK(checked > 2000000);
+}
