@@ -20,7 +20,7 @@
 #   DEADLINE=420        seconds after the start; a step that would start later is skipped and each
 #                       step's timeout is capped by the time left
 #   REPS_FIT=5 REPS=3   timed repetitions per form (fit shapes / the rest)
-#   PRESET=h200_sxm     the GPU preset of this card (default: from nvidia-smi's name, H100 -> h100_sxm):
+#   PRESET=h200_sxm     the GPU preset of this card (default: `cisa-sim presets --for-device` on nvidia-smi's name):
 #                       calibrate writes $PRESET.calibration.yaml, and every point is priced for it
 #                       (--set hardware=$PRESET), so measured and predicted times are of one card
 #   For a CPU dry run of this script: STEPS without build, BIN=path/to/cisa-sim MEAS="--measure auto",
@@ -71,12 +71,7 @@ unpack() {  # unpack snapshot $1 to /tmp/src and work there
 }
 OLDPWD_ROOT=$(pwd)
 [ -n "${SNAPSHOT:-}" ] && unpack "$SNAPSHOT"
-if [ -z "${PRESET:-}" ]; then
-  case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
-    *H100*) PRESET=h100_sxm ;; *B200*) PRESET=b200 ;; *B300*) PRESET=b300 ;; *) PRESET=h200_sxm ;;
-  esac
-fi
-log "start in $(pwd), commit ${CISA_GIT_HASH:-unknown}, deadline ${DEADLINE}s, preset $PRESET, steps: $STEPS"
+log "start in $(pwd), commit ${CISA_GIT_HASH:-unknown}, deadline ${DEADLINE}s, steps: $STEPS"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem,temperature.gpu \
   --format=csv | tee -a "$LOGS/device.log"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuDNN', torch.backends.cudnn.version(), 'triton', triton.__version__, torch.cuda.get_device_name())" 2>&1 | tee -a "$LOGS/device.log"
@@ -104,6 +99,21 @@ fi
 [ -z "$BIN" ] && [ -x /tmp/b/cisa-measure ] && BIN=/tmp/b/cisa-measure
 [ -z "$BIN" ] && [ -x /tmp/b/cisa-sim ] && BIN=/tmp/b/cisa-sim
 if [ -z "${MEAS+x}" ]; then MEAS=""; [[ $BIN == */cisa-sim ]] && MEAS="--measure on"; fi
+# The card's preset: cisa-sim decides (presets --for-device: the check --measure makes); only
+# cisa-measure, which has no `presets`, falls back to the names below.
+if [ -z "${PRESET:-}" ]; then
+  GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  if [ -z "$GPU_NAME" ]; then
+    PRESET=h200_sxm  # no GPU (a CPU dry run)
+  elif [[ $BIN == */cisa-sim ]]; then
+    PRESET=$("$BIN" presets --for-device "$GPU_NAME") || { log "no preset for '$GPU_NAME'"; pack; exit 2; }
+  else
+    case "$GPU_NAME" in
+      *H100*) PRESET=h100_sxm ;; *B200*) PRESET=b200 ;; *B300*) PRESET=b300 ;; *) PRESET=h200_sxm ;;
+    esac
+  fi
+fi
+log "preset $PRESET (device '${GPU_NAME:-given}')"
 log "binary: ${BIN:-none}"
 
 measure() {  # this project's kernels on every point of scenario $1
@@ -129,7 +139,9 @@ impls() {  # measure_impls.py on result $1 for implementations $2 with $3 reps
 calibrate_card() {
   [ -n "$BIN" ] || return 1
   log "calibrate (card state at this run)"
-  if [[ $BIN == */cisa-sim ]]; then
+  if [ -z "$GPU_NAME" ]; then
+    PRESET=h200_sxm  # no GPU (a CPU dry run)
+  elif [[ $BIN == */cisa-sim ]]; then
     run_for "${CAL_LIMIT:-240}" "$BIN" calibrate --preset "$PRESET" --out "$LOGS/$PRESET.calibration.yaml" >"$LOGS/calibrate.log" 2>&1
   else
     run_for "${CAL_LIMIT:-240}" "$BIN" --preset "$PRESET" --calibrate "$LOGS/$PRESET.calibration.yaml" >"$LOGS/calibrate.log" 2>&1

@@ -2,10 +2,12 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <iostream>
 
 #include "cisa/errors.hpp"
 #include "cisa/presets.hpp"
+#include "model/hardware.hpp"
 #ifdef CISA_HAVE_PLAN
 #include "plan/deploy.hpp"
 #endif
@@ -37,9 +39,11 @@ void show_gpu(const Hardware& h) {
 
 int cmd_presets(int argc, char** argv) {
   return guarded("presets", [&]() {
-    std::string show;
+    std::string show, device;
     po::options_description opts("cisa-sim presets options");
-    opts.add_options()("help,h", "show this help")("show", po::value(&show), "print one preset's YAML (with sources)");
+    opts.add_options()("help,h", "show this help")("show", po::value(&show), "print one preset's YAML (with sources)")(
+        "for-device", po::value(&device),
+        "print the GPU preset that prices this CUDA device name (as nvidia-smi prints it)");
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
     if (vm.count("help")) {
@@ -49,6 +53,13 @@ int cmd_presets(int argc, char** argv) {
     po::notify(vm);
     const auto models = model_preset_names();
     const auto gpus = gpu_preset_names();
+    if (vm.count("for-device")) {
+      // The same check --measure makes (is_card), so the device scripts never keep a list of their own.
+      for (const auto& g : gpus)
+        if (is_card(gpu_preset(g), device)) return std::cout << g << "\n", kExitOk;
+      throw InputError({"command line", 0, "--for-device"},
+                       fmt::format("no GPU preset is the card '{}' (presets: {})", device, fmt::join(gpus, ", ")));
+    }
     if (!show.empty()) {
       for (const auto& m : models)
         if (m == show) return std::cout << model_preset(m).yaml, kExitOk;

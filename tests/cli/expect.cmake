@@ -1,4 +1,4 @@
-# cmake -DEXE=... -DARGS="a|b|c" -DEXPECT_RC=2 [-DMATCH=regex] [-DNO_FILE=path] [-DGOLDEN=file] -P expect.cmake
+# cmake -DEXE=... -DARGS="a|b|c" -DEXPECT_RC=2 [-DMATCH=regex] [-DSTDOUT_MATCH=regex] [-DNO_FILE=path] [-DGOLDEN=file] -P expect.cmake
 # Runs one CLI invocation and checks its exit code, its stderr, that no output file appeared,
 # or that stdout equals a golden file.
 string(REPLACE "|" ";" ARGS "${ARGS}")
@@ -11,6 +11,9 @@ if(NOT rc EQUAL EXPECT_RC)
 endif()
 if(MATCH AND NOT err MATCHES "${MATCH}")
   message(FATAL_ERROR "stderr does not match '${MATCH}':\n${err}")
+endif()
+if(STDOUT_MATCH AND NOT out MATCHES "${STDOUT_MATCH}")
+  message(FATAL_ERROR "stdout does not match '${STDOUT_MATCH}':\n${out}")
 endif()
 if(NO_FILE AND EXISTS "${NO_FILE}")
   message(FATAL_ERROR "bad input left an output file: ${NO_FILE}")
