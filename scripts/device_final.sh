@@ -9,6 +9,8 @@
 #   heldout cli memcheck; sanitize = memcheck, racecheck and synccheck through device_run.sh)
 #   IMPL_EXTRA="fit flex impls_flex"  more device_impls.sh steps beside calibrate / heldout
 #   PRESET=NAME  the card's GPU preset (device_impls.sh: from nvidia-smi by default)
+#   STEPS ncu with NCU="scenario:p,q ..." (NCU_H100=... instead on an H100): Nsight Compute DRAM/L2
+#   bytes of those points (analysis/ncu_points.py), each priced for the card, in $OUT/final.tar.gz
 # The GPU image lacks the compiled Boost.Program_options, so only cisa-measure builds there: the CLI
 # benchmark step runs only where cisa-sim built. PREBUILT=DIR: a cisa-sim built on the CPU machine at
 # this commit, with its shared libraries in DIR/lib (carried in; scripts/bundle_prebuilt.sh packs them), measures and calibrates instead,
@@ -72,6 +74,21 @@ if want memcheck && [ -x "$GPU_TEST" ] && [ "$(left)" -gt 40 ]; then
   timeout $(( $(left) - 15 )) compute-sanitizer --tool memcheck --error-exitcode 9 "$GPU_TEST" 1 >"$W/memcheck.log" 2>&1
   log "memcheck rc=$? $(grep -E 'SUMMARY' "$W/memcheck.log")"
   pack
+fi
+if want ncu && [ -x "$CLI" ] && [ "$(left)" -gt 60 ]; then
+  card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  preset=${PRESET:-$("$CLI" presets --for-device "$card")}
+  specs=${NCU:-}; [[ $preset == h100* ]] && specs=${NCU_H100:-$specs}
+  mkdir -p "$W/ncu"
+  for spec in $specs; do
+    s=${spec%%:*} pts=${spec#*:}
+    [ "$(left)" -gt 40 ] || { log "ncu $s skipped (deadline)"; continue; }
+    "$CLI" --scenario "scenarios/$s.yaml" --set hardware="$preset" --out "$W/ncu/$s.h5" >"$W/ncu/$s.log" 2>&1
+    timeout $(( $(left) - 20 )) python3 analysis/ncu_points.py "$W/ncu/$s.h5" --binary "$CLI" \
+      --scenario "scenarios/$s.yaml" --set hardware="$preset" --points "$pts" --keep-raw "$W/ncu/raw_$s" \
+      --timeout 120 >>"$W/ncu/$s.log" 2>&1
+    log "ncu $s ($preset) points $pts rc=$?"; pack
+  done
 fi
 if want remeasure; then
   OUT="$W/remeasure" BIN=$BIN STEPS="remeasure" DEADLINE=$(( $(left) - 20 )) bash scripts/device_impls.sh >"$W/remeasure.log" 2>&1
