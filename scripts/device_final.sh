@@ -11,6 +11,8 @@
 #   PRESET=NAME  the card's GPU preset (device_impls.sh: from nvidia-smi by default)
 #   STEPS ncu with NCU="scenario:p,q ..." (NCU_H100=... instead on an H100): Nsight Compute DRAM/L2
 #   bytes of those points (analysis/ncu_points.py), each priced for the card, in $OUT/final.tar.gz
+#   STEPS ctatimes with CTAT="scenario:p,q ...": those points measured once more with
+#   CISA_MEASURE_CTA_TIMES (the CISA attention CTAs' progress: ctas/<scenario>/point_<i>_attn_ctas.csv)
 # The GPU image lacks the compiled Boost.Program_options, so only cisa-measure builds there: the CLI
 # benchmark step runs only where cisa-sim built. PREBUILT=DIR: a cisa-sim built on the CPU machine at
 # this commit, with its shared libraries in DIR/lib (carried in; scripts/bundle_prebuilt.sh packs them), measures and calibrates instead,
@@ -75,9 +77,9 @@ if want memcheck && [ -x "$GPU_TEST" ] && [ "$(left)" -gt 40 ]; then
   log "memcheck rc=$? $(grep -E 'SUMMARY' "$W/memcheck.log")"
   pack
 fi
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+preset=${PRESET:-$("$CLI" presets --for-device "$card" 2>/dev/null || echo h200_sxm)}
 if want ncu && [ -x "$CLI" ] && [ "$(left)" -gt 60 ]; then
-  card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-  preset=${PRESET:-$("$CLI" presets --for-device "$card")}
   specs=${NCU:-}; [[ $preset == h100* ]] && specs=${NCU_H100:-$specs}
   mkdir -p "$W/ncu"
   for spec in $specs; do
@@ -88,6 +90,17 @@ if want ncu && [ -x "$CLI" ] && [ "$(left)" -gt 60 ]; then
       --scenario "scenarios/$s.yaml" --set hardware="$preset" --points "$pts" --keep-raw "$W/ncu/raw_$s" \
       --timeout 120 >>"$W/ncu/$s.log" 2>&1
     log "ncu $s ($preset) points $pts rc=$?"; pack
+  done
+fi
+if want ctatimes && [ -x "$CLI" ]; then
+  for spec in ${CTAT:-}; do
+    s=${spec%%:*} pts=${spec#*:}
+    [ "$(left)" -gt 30 ] || { log "ctatimes $s skipped (deadline)"; continue; }
+    mkdir -p "$W/ctas/$s"
+    CISA_MEASURE_ONLY=$pts CISA_MEASURE_CTA_TIMES="$W/ctas/$s" timeout $(( $(left) - 15 )) "$CLI" \
+      --scenario "scenarios/$s.yaml" --set hardware="$preset" --measure on --out "$W/ctas/$s.h5" \
+      >"$W/ctas/$s.log" 2>&1
+    log "ctatimes $s ($preset) points $pts rc=$? ($(ls "$W/ctas/$s" | wc -l) files)"; pack
   done
 fi
 if want remeasure; then

@@ -79,6 +79,24 @@ struct KParams {
   float* part_lse;
 };
 
+// Progress of the first kAttnTimeCtas CTAs (linear block id) of the last attention launch, for
+// the L2-sharing question of the CISA byte model (NOTES session 22: do co-resident CTAs of a stream
+// walk their sorted page lists in step?): %globaltimer (ns) at the CTA's start, when its consumer
+// reaches tiles ntiles/4, ntiles/2 and 3 ntiles/4, and before its epilogue; then SM id, tile
+// count and work index. Thread 0 stores 7 words a CTA (attention_cta_times reads them).
+constexpr int kAttnTimeCtas = 16384;
+__device__ unsigned long long g_attn_gt[kAttnTimeCtas][8];
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned smid() {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(v));
+  return v;
+}
+
 // WS: producer warpgroup + 2 consumer warpgroups (setmaxnreg moves registers to the consumers).
 // TT: KV tile tokens (64; the warp-specialised kernel 128: half the ping-pong turns per FLOP).
 // EARLY: the early part (AttnArgs::early; 16/32-row split launches whose CTAs are all resident):
@@ -141,6 +159,24 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
   const int nrows = w.n_pos * p.r;
   const int nte = two ? (e_end - e_begin + TP - 1) / TP : 0;
   const int ntiles = nte + (p_end - p_begin + TP - 1) / TP;
+  // progress record (g_attn_gt): thread 0 of the first kAttnTimeCtas CTAs
+  const unsigned cta_lin = blockIdx.y * gridDim.x + blockIdx.x;
+  unsigned long long* const rec =
+      tid == 0 && cta_lin < static_cast<unsigned>(kAttnTimeCtas) ? g_attn_gt[cta_lin] : nullptr;
+  if (rec) {
+    rec[0] = global_ns();
+    rec[1] = rec[2] = rec[3] = rec[4] = 0;
+    rec[5] = smid();
+    rec[6] = static_cast<unsigned long long>(ntiles);
+    rec[7] = static_cast<unsigned long long>(wi);
+  }
+  auto mark_progress = [&](int tile) {
+    if (rec && ntiles >= 4) {
+      if (tile == ntiles / 4) rec[1] = global_ns();
+      if (tile == ntiles / 2) rec[2] = global_ns();
+      if (tile == 3 * ntiles / 4) rec[3] = global_ns();
+    }
+  };
   // first list index and end of the range of tile t
   auto tile_lb = [&](int t) { return two && t < nte ? e_begin + t * TP : p_begin + (t - nte) * TP; };
   auto tile_end = [&](int t) { return two && t < nte ? e_end : p_end; };
@@ -485,6 +521,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
         uint32_t pk[TN / 16][4];
         pack_p(sacc, pk);
         for (int tile = 1; tile < ntiles; ++tile) {
+          mark_progress(tile);
           const int st = tile % STAGES, pst = (tile - 1) % STAGES;
           detail::mbar_wait(ufull + 8 * st, (tile / STAGES) & 1);
           float snew[TN / 8][4];
@@ -510,10 +547,12 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
         detail::fence_operands<16>(oacc);
         detail::mbar_arrive(uempty + 8 * lst);
       }
+      if (rec) rec[4] = global_ns();
       epilogue();
     }
   } else {
     for (int tile = 0; tile < ntiles; ++tile) {
+      mark_progress(tile);
       detail::cp_async_wait<STAGES - 2>();
       if constexpr (WG) detail::fence_proxy_async();
       __syncthreads();
@@ -577,6 +616,7 @@ __global__ void __launch_bounds__(WM* WN * 32 + (WS ? 128 : 0), 1)
     detail::cp_async_wait<0>();
     __syncthreads();
     if (two && ntiles == nte) wait_prev();
+    if (rec) rec[4] = global_ns();
     epilogue();
   }
 }
@@ -741,6 +781,27 @@ bool attention_early(const AttnArgs& a) {
   // only a forced one can be set here
   const int n_full = splits > 1 && a.n_full > 0 ? a.n_full : 0;
   return early_fits(static_cast<int>(a.work_host->size()), rows, splits, n_full, num_sms);
+}
+
+void attention_cta_times_reset() {
+  void* d = nullptr;
+  CISA_CUDA(cudaGetSymbolAddress(&d, g_attn_gt));
+  CISA_CUDA(cudaMemset(d, 0, sizeof(unsigned long long) * kAttnTimeCtas * 8));
+}
+
+std::vector<AttnCtaTime> attention_cta_times(int n_ctas) {
+  std::vector<unsigned long long> h(static_cast<std::size_t>(kAttnTimeCtas) * 8);
+  CISA_CUDA(cudaDeviceSynchronize());
+  CISA_CUDA(cudaMemcpyFromSymbol(h.data(), g_attn_gt, h.size() * sizeof(unsigned long long)));
+  const int n = std::clamp(n_ctas, 0, kAttnTimeCtas);
+  std::vector<AttnCtaTime> out(static_cast<std::size_t>(n));
+  for (int b = 0; b < n; ++b) {
+    const unsigned long long* r = &h[static_cast<std::size_t>(b) * 8];
+    out[static_cast<std::size_t>(b)] = AttnCtaTime{{r[0], r[1], r[2], r[3], r[4]},
+                                                   static_cast<int>(r[5]), static_cast<int>(r[6]),
+                                                   static_cast<int>(r[7])};
+  }
+  return out;
 }
 
 std::int64_t attention_scratch_floats(int n_work, int num_splits, int rows_per_cta) {

@@ -381,6 +381,39 @@ struct Case {
 
 // Runs the CISA step and the dense baseline on one batch and checks every stage.
 // logical: the step runs on representatives in logical order (every other case of main's list).
+// The attention CTAs' progress record of the step's last launch (attention_cta_times after a reset):
+// every work has a CTA, each CTA's marks are in time order, the quarter marks are set exactly when
+// it has 4 tiles or more, its SM exists.
+void check_cta_times(const CisaPlan& plan, int sms, const std::string& tag) {
+  const auto t = attention_cta_times(1 << 14);
+  std::vector<int> seen(plan.work.size(), 0);
+  bool ordered = true, quarters = true, ids = true;
+  int n = 0;
+  for (const auto& c : t) {
+    if (c.ns[0] == 0) continue;
+    ++n;
+    if (c.work < 0 || c.work >= static_cast<int>(plan.work.size()) || c.sm < 0 || c.sm >= sms) {
+      ids = false;
+      continue;
+    }
+    seen[static_cast<size_t>(c.work)] = 1;
+    const bool q = c.ns[1] != 0 && c.ns[2] != 0 && c.ns[3] != 0;
+    if (q != (c.tiles >= 4)) quarters = false;
+    std::uint64_t prev = c.ns[0];
+    for (int i = 1; i < 5; ++i) {
+      if (c.ns[i] == 0) continue;
+      if (c.ns[i] < prev) ordered = false;
+      prev = c.ns[i];
+    }
+    if (c.ns[4] == 0) ordered = false;  // every CTA reaches its epilogue
+  }
+  const bool all = std::all_of(seen.begin(), seen.end(), [](int v) { return v == 1; });
+  std::printf("%sattention CTA record: %d CTAs, %zu works\n", tag.c_str(), n, plan.work.size());
+  expect(ids && all && n >= static_cast<int>(plan.work.size()), tag + "CTA record covers every work");
+  expect(ordered, tag + "CTA record marks in time order");
+  expect(quarters, tag + "CTA record quarter marks iff >= 4 tiles");
+}
+
 void run_case(const Case& c, bool logical) {
   StepBatch b{c.hist, c.newt, c.kv_heads, c.r};
   StepConfig cfg{c.W, c.K, c.G};
@@ -440,9 +473,11 @@ void run_case(const Case& c, bool logical) {
     HCHECK(cudaMemset(const_cast<std::uint16_t*>(step.score_keys()), 0xff,
                       plan.score_rows.size() * static_cast<size_t>(plan.score_stride) * 2));
   Instrument ins;
+  attention_cta_times_reset();
   step.run(dq.p, diq.p, dout.p, kv, step_reps, table, nullptr, &ins, rtab);
   HCHECK(cudaDeviceSynchronize());
   const auto recs = ins.collect();
+  check_cta_times(plan, dev_sms, c.name + ": ");
 
   const auto hv = dv.download();
   const auto hq = dq.download();

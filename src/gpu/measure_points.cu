@@ -2,6 +2,7 @@
 // kernels support and the card holds, build a paged KV cache of the point's geometry (random, or
 // with planted high-score pages), run the dense baseline and the CISA step, and record median
 // CUDA-event times per component.
+#include <fstream>
 #include <functional>
 
 #include "cisa/errors.hpp"
@@ -138,6 +139,9 @@ struct Switches {
   // only the `other` kernels timed (no step after them).
   double settle_ms = 0, queue_us = Timer::kQueueUs;
   bool other_only = false;
+  // CISA_MEASURE_CTA_TIMES=DIR: after each measured point's CISA step, the progress of its CISA
+  // attention CTAs (last repetition; kernels attention_cta_times) in DIR/point_<index>_attn_ctas.csv
+  std::string cta_times_dir;
 };
 Switches read_switches() {
   Switches sw;
@@ -151,11 +155,34 @@ Switches read_switches() {
   if (const char* st = std::getenv("CISA_MEASURE_SETTLE_MS")) sw.settle_ms = std::atof(st);
   if (const char* oo = std::getenv("CISA_MEASURE_OTHER_ONLY")) sw.other_only = std::string(oo) == "1";
   if (const char* qu = std::getenv("CISA_MEASURE_QUEUE_US")) sw.queue_us = std::atof(qu);
+  if (const char* ct = std::getenv("CISA_MEASURE_CTA_TIMES")) sw.cta_times_dir = ct;
   return sw;
 }
 
 int reps_for(double first_ms) {
   return std::clamp(static_cast<int>(1500.0 / std::max(first_ms, 0.01)), 3, 15);
+}
+
+// The CISA attention CTAs' progress of the last launch (the CTAs that started since the reset), as
+// CSV: CTA (linear block id), SM, work index, tiles, then ns from the launch's first start to the
+// CTA's start, 1/4, 1/2, 3/4 of its tiles (-1: fewer than 4 tiles) and end.
+void write_cta_times(const std::string& dir, std::int64_t index) {
+  const auto t = K::attention_cta_times(1 << 14);
+  std::uint64_t t0 = ~0ull;
+  for (const auto& c : t)
+    if (c.ns[0] != 0) t0 = std::min(t0, c.ns[0]);
+  const std::string path = dir + "/point_" + std::to_string(index) + "_attn_ctas.csv";
+  std::ofstream f(path);
+  f << "cta,sm,work,tiles,start_ns,q1_ns,q2_ns,q3_ns,end_ns\n";
+  for (std::size_t b = 0; b < t.size(); ++b) {
+    const auto& c = t[b];
+    if (c.ns[0] == 0) continue;
+    f << b << ',' << c.sm << ',' << c.work << ',' << c.tiles;
+    for (int i = 0; i < 5; ++i)
+      f << ',' << (c.ns[i] == 0 ? -1LL : static_cast<long long>(c.ns[i] - t0));
+    f << '\n';
+  }
+  if (!f) throw std::runtime_error("CISA_MEASURE_CTA_TIMES: cannot write " + path);
 }
 
 // The dense baseline depends only on (batch, context, positions, heads): time it once.
@@ -287,6 +314,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
           step.run(q.p, q.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
         }))
       return m;
+    if (!sw.cta_times_dir.empty()) write_cta_times(sw.cta_times_dir, index);
     m.selection_overlap = selection_overlap(step, dr.budget_pages);
   } else if (dr.mode == DesignMode::block) {
     // The CISA plan at K = kb x bp pages runs the attention; a block-level plan (one block
@@ -362,6 +390,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
     fill(iq.p, iq.n, 23, 0.5f);
     if (planted) add_direction<<<1024, 256>>>(iq.p, iq.n, World::kPlantAlpha);
     OtherWork other(p, plan, w, dr.projection);
+    if (!sw.cta_times_dir.empty()) K::attention_cta_times_reset();
     if (!time([&](K::Instrument* ins) {
           other.run(w, ins);
           if (sw.other_only) return;
