@@ -34,6 +34,11 @@ NEEDED = ("phase", "context_tokens", "batch", "prefill_tokens", "budget_chunks",
           "chunk_tokens", "pred_dram_bytes_attention_cisa", "ncu_dram_read_bytes_attention_cisa")
 
 
+def fail(msg: str) -> None:
+    sys.stderr.write(f"ncu_page_reads.py: {msg}\n")
+    sys.exit(2)
+
+
 def text(v) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
@@ -42,16 +47,16 @@ def rows_of(path: str) -> list:
     try:
         f = h5py.File(path, "r")
     except OSError as e:
-        raise SystemExit(f"ncu_page_reads.py: {path}: cannot open ({e})") from None
+        fail(f"{path}: cannot open ({e})")
     with f:
         if "points" not in f:
-            raise SystemExit(f"ncu_page_reads.py: {path}: no /points group")
+            fail(f"{path}: no /points group")
         g = f["points"]
         if "ncu_dram_read_bytes_attention_cisa" not in g:
             return []
         missing = [c for c in NEEDED if c not in g]
         if missing:
-            raise SystemExit(f"ncu_page_reads.py: {path}: /points lacks {', '.join(missing)}")
+            fail(f"{path}: /points lacks {', '.join(missing)}")
         col = {c: g[c][...] for c in NEEDED}
     out = []
     for i in range(len(col["phase"])):

@@ -12,3 +12,12 @@ foreach(_case from_raw_columns no_pred_columns_no_err points_subset bad_input_ex
                    --analysis-dir ${CMAKE_SOURCE_DIR}/analysis NcuPointsTest.test_${_case})
   set_tests_properties(analysis.ncu_points.${_case} PROPERTIES LABELS analysis TIMEOUT 120)
 endforeach()
+
+# analysis/ncu_page_reads.py and analysis/attn_cta_progress.py (the L2-sharing question of the CISA
+# byte model, session 22) on hand-made inputs.
+foreach(_case page_reads cta_progress_lockstep_and_spread)
+  add_test(NAME analysis.l2_sharing_tools.${_case}
+           COMMAND ${CISA_ANALYSIS_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test_l2_sharing_tools.py
+                   --analysis-dir ${CMAKE_SOURCE_DIR}/analysis ToolsTest.test_${_case})
+  set_tests_properties(analysis.l2_sharing_tools.${_case} PROPERTIES LABELS analysis TIMEOUT 120)
+endforeach()

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""analysis/ncu_page_reads.py and analysis/attn_cta_progress.py on hand-made inputs.
+
+    test_l2_sharing_tools.py --analysis-dir DIR [unittest args]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+
+ARGS = None
+
+
+def write_points(path, cols):
+    with h5py.File(path, "w") as f:
+        g = f.create_group("points")
+        for name, values in cols.items():
+            if isinstance(values[0], str):
+                g.create_dataset(name, data=np.array(values, dtype=h5py.string_dtype()))
+            else:
+                g.create_dataset(name, data=np.asarray(values, dtype=float if name != "point_index" else np.int64))
+
+
+def write_ctas(path, rows):
+    with open(path, "w") as f:
+        f.write("cta,sm,work,tiles,start_ns,q1_ns,q2_ns,q3_ns,end_ns\n")
+        for r in rows:
+            f.write(",".join(str(v) for v in r) + "\n")
+
+
+class ToolsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="cisa_l2_tools_test_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run_tool(self, *args):
+        return subprocess.run([sys.executable, os.path.join(ARGS.analysis_dir, args[0]), *args[1:]],
+                              capture_output=True, text=True)
+
+    def test_page_reads(self):
+        h5 = os.path.join(self.tmp, "m_measured.h5")
+        # two sequences x one KV head, 10 selections each of K = 100 from N_e = 1,000 (window 24 of
+        # eligible 1,024): a page is 16 x 2 x 128 x 2 = 8,192 B; 3 reads per page counted
+        page = 16 * 2 * 128 * 2
+        ncu = 3.0 * 2 * 1000 * page
+        write_points(h5, {"phase": ["terminal_prefill", "decode"], "context_tokens": [16384, 16384],
+                          "batch": [2, 2], "prefill_tokens": [40, 1], "budget_chunks": [100, 100],
+                          "qshare_g": [4, 1], "kv_heads": [1, 1], "q_heads": [4, 4], "head_dim": [128, 128],
+                          "window_pages": [24, 24], "tile_rows_cisa": [16, 16], "selections": [20, 2],
+                          "eligible_chunks_mean": [1024, 1024], "chunk_tokens": [16, 16],
+                          "pred_dram_bytes_attention_cisa": [2 * ncu, 1.0],
+                          "ncu_dram_read_bytes_attention_cisa": [ncu, np.nan]})
+        sys.path.insert(0, ARGS.analysis_dir)
+        import ncu_page_reads
+        rows = ncu_page_reads.rows_of(h5)
+        self.assertEqual(len(rows), 1)  # the decode row has no ncu count
+        r = rows[0]
+        self.assertAlmostEqual(r["reads"], 3.0)
+        self.assertAlmostEqual(r["picks"], 10 * 100 / 1000)
+        self.assertAlmostEqual(r["l2_share"], 1.0 - 3.0 / 1.0)
+        self.assertAlmostEqual(r["model_gb"] / r["ncu_gb"], 2.0)
+        out = self.run_tool("ncu_page_reads.py", h5, "--markdown")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("model / ncu median 2.00", out.stdout)
+        bad = self.run_tool("ncu_page_reads.py", os.path.join(self.tmp, "missing.h5"))
+        self.assertEqual(bad.returncode, 2)
+
+    def test_cta_progress_lockstep_and_spread(self):
+        d = os.path.join(self.tmp, "ctas")
+        os.makedirs(d)
+        h5 = os.path.join(self.tmp, "run.h5")
+        write_points(h5, {"point_index": [3, 5], "batch": [1, 1], "kv_heads": [2, 2],
+                          "meas_ms_attention_cisa": [1.0, 1.0]})
+        rng = np.random.default_rng(7)
+        # point 3: 16 works of 2 streams, all starting together, every CTA at the same rate
+        rows = [(i, i % 8, i, 40, 0, 250, 500, 750, 1000) for i in range(16)]
+        write_ctas(os.path.join(d, "point_3_attn_ctas.csv"), rows)
+        # point 5: the same, rates spread by 20 % (lognormal), so marks spread in proportion
+        rows = []
+        for i in range(16):
+            s = float(np.exp(rng.normal(0, 0.2)))
+            rows.append((i, i % 8, i, 40, 0, int(250 * s), int(500 * s), int(750 * s), int(1000 * s)))
+        write_ctas(os.path.join(d, "point_5_attn_ctas.csv"), rows)
+        sys.path.insert(0, ARGS.analysis_dir)
+        import attn_cta_progress as a
+        axes = a.point_axes(h5)
+        r3 = a.summarize(os.path.join(d, "point_3_attn_ctas.csv"), axes)
+        r5 = a.summarize(os.path.join(d, "point_5_attn_ctas.csv"), axes)
+        self.assertEqual((r3["ctas"], r3["streams"], r3["waves"], r3["groups"]), (16, 2, 1, 2))
+        self.assertEqual(r3["spread_q2"], 0.0)
+        self.assertGreater(r5["spread_q2"], 0.08)
+        self.assertAlmostEqual(r5["spread_q2"], r5["spread_end"], delta=0.01)
+        out = self.run_tool("attn_cta_progress.py", d, h5)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(len(out.stdout.strip().splitlines()), 3)
+        bad = self.run_tool("attn_cta_progress.py", self.tmp, h5)  # no CSV there
+        self.assertEqual(bad.returncode, 2)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--analysis-dir", required=True)
+    ARGS, rest = ap.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest)
