@@ -15,3 +15,42 @@ H100="--set hardware=h100_sxm"
 # on its dense shapes; the peers' fit shapes (impl_fit) and the Flex sweep with all three peers.
 rescore_dir results/h100/heldout25 "" $H100
 rescore_dir results/h100/impls_s20 "" $H100
+# Held-out v26 (committed b7e34fe before session 21's changes), measured once in session 22 (call 1)
+# with session 16's kernels, cuDNN and FA2 on its dense shapes; the peers' fit shapes again.
+rescore_dir results/h100/heldout26 "" $H100
+rescore_dir results/h100/impls_s22 "" $H100
+
+# SUMMARY.md: every H100 set, fit shapes and held-out sets apart, scored against the current model.
+{
+  cat <<'TXT'
+# Measured vs predicted on the H100 (issue 11)
+
+An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20 and 22.
+Every point priced for `h100_sxm` (`--set hardware=h100_sxm`), whose card bench and `cisa_kernels`
+figures are MEAS since session 21 (`models/calibration/h100_sxm.yaml` = `session20_call1/`), and the
+cuDNN, FA2 and Flex figures MEAS since session 22 from their fit shapes (impl_fit, timed in sessions
+20 and 22). `scripts/rescore_h100.sh` re-scores the runs (`<s>_device_run.h5`) against the committed
+model: `<s>_measured.h5`, `<s>_report.txt`, this file. Median / worst |measured / predicted - 1|,
+share of points inside their band [lo / 1.05, hi x 1.05], median band width hi / lo.
+
+Sets, and what they are to the model:
+- **peer fit shapes** (`impls_s20/impl_fit`, `impls_s22/impl_fit`): the only points the cudnn, fa2
+  and flex H100 figures are fitted on.
+- **held-out v25** (`heldout25/`): measured in session 20 and scored then against the XFER preset
+  (`fidelity_xfer_s20.txt`); inspected since (session 21: the CISA attention band's low end).
+- **held-out v26** (`heldout26/`): measured once in session 22 and scored against the model as it
+  stood (`fidelity_heldout.txt`, the held-out figures); inspected since (session 22: the peers' H100
+  figures).
+- **Flex sweep** (`impls_s20/flex_sweep`, `impls_s22/flex_sweep`): Flex's validation set (inspected on
+  the H200 in session 5).
+TXT
+  for pair in "impls_s20|peer fit shapes and Flex sweep, session 20" \
+              "impls_s22|peer fit shapes and Flex sweep, session 22" \
+              "heldout25|held-out v25 (session 20), inspected" \
+              "heldout26|held-out v26 (session 22), inspected after its held-out scoring"; do
+    dir=results/h100/${pair%%|*}
+    if ls $dir/*_measured.h5 >/dev/null 2>&1; then
+      $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
+    fi
+  done
+} > results/h100/SUMMARY.md
