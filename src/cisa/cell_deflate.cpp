@@ -125,7 +125,60 @@ std::size_t agreeing(const unsigned char* p, std::size_t dist, std::size_t max) 
   return k;
 }
 
+// Whether the cells of `cell` bytes at a and b agree; 8-byte cells (numbers) without a call.
+inline bool same_cell(const unsigned char* a, const unsigned char* b, std::size_t cell) {
+  if (cell == 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    return x == y;
+  }
+  return std::memcmp(a, b, cell) == 0;
+}
+
+// Whether the first 3 bytes at a and b agree (the shortest match deflate writes), and for cells
+// of 8 bytes or more the first 8 (a match holds whole cells). The caller has 3 bytes left.
+inline bool prefix_agrees(const unsigned char* a, const unsigned char* b, std::size_t cell) {
+  if (cell >= 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    return x == y;
+  }
+  return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+}
+
 }  // namespace
+
+void shuffle8(const unsigned char* in, std::size_t count, unsigned char* out) {
+  std::size_t i = 0;
+  // 8 elements at a time: an 8 x 8 byte transpose in three steps of swaps (bytes, 16-bit pairs,
+  // 32-bit halves between words), then one 8-byte store into each plane.
+  for (; i + 8 <= count; i += 8) {
+    std::uint64_t w[8];
+    std::memcpy(w, in + i * 8, 64);
+    for (int k = 0; k < 8; k += 2) {  // bytes
+      const std::uint64_t t = ((w[k] >> 8) ^ w[k + 1]) & 0x00FF00FF00FF00FFULL;
+      w[k + 1] ^= t;
+      w[k] ^= t << 8;
+    }
+    for (int k = 0; k < 8; k += 4)  // 16-bit pairs
+      for (int j = 0; j < 2; ++j) {
+        const std::uint64_t t = ((w[k + j] >> 16) ^ w[k + j + 2]) & 0x0000FFFF0000FFFFULL;
+        w[k + j + 2] ^= t;
+        w[k + j] ^= t << 16;
+      }
+    for (int j = 0; j < 4; ++j) {  // 32-bit halves
+      const std::uint64_t t = ((w[j] >> 32) ^ w[j + 4]) & 0x00000000FFFFFFFFULL;
+      w[j + 4] ^= t;
+      w[j] ^= t << 32;
+    }
+    // w[k] now holds byte k of the 8 elements, element 0 in its lowest byte.
+    for (int k = 0; k < 8; ++k) std::memcpy(out + static_cast<std::size_t>(k) * count + i, &w[k], 8);
+  }
+  for (; i < count; ++i)
+    for (std::size_t b = 0; b < 8; ++b) out[b * count + i] = in[i * 8 + b];
+}
 
 std::uint32_t adler32_of(const unsigned char* in, std::size_t n) {
 #ifdef CISA_HAVE_LIBDEFLATE
@@ -170,10 +223,14 @@ std::size_t cell_deflate(const unsigned char* in, std::size_t n, std::size_t cel
     auto consider = [&](std::size_t d) {
       if (d == 0 || d > i || d > max_dist || d == best_dist) return;
       const unsigned char* p = in + i * cell;
+      const unsigned char* q = p - d * cell;
       // Longer than best only if the cell at best agrees too: most candidates fail here, and the
       // long matches of periodic columns are scanned once, not once per candidate.
-      if (best > 0 && (best + cell > left || std::memcmp(p + best, p + best - d * cell, cell) != 0))
-        return;
+      if (best > 0 && (best + cell > left || !same_cell(p + best, q + best, cell))) return;
+      // A match is written only when it holds 3 bytes or more: a candidate whose first 3 bytes (or
+      // first 8 bytes of a cell of 8 or more) differ cannot be chosen, and is dropped without a
+      // call (the best under 3 bytes it might set is never written and bounds no later check).
+      if (left < 3 || !prefix_agrees(p, q, cell)) return;
       const std::size_t agree = agreeing(p, d * cell, left) / cell * cell;
       if (agree > best) best = agree, best_dist = d;
     };

@@ -19,6 +19,12 @@ namespace cisa::detail {
 std::size_t cell_deflate(const unsigned char* in, std::size_t n, std::size_t cell,
                          std::vector<unsigned char>& out, std::size_t limit);
 
+// HDF5's shuffle filter (H5Z_FILTER_SHUFFLE) for 8-byte elements: byte b of element i of
+// in[0, 8 * count) to out[b * count + i] (out holds 8 * count bytes). A column of numbers that
+// differ in their low bytes only (an index, byte counts as float64) is then runs and repeats of
+// bytes that cell_deflate(..., cell = 1, ...) packs.
+void shuffle8(const unsigned char* in, std::size_t count, unsigned char* out);
+
 // The stream's trailer: Adler-32 of in[0, n) (RFC 1950).
 std::uint32_t adler32_of(const unsigned char* in, std::size_t n);
 

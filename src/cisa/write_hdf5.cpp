@@ -57,18 +57,24 @@ bool uniform_cells(const Column& c, std::size_t begin, std::size_t n, std::uint6
   bits = 0;
   text.clear();
   if (n == 0) return false;
-  if (const auto* f = std::get_if<std::vector<double>>(&c.data)) {
-    const double* v = f->data() + begin;
+  // Numbers by their bits, 64 at a time without a branch each (vectorised): every chunk of every
+  // column that is still uniform is read whole (~60 columns of a sweep).
+  auto same_words = [&](const auto* v) {
     std::memcpy(&bits, v, sizeof bits);
-    for (std::size_t k = 0; k < n; ++k)
-      if (std::memcmp(v + k, &bits, sizeof bits) != 0) return false;
+    for (std::size_t k = 0; k < n; k += 64) {
+      const std::size_t m = std::min<std::size_t>(64, n - k);
+      std::uint64_t differ = 0;
+      for (std::size_t j = 0; j < m; ++j) {
+        std::uint64_t x;
+        std::memcpy(&x, v + k + j, sizeof x);
+        differ |= x ^ bits;
+      }
+      if (differ) return false;
+    }
     return true;
-  }
-  if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) {
-    const std::int64_t* v = i->data() + begin;
-    std::memcpy(&bits, v, sizeof bits);
-    return std::all_of(v, v + n, [v0 = v[0]](std::int64_t x) { return x == v0; });
-  }
+  };
+  if (const auto* f = std::get_if<std::vector<double>>(&c.data)) return same_words(f->data() + begin);
+  if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) return same_words(i->data() + begin);
   const auto& s = std::get<std::vector<std::string>>(c.data);
   text = s[begin];
   return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(begin),
@@ -110,19 +116,22 @@ class ChunkDeflater {
   // columns repeat whole cells; it packs them at a fifth of libdeflate's CPU, ~15 % larger),
   // libdeflate for the others: those it does not pack to the share that made the column
   // deflated (kDeflateBelow; 3 of 64 deflated columns of the 1M bench sweep).
+  // `bytewise` false: cell_deflate only (a column laid out before its values were seen,
+  // Writer::Slab::late: a chunk it does not pack is stored as it is).
   std::size_t encode(const unsigned char* in, std::size_t n, std::vector<unsigned char>& out,
-                     std::size_t cell = 0) {
+                     std::size_t cell = 0, bool bytewise = true) {
 #ifdef CISA_HAVE_LIBDEFLATE
     if (n < 2) return 0;
     if (cell > 0)
       if (const std::size_t len = detail::cell_deflate(
               in, n, cell, out, static_cast<std::size_t>(kDeflateBelow * static_cast<double>(n))))
         return len;
+    if (!bytewise) return 0;
     if (!c_ && !(c_ = libdeflate_alloc_compressor(1))) throw std::bad_alloc();
     if (out.size() < n) out.resize(n);
     return libdeflate_zlib_compress(c_, in, n, out.data(), n - 1);
 #else
-    (void)in, (void)n, (void)out;
+    (void)in, (void)n, (void)out, (void)cell, (void)bytewise;
     return 0;
 #endif
   }
@@ -177,9 +186,10 @@ void stored_bytes(const Column& c, std::size_t width, std::size_t begin, std::si
 // file's bytes are the same as when each chunk is encoded as it is written).
 struct EncodedChunk {
   bool ready = false;                    // set: write_slab writes these bytes, encodes nothing
+  bool same = false;                     // set: the chunk keeps the column at its fill value
   const unsigned char* cells = nullptr;  // the chunk as stored (the column's own numbers, or raw)
   std::size_t bytes = 0, len = 0;        // len > 0: z holds the encoded stream of that length
-  std::vector<unsigned char> raw, z;
+  std::vector<unsigned char> raw, z, shuffled;
 };
 
 class Writer {
@@ -273,8 +283,16 @@ class Writer {
     std::string fill_text;        // text fill value
     // Deflated (chunked) columns: rows a chunk, the dataset's rows. Slabs of whole chunks (the
     // last may be short) are encoded here and written as they are stored (H5Dwrite_chunk); others
-    // go through HDF5's own deflate filter.
+    // go through HDF5's own filters.
     hsize_t chunk = 0, rows = 0;
+    // Numbers deflated after HDF5's shuffle filter (their bytes by position: a column that differs
+    // in its low bytes only, e.g. point_index), encoded by cell_deflate on bytes.
+    bool shuffled = false;
+    // Uniform in the first streamed chunk, so laid out before its values were seen: chunked and
+    // deflated with the fill value (chunks never written read as it), chunks packed by whole
+    // cells or stored as they are. (Contiguous, its first other value wrote the fill value
+    // over the whole dataset, then every row: e.g. the outermost sweep axis, 16 MB a 1M run.)
+    bool late = false;
   };
   Handle open_group(const std::string& name) {
     Handle gcpl = h5::plist(c_.id(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate"));
@@ -285,17 +303,30 @@ class Writer {
     c_.close(gcpl, "H5Pclose");
     return g;
   }
-  // Whether the encoder packs the first rows of `c` (as stored) to under kDeflateBelow.
-  bool compresses_well(const Column& c, std::size_t width) {
+  // How a column is stored, from its first rows (as stored): kPlain when libdeflate packs them to
+  // under kDeflateBelow (deflated; chunks by cell_deflate, else libdeflate), kShuffled when
+  // they are numbers that cell_deflate does not pack by whole cells but does as bytes after the
+  // shuffle filter (shuffled, deflated: an index, sums of few terms), kRaw otherwise
+  // (contiguous). cell_deflate packing them settles kPlain without libdeflate.
+  enum Packing { kRaw, kPlain, kShuffled };
+  Packing packing_of(const Column& c, std::size_t width) {
     const std::size_t n = std::min(c.size(), kSampleRows);
-    if (n < 64) return false;  // too few rows to be worth a chunked layout
+    if (n < 64) return kRaw;  // too few rows to be worth a chunked layout
     stored_bytes(c, width, 0, n, n, raw_);
-    const std::size_t len = enc_.encode(raw_.data(), raw_.size(), zbuf_);
-    return len > 0 && static_cast<double>(len) < kDeflateBelow * static_cast<double>(raw_.size());
+    const std::size_t bytes = raw_.size();
+    const auto below = static_cast<std::size_t>(kDeflateBelow * static_cast<double>(bytes));
+    const std::size_t cell = c.is_text() ? std::max<std::size_t>(1, width) : 8;
+    if (detail::cell_deflate(raw_.data(), bytes, cell, zbuf_, below) > 0) return kPlain;
+    const std::size_t len = enc_.encode(raw_.data(), bytes, zbuf_);
+    if (len == 0 || len >= below) return kRaw;
+    if (c.is_text()) return kPlain;
+    shuffled_.resize(bytes);
+    detail::shuffle8(raw_.data(), n, shuffled_.data());
+    return detail::cell_deflate(shuffled_.data(), bytes, 1, zbuf_, below) > 0 ? kShuffled : kPlain;
   }
   // `first`: the first chunk of rows (all of them); when all its cells are equal the dataset takes
   // that value as its fill value (see Slab::uniform). nullptr: contiguous, written in full.
-  // `chunk_rows` > 0: a column that is not uniform and compresses_well is chunked and deflated.
+  // `chunk_rows` > 0: a column that is not uniform and packs (packing_of) is chunked and deflated.
   // `uniform` (Hdf5ColumnStream): whether the whole column holds first's first value, known by
   // the caller (first then need not hold every row).
   Slab create_slab(hid_t g, const Column& col, hsize_t n, std::size_t width, const Column* first = nullptr,
@@ -305,9 +336,14 @@ class Writer {
       s.uniform = *uniform && first && n > 0 && uniform_cells(*first, 0, 1, s.fill_bits, s.fill_text);
     else
       s.uniform = first && n > 0 && uniform_cells(*first, 0, first->size(), s.fill_bits, s.fill_text);
-    const bool deflate = !s.uniform && first && chunk_rows > 0 && n >= chunk_rows && deflate_ &&
-                         compresses_well(*first, width);
+    const Packing packing = !s.uniform && first && chunk_rows > 0 && n >= chunk_rows && deflate_
+                                ? packing_of(*first, width)
+                                : kRaw;
+    // Uniform in the first of several streamed chunks (Hdf5TableStream): chunked (Slab::late).
+    s.late = s.uniform && !uniform && first && first->size() < n && chunk_rows > 0 && deflate_;
+    const bool deflate = packing != kRaw || s.late;
     if (deflate) s.chunk = chunk_rows, s.rows = n;
+    s.shuffled = packing == kShuffled;
     if (s.uniform && s.fill_text.size() > std::max<std::size_t>(1, width))
       throw std::logic_error("column " + col.name + ": '" + s.fill_text + "' is longer than its width " + std::to_string(width));
     s.space = h5::space(c_.id(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"));
@@ -325,12 +361,14 @@ class Writer {
     if (deflate) {
       dcpl = h5::plist(c_.id(H5Pcopy(dcpl_.get()), "H5Pcopy"));
       c_.ok(H5Pset_chunk(dcpl.get(), 1, &chunk_rows), "H5Pset_chunk");
+      if (s.shuffled) c_.ok(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle");  // before deflate
       c_.ok(H5Pset_deflate(dcpl.get(), 1), "H5Pset_deflate");
     }
     if (s.uniform) {
-      dcpl = h5::plist(c_.id(H5Pcopy(dcpl_.get()), "H5Pcopy"));
+      if (!deflate) dcpl = h5::plist(c_.id(H5Pcopy(dcpl_.get()), "H5Pcopy"));
       c_.ok(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_IFSET), "fill time");
-      c_.ok(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_LATE), "alloc time");
+      // Chunked: storage a chunk at a time (HDF5's default, incremental).
+      if (!deflate) c_.ok(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_LATE), "alloc time");
       if (col.is_text()) {
         std::vector<char> v(s.width, '\0');
         std::memcpy(v.data(), s.fill_text.data(), std::min(s.width, s.fill_text.size()));
@@ -388,7 +426,13 @@ class Writer {
       e.cells = e.raw.data();
     }
     e.bytes = s.chunk * (col.is_text() ? s.width : 8);
-    e.len = enc.encode(e.cells, e.bytes, e.z, col.is_text() ? s.width : 8);
+    if (s.shuffled) {
+      e.shuffled.resize(e.bytes);
+      detail::shuffle8(e.cells, static_cast<std::size_t>(s.chunk), e.shuffled.data());
+      e.len = enc.encode(e.shuffled.data(), e.bytes, e.z, 1);
+    } else {
+      e.len = enc.encode(e.cells, e.bytes, e.z, col.is_text() ? s.width : 8, !s.late);
+    }
     e.ready = true;
   }
   // Rows [begin, begin + count) of `col` at row `offset` of the dataset. `pre`: that slab's chunk,
@@ -397,6 +441,10 @@ class Writer {
                   EncodedChunk* pre = nullptr) {
     if (count == 0) return;
     if (s.uniform) {
+      if (pre && pre->same) {  // encode_chunks found it so
+        pre->same = false;
+        return;
+      }
       if (still_uniform(s, col, begin, count)) return;  // the fill value
       s.uniform = false;
     }
@@ -406,8 +454,10 @@ class Writer {
         encode_chunk(s, col, begin, count, enc_, own_);
       }
       const bool packed = pre->len > 0;
-      // Filter mask bit 0: the deflate filter was not applied to this chunk (it did not shrink).
-      c_.ok(H5Dwrite_chunk(s.ds.get(), H5P_DEFAULT, packed ? 0U : 1U, &offset,
+      // Filter mask: bit k set, the k-th filter was not applied to this chunk (it did not shrink:
+      // stored as it is, not shuffled either).
+      const unsigned skipped = s.shuffled ? 3U : 1U;
+      c_.ok(H5Dwrite_chunk(s.ds.get(), H5P_DEFAULT, packed ? 0U : skipped, &offset,
                            packed ? pre->len : pre->bytes, packed ? pre->z.data() : pre->cells),
             "H5Dwrite_chunk");
       pre->ready = false;
@@ -441,7 +491,7 @@ class Writer {
  private:
   bool deflate_ = false;  // columns that compress well are deflated (deflate_wanted)
   ChunkDeflater enc_;
-  std::vector<unsigned char> raw_, zbuf_;
+  std::vector<unsigned char> raw_, zbuf_, shuffled_;
   EncodedChunk own_;  // a chunk write_slab encodes itself
   Handle file_, scalar_, dcpl_;
 };
@@ -575,7 +625,9 @@ void Hdf5TableStream::Impl::encode_chunks(const Table& chunk) {
     try {
       for (std::size_t j; (j = next.fetch_add(1)) < todo.size();) {
         const std::size_t k = todo[j];
-        if (!Writer::still_uniform(slabs[k], cols[k], 0, n))
+        if (Writer::still_uniform(slabs[k], cols[k], 0, n))
+          encoded[k].same = true;  // write_slab writes nothing
+        else
           Writer::encode_chunk(slabs[k], cols[k], 0, n, enc, encoded[k]);
       }
     } catch (...) {

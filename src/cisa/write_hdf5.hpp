@@ -5,9 +5,11 @@
 //                            float64 | int64 | fixed-length null-padded UTF-8 string;
 //                            attributes: unit (string), description (string);
 //                            contiguous, or (columns that compress well, in streamed files and
-//                            held tables of >= 4,096 rows) chunked with HDF5's deflate filter; a
-//                            column of one value there: its fill value (CISA_H5_DEFLATE=0: neither
-//                            deflate nor, in held tables, fill values)
+//                            held tables of >= 4,096 rows) chunked with HDF5's deflate filter
+//                            (numbers that pack only as bytes: the shuffle filter, then deflate); a
+//                            column of one value there: its fill value (streamed, one value in the
+//                            first chunk only: chunked and deflated with that fill value)
+//                            (CISA_H5_DEFLATE=0: neither deflate nor, in held tables, fill values)
 // (Older files have variable-length string attributes; the readers accept both.)
 // Files are written in the HDF5 1.10 file format (superblock v3, checksummed metadata: a
 // corrupted header is detected, not followed) through OutputFile (output_file.hpp): a temp file

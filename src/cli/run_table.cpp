@@ -325,14 +325,21 @@ void RunDigest::add(const Table& chunk) {
             } else if (r && v[r] == v[r - 1]) {
               continue;
             }
+            std::uint64_t bits = 0;
+            if constexpr (!std::is_same_v<T, std::string>) {
+              static_assert(sizeof(T) == sizeof bits);
+              std::memcpy(&bits, &v[r], sizeof bits);
+              // Already listed (an inner axis cycles through its values row after row): the set
+              // is not searched. Only values in the set enter the cache, so a hit changes nothing.
+              if (dd.recent[Distinct::slot(bits)] == bits && dd.recent_set[Distinct::slot(bits)]) continue;
+            }
             if (dd.texts.size() + dd.numbers.size() >= distinct_cap_) break;  // streamed: bounded
             if constexpr (std::is_same_v<T, std::string>) {
               if (dd.texts.insert(v[r]).second) distinct[name].insert(v[r]);
             } else {
-              std::uint64_t bits = 0;
-              static_assert(sizeof(T) == sizeof bits);
-              std::memcpy(&bits, &v[r], sizeof bits);
               if (dd.numbers.insert(bits).second) distinct[name].insert(c->format_cell(r));
+              dd.recent[Distinct::slot(bits)] = bits;
+              dd.recent_set[Distinct::slot(bits)] = true;
             }
           }
         },
@@ -350,7 +357,7 @@ void RunDigest::add(const Table& chunk) {
     PhaseValues* last = nullptr;
     for (std::size_t r = 0; r < n; ++r) {
       // Rows of one phase come in runs: look the phase up only where it changes.
-      if (!last || !names || r == 0 || (*names)[r] != (*names)[r - 1]) last = &phases[phase->format_cell(r)];
+      if (!last || !names || r == 0 || !same_text((*names)[r], (*names)[r - 1])) last = &phases[phase->format_cell(r)];
       PhaseValues& pv = *last;
       if (pv.series.size() != cols.size()) {
         pv.series.resize(cols.size());

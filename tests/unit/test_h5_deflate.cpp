@@ -398,3 +398,147 @@ TEST_CASE("held tables (write_hdf5, merge) are deflated like streamed ones and r
   }
   for (const auto& p : {plain, packed, s0, s1}) fs::remove(p);
 }
+
+TEST_CASE("shuffle8 is HDF5's shuffle of 8-byte elements", "[hdf5]") {
+  // Session 22: columns of numbers that pack only as bytes are stored after the shuffle filter,
+  // which write_hdf5.cpp applies itself (detail::shuffle8) before encoding a whole chunk.
+  std::mt19937_64 rng(29);
+  for (const std::size_t count : {0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4096, 16383, 16384}) {
+    std::vector<unsigned char> in(count * 8), out(count * 8, 0xAB);
+    for (auto& b : in) b = static_cast<unsigned char>(rng());
+    cisa::detail::shuffle8(in.data(), count, out.data());
+    bool same = true;
+    for (std::size_t i = 0; i < count; ++i)
+      for (std::size_t b = 0; b < 8; ++b) same = same && out[b * count + i] == in[i * 8 + b];
+    INFO(count << " elements");
+    CHECK(same);
+  }
+}
+
+namespace {
+
+// Columns for the session-22 layouts: an index and byte counts (numbers that pack as bytes once
+// shuffled, not by whole cells), and columns uniform in the first chunk only (an outer axis, a
+// text label, one that turns to noise), and one uniform throughout.
+Table make_late(std::size_t row0, std::size_t n) {
+  Table t;
+  auto& index = t.add_i64("index", "", "row index");
+  auto& bytes = t.add_f64("bytes", "bytes", "a multiple of 4096 that grows with the row");
+  auto& outer = t.add_i64("outer", "tokens", "one value for 1,000 rows, then runs of 1,000");
+  auto& label = t.add_text("label", "one text, then two alternating in runs of 7");
+  auto& noise = t.add_f64("late_noise", "", "one value, then random bits");
+  auto& never = t.add_f64("never", "", "one value in every row");
+  for (std::size_t r = row0; r < row0 + n; ++r) {
+    index.push_back(static_cast<std::int64_t>(r));
+    bytes.push_back(4096.0 * static_cast<double>(3 * r + 1));
+    outer.push_back(r < 1000 ? 131072 : static_cast<std::int64_t>(131072 * (1 + r / 1000)));
+    label.push_back(r < 1000 ? "first" : ((r / 7) % 2 ? "terminal_prefill" : "decode"));
+    std::uint64_t bits = (r + 7) * 0x9E3779B97F4A7C15ULL;
+    bits = (bits ^ (bits >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    bits ^= bits >> 31;
+    double v = 0;
+    std::memcpy(&v, &bits, sizeof v);
+    noise.push_back(r < 1000 ? 1.5 : (std::isnan(v) ? 2.0 : v));
+    never.push_back(-0.0);
+  }
+  return t;
+}
+
+void write_late(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks, unsigned threads) {
+  Hdf5TableStream h5(p, "points", make_late(0, 0), rows, {{"label", 16}}, {{"k", "v"}});
+  h5.set_threads(threads);
+  std::size_t at = 0;
+  for (std::size_t n : chunks) {
+    h5.append(make_late(at, n));
+    at += n;
+  }
+  h5.commit();
+}
+
+// The column's filters in order (H5Z_FILTER_*), empty for a contiguous one; whether it has a fill
+// value of its own.
+std::vector<int> filter_ids(const fs::path& p, const std::string& column, bool* user_fill = nullptr) {
+  const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(f, ("points/" + column).c_str(), H5P_DEFAULT);
+  const hid_t dcpl = H5Dget_create_plist(d);
+  std::vector<int> ids;
+  if (H5Pget_layout(dcpl) == H5D_CHUNKED)
+    for (int k = 0; k < H5Pget_nfilters(dcpl); ++k) {
+      unsigned flags = 0;
+      std::size_t nelmts = 0;
+      unsigned config = 0;
+      ids.push_back(static_cast<int>(H5Pget_filter2(dcpl, static_cast<unsigned>(k), &flags, &nelmts, nullptr, 0,
+                                                    nullptr, &config)));
+    }
+  if (user_fill) {
+    H5D_fill_value_t fill = H5D_FILL_VALUE_ERROR;
+    *user_fill = H5Pfill_value_defined(dcpl, &fill) >= 0 && fill == H5D_FILL_VALUE_USER_DEFINED;
+  }
+  H5Pclose(dcpl);
+  H5Dclose(d);
+  H5Fclose(f);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("byte-packed numbers are shuffled, late-changing columns chunked with their fill value", "[stream][hdf5]") {
+  // Session 22 (issue 12): numbers that libdeflate packs but whole cells do not (an index, byte
+  // counts) are stored with the shuffle filter before deflate and encoded as bytes; a column
+  // uniform in the first streamed chunk only is chunked and deflated with that value as its fill
+  // value (its chunks packed by whole cells, or stored as they are: the filter mask says so);
+  // every value reads back bit for bit, on one thread or several, chunks aligned or not.
+  if (!encoder_available()) {
+    WARN("built without libdeflate: streamed columns are not deflated");
+    return;
+  }
+  const fs::path one = fs::temp_directory_path() / "cisa_test_late_1.h5";
+  const fs::path many = fs::temp_directory_path() / "cisa_test_late_3.h5";
+  const fs::path plain = fs::temp_directory_path() / "cisa_test_late_plain.h5";
+  const std::size_t rows = 5000;
+  const Table want = make_late(0, rows);
+  ::setenv("CISA_H5_DEFLATE", "0", 1);
+  write_late(plain, rows, {1000, 1000, 1000, 1000, 1000}, 1);
+  ::unsetenv("CISA_H5_DEFLATE");
+  CHECK(same_bits(want, read_hdf5_group(plain, "points")));
+  for (const char* c : {"index", "bytes", "outer", "label", "late_noise", "never"}) CHECK(filter_ids(plain, c).empty());
+  const std::vector<int> shuffled = {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE};
+  const std::vector<int> deflated = {H5Z_FILTER_DEFLATE};
+  for (const auto& chunks : std::vector<std::vector<std::size_t>>{
+           {1000, 1000, 1000, 1000, 1000}, {1000, 1000, 1000, 1000, 999, 1}, {1000, 700, 13, 2287, 1000}}) {
+    write_late(one, rows, chunks, 1);
+    write_late(many, rows, chunks, 3);
+    const Table got = read_hdf5_group(one, "points");
+    CHECK(same_bits(want, got));
+    CHECK(same_bits(want, read_hdf5_group(many, "points")));
+    CHECK(filter_ids(one, "index") == shuffled);
+    CHECK(filter_ids(one, "bytes") == shuffled);
+    for (const char* c : {"outer", "label", "late_noise", "never"}) {
+      bool fill = false;
+      INFO(c);
+      CHECK(filter_ids(one, c, &fill) == deflated);
+      CHECK(fill);
+    }
+    // One value in every row: no chunk written, read as the fill value (merge reads one value).
+    Hdf5GroupReader r(one, "points");
+    for (std::size_t k = 0; k < got.columns().size(); ++k)
+      CHECK(r.fill_only(k) == (got.columns()[k].name == "never"));
+    for (const char* c : {"index", "bytes", "outer", "label", "late_noise", "never"}) {
+      INFO(c);
+      CHECK(stored_chunks(one, c) == stored_chunks(many, c));
+    }
+    if (chunks[1] == 1000 && chunks[2] == 1000) {  // whole chunks: written by write_slab's encoder
+      // The first chunk holds the fill value: not stored. The noise does not pack: stored as it
+      // is (filter mask 1); the outer axis packs to a sliver.
+      const std::string noise = stored_chunks(one, "late_noise");
+      CHECK(noise.find("1000/1/") != std::string::npos);
+      CHECK(noise.substr(noise.find(':') + 1, 2) != "0/");  // no chunk at row 0
+      const std::string outer = stored_chunks(one, "outer");
+      CHECK(std::stoul(outer.substr(0, outer.find(':'))) < 4 * 1000 * 8 / 8);
+    }
+    CHECK(fs::file_size(one) < fs::file_size(plain));
+  }
+  fs::remove(one);
+  fs::remove(many);
+  fs::remove(plain);
+}

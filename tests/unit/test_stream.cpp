@@ -12,6 +12,7 @@
 
 #include "cisa/evaluate.hpp"
 #include "cisa/results.hpp"
+#include "cisa/same_text.hpp"
 #include "cisa/scenario.hpp"
 #include "cisa/write_hdf5.hpp"
 #include "cisa/write_text.hpp"
@@ -442,5 +443,28 @@ TEST_CASE("a sweep of more than 1e9 points is refused before any work, with the 
     INFO(m);
     CHECK(m.find("more than 1e9 points") != std::string::npos);
     CHECK(m.find("--set sweep.") != std::string::npos);
+  }
+}
+
+TEST_CASE("same_text agrees with string equality at every length", "[stream]") {
+  // Session 22: strings of 16-32 characters (a model preset with its TP, a phase name) are
+  // compared as four words, the first and last 16 bytes; shorter ones as two masked words.
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::string a(n, 'x');
+    for (std::size_t k = 0; k < n; ++k) a[k] = static_cast<char>('a' + (k * 7) % 26);
+    const std::string same = a;  // its own buffer
+    std::string roomy = a;
+    roomy.reserve(64);  // a heap buffer at any length
+    CHECK(same_text(a, same));
+    CHECK(same_text(roomy, a));
+    for (std::size_t k = 0; k < n; ++k) {
+      std::string b = a;
+      b[k] = static_cast<char>(b[k] ^ 0x20);
+      INFO(n << " characters, differing at " << k);
+      CHECK_FALSE(same_text(a, b));
+      CHECK_FALSE(same_text(roomy, b));
+    }
+    CHECK_FALSE(same_text(a, a + "q"));
+    if (n > 0) CHECK_FALSE(same_text(a, a.substr(0, n - 1)));
   }
 }
