@@ -308,6 +308,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
     Dev<K::bf16_bits> q(std::size_t(plan.total_tokens) * heads * 128), o(q.n);
     fill(q.p, q.n, 19);
     OtherWork other(p, plan, w, dr.projection);
+    if (!sw.cta_times_dir.empty()) K::attention_cta_times_reset();
     if (!time([&](K::Instrument* ins) {
           other.run(w, ins);
           step.upload(nullptr, ins);  // setup: the step's descriptors, copied per step as the model prices them
@@ -398,6 +399,7 @@ Measured measure_one(const Point& p, std::int64_t index, World& w, Timer& timer,
           step.run(q.p, iq.p, o.p, w.kv, w.reps->p, w.bt, nullptr, ins);
         }))
       return m;
+    if (!sw.cta_times_dir.empty()) write_cta_times(sw.cta_times_dir, index);
     m.selection_overlap = selection_overlap(step, dr.budget_pages);
   }
   auto get = [&](const char* k) { return c.count(k) ? c[k] : 0.0; };
