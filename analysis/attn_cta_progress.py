@@ -4,17 +4,20 @@ progress record (cisa-sim --measure with CISA_MEASURE_CTA_TIMES=DIR).
 
     attn_cta_progress.py DIR RESULT.h5 [--markdown]
 
-DIR holds point_<i>_attn_ctas.csv (cta, sm, work, tiles, then ns from the launch's first start to the
+DIR holds point_<i>_attn_ctas.csv or .csv.gz (cta, sm, work, tiles, then ns from the launch's first start to the
 CTA's start, its tiles ntiles/4, /2, 3/4 and its end; -1 where not reached); RESULT.h5 is the file the
 same run wrote (batch and KV heads per point). Works are planned stream by stream ((sequence, KV head),
 then QShare group), so a work's stream is work // (works / streams).
 
-Per point prints: CTAs, streams, start waves (CTAs starting within 2 % of the median duration of the
-first start are wave 1, and so on by runs of starts), the median CTA duration, and for the CTAs of
-each (wave, stream) group with at least 4 members: the spread of their start times and of their
-progress at each mark (the relative standard deviation of the time to reach the mark, divided by the
-median time to reach it). A spread near 0 is lockstep; the CISA byte model's L2 sharing depends on it
-(NOTES "Session 22"). Exit codes: 0 ok, 2 bad input.
+Per point prints: CTAs, streams, start waves (runs of starts less than 2 % of the median CTA duration
+apart), the median CTA duration and its spread (dur_cv), the launch's span; for the CTAs of each
+(wave, stream) group with at least 4 members, the median relative spread of the time to reach the
+half and the end of their tiles (spread_q2, spread_end); and over every pair of CTAs of one stream
+that run at the same time: the later partners per CTA (coresident), the median and 75th percentile
+of their start offsets in median durations, and the share of pairs that start less than 5 % of a
+duration apart (lockstep_share). Pairs in step read a page close together in time, so the L2 serves
+the later reads; the CISA byte model's L2 sharing depends on it (NOTES "Session 22").
+Exit codes: 0 ok, 2 bad input.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import glob
+import gzip
 import os
 import re
 import sys
@@ -40,7 +44,7 @@ def fail(msg: str) -> None:
 
 
 def read_csv(path: str) -> dict:
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         rows = list(csv.DictReader(f))
     if not rows:
         fail(f"{path}: no CTA rows")
@@ -74,8 +78,24 @@ def waves_of(start: np.ndarray, dur: float) -> np.ndarray:
     return wave
 
 
+def coresident_offsets(start, end, stream, streams, dmed) -> tuple:
+    """Start offsets (in median durations) of every pair of CTAs of one stream that run at the same
+    time (the later one starts before the earlier one ends), and the mean number of such later
+    partners per CTA. Offsets near 0: the pair walks its sorted page lists in step."""
+    offs, partners = [], []
+    for k in range(streams):
+        idx = np.where(stream == k)[0]
+        order = idx[np.argsort(start[idx])]
+        a, b = start[order], end[order]
+        for i in range(len(a)):
+            j = int(np.searchsorted(a, b[i], side="left"))  # later CTAs that start before i ends
+            offs.extend(((a[i + 1:j] - a[i]) / dmed).tolist())
+            partners.append(max(0, j - i - 1))
+    return np.array(offs), (float(np.mean(partners)) if partners else 0.0)
+
+
 def summarize(path: str, axes: dict) -> dict:
-    m = re.search(r"point_(\d+)_attn_ctas\.csv$", path)
+    m = re.search(r"point_(\d+)_attn_ctas\.csv(\.gz)?$", path)
     point = int(m.group(1))
     c = read_csv(path)
     if point not in axes:
@@ -103,10 +123,15 @@ def summarize(path: str, axes: dict) -> dict:
             reach = t[ok] - s0[ok]
             spreads[mark].append(np.std(reach) / np.median(reach))
     med = {k: (float(np.median(v)) if v else float("nan")) for k, v in spreads.items()}
+    offs, per_cta = coresident_offsets(c["start_ns"], c["end_ns"], stream, streams, dmed)
     return {"point": point, "ctas": len(dur), "streams": streams, "waves": int(wave.max()) + 1,
             "dur_us": dmed / 1e3, "dur_cv": float(np.std(dur) / dmed), "kernel_ms": meas_ms,
             "span_ms": float((c["end_ns"].max() - c["start_ns"].min()) / 1e6),
-            "groups": len(spreads["start"]), **{f"spread_{k}": v for k, v in med.items()}}
+            "groups": len(spreads["start"]), **{f"spread_{k}": v for k, v in med.items()},
+            "coresident": per_cta,
+            "offset_median": float(np.median(offs)) if len(offs) else float("nan"),
+            "offset_p75": float(np.percentile(offs, 75)) if len(offs) else float("nan"),
+            "lockstep_share": float(np.mean(offs < 0.05)) if len(offs) else float("nan")}
 
 
 def main(argv=None) -> int:
@@ -115,14 +140,15 @@ def main(argv=None) -> int:
     ap.add_argument("result", help="the run's result file (.h5)")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args(argv)
-    files = sorted(glob.glob(os.path.join(a.dir, "point_*_attn_ctas.csv")),
+    files = sorted(glob.glob(os.path.join(a.dir, "point_*_attn_ctas.csv")) +
+                   glob.glob(os.path.join(a.dir, "point_*_attn_ctas.csv.gz")),
                    key=lambda p: int(re.search(r"point_(\d+)_", p).group(1)))
     if not files:
         fail(f"{a.dir}: no point_<i>_attn_ctas.csv")
     axes = point_axes(a.result)
     rows = [summarize(p, axes) for p in files]
-    head = ["point", "ctas", "streams", "waves", "dur_us", "dur_cv", "span_ms", "kernel_ms", "groups",
-            "spread_start", "spread_q1", "spread_q2", "spread_q3", "spread_end"]
+    head = ["point", "ctas", "streams", "waves", "dur_us", "dur_cv", "span_ms", "groups", "spread_q2",
+            "spread_end", "coresident", "offset_median", "offset_p75", "lockstep_share"]
     fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)
     if a.markdown:
         print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))

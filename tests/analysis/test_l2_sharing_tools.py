@@ -98,9 +98,24 @@ class ToolsTest(unittest.TestCase):
         self.assertEqual(r3["spread_q2"], 0.0)
         self.assertGreater(r5["spread_q2"], 0.08)
         self.assertAlmostEqual(r5["spread_q2"], r5["spread_end"], delta=0.01)
+        # lockstep: all 8 CTAs of a stream start together, so each has the later ones as partners
+        self.assertEqual(r3["lockstep_share"], 1.0)
+        self.assertEqual(r3["offset_median"], 0.0)
+        self.assertAlmostEqual(r3["coresident"], 3.5)  # 7 + 6 + ... + 0 partners over 8 CTAs
+        # point 7: one stream, CTAs of 1,000 ns starting every 250 ns: each overlaps the next three
+        # (offsets 0.25, 0.5, 0.75 durations), none in step
+        rows = [(i, i % 8, i, 40, 250 * i, 250 * i + 250, 250 * i + 500, 250 * i + 750, 250 * i + 1000)
+                for i in range(12)]
+        write_ctas(os.path.join(d, "point_7_attn_ctas.csv"), rows)
+        write_points(h5, {"point_index": [3, 5, 7], "batch": [1, 1, 1], "kv_heads": [2, 2, 1],
+                          "meas_ms_attention_cisa": [1.0, 1.0, 1.0]})
+        r7 = a.summarize(os.path.join(d, "point_7_attn_ctas.csv"), a.point_axes(h5))
+        self.assertEqual(r7["lockstep_share"], 0.0)
+        self.assertAlmostEqual(r7["offset_median"], 0.5)
+        self.assertAlmostEqual(r7["coresident"], (9 * 3 + 2 + 1 + 0) / 12)
         out = self.run_tool("attn_cta_progress.py", d, h5)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertEqual(len(out.stdout.strip().splitlines()), 3)
+        self.assertEqual(len(out.stdout.strip().splitlines()), 4)
         bad = self.run_tool("attn_cta_progress.py", self.tmp, h5)  # no CSV there
         self.assertEqual(bad.returncode, 2)
 
