@@ -19,6 +19,10 @@ rescore_dir results/h100/impls_s20 "" $H100
 # with session 16's kernels, cuDNN and FA2 on its dense shapes; the peers' fit shapes again.
 rescore_dir results/h100/heldout26 "" $H100
 rescore_dir results/h100/impls_s22 "" $H100
+# Held-out v27 (committed ea3aed9 at the start of session 22), measured once in session 22 (call 2)
+# with session 16's kernels and the CTA progress record, cuDNN and FA2 on its dense shapes: the
+# held-out test of the peers' H100 figures (MEAS since session 22); ncu bytes at three points.
+rescore_dir results/h100/heldout27 "" $H100
 
 # SUMMARY.md: every H100 set, fit shapes and held-out sets apart, scored against the current model.
 {
@@ -41,13 +45,16 @@ Sets, and what they are to the model:
 - **held-out v26** (`heldout26/`): measured once in session 22 and scored against the model as it
   stood (`fidelity_heldout.txt`, the held-out figures); inspected since (session 22: the peers' H100
   figures).
+- **held-out v27** (`heldout27/`): measured once in session 22 after the peers' H100 figures became
+  MEAS (their held-out test) and scored (`fidelity_heldout.txt`); used for nothing else.
 - **Flex sweep** (`impls_s20/flex_sweep`, `impls_s22/flex_sweep`): Flex's validation set (inspected on
   the H200 in session 5).
 TXT
   for pair in "impls_s20|peer fit shapes and Flex sweep, session 20" \
               "impls_s22|peer fit shapes and Flex sweep, session 22" \
               "heldout25|held-out v25 (session 20), inspected" \
-              "heldout26|held-out v26 (session 22), inspected after its held-out scoring"; do
+              "heldout26|held-out v26 (session 22), inspected after its held-out scoring" \
+              "heldout27|held-out v27 (session 22), scored once (fidelity_heldout.txt)"; do
     dir=results/h100/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
