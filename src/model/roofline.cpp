@@ -110,8 +110,13 @@ TopkTerms topk_terms_of(const ForwardCost& f, const KernelShape& sh) {
 
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
   if (f.topk.launches <= 0 || f.topk_rows <= 0) return 0.0;
-  const double rate = topk_scores_in_l2(f, sh, rates) ? rates.topk_l2_keys_per_s_per_sm
-                                                      : rates.topk_keys_per_s_per_sm;
+  // Scores read from L2 pass at least as fast as from DRAM: the L2 figure is fitted on decode
+  // top-k grids (few rows, calibrate) and comes out below the prefill grid's DRAM-path rate on both
+  // Hoppers (9.3 and 8.2 vs 13.4 key-passes/ns/SM), which priced in-L2 prefill rows 6-14 % slow
+  // (median; up to 68 % at 134 rows of 65K keys, held-out v27 on the H100; NOTES session 22).
+  const double rate = topk_scores_in_l2(f, sh, rates)
+                          ? std::max(rates.topk_l2_keys_per_s_per_sm, rates.topk_keys_per_s_per_sm)
+                          : rates.topk_keys_per_s_per_sm;
   // Per wave: a fixed part per CTA (co-resident CTAs overlap it), merges with the other CTAs of
   // the row's cluster, then the busiest SM's CTAs' radix passes over their scores and output
   // passes (translating and writing page IDs) at the SM's rates.

@@ -334,6 +334,18 @@ TEST_CASE("roofline: setup is one host-to-device copy; top-k adds its output pas
   CHECK(topk_time(f, sh, r) == Approx(100000.0 * 4 / 1e9 + 500 / 1e8 + 10e-6));
   sh.score_bytes = 2;  // 16-bit keys: the same scores fit in L2 again
   REQUIRE(topk_scores_in_l2(f, sh, r));
+  // Scores in L2 never pass slower than from DRAM: an L2 figure below the DRAM-path rate (as the
+  // decode-fitted one is on both Hoppers) prices them at the DRAM-path rate.
+  f.eligible_chunks_sum = 132 * 1000.0;
+  Rates slow_l2 = r;
+  slow_l2.topk_l2_keys_per_s_per_sm = 0.5 * r.topk_keys_per_s_per_sm;
+  CHECK(topk_time(f, sh, slow_l2) == Approx(1000.0 * 4 / 1e9 + 500 / 1e8 + 10e-6));
+  CHECK(topk_time(f, sh, slow_l2) < topk_time(f, sh, [&] {
+          Rates dram = slow_l2;
+          dram.topk_l2_keys_per_s_per_sm = 0.25 * r.topk_keys_per_s_per_sm;
+          dram.topk_keys_per_s_per_sm = 0.5 * r.topk_keys_per_s_per_sm;
+          return dram;
+        }()));
 }
 
 TEST_CASE("top-k CTAs per row: a 2-CTA cluster past 32,768 keys, 16,384-key slices when few rows fit", "[roofline]") {
