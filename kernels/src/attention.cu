@@ -798,7 +798,8 @@ std::vector<AttnCtaTime> attention_cta_times(int n_ctas) {
   for (int b = 0; b < n; ++b) {
     const unsigned long long* r = &h[static_cast<std::size_t>(b) * 8];
     out[static_cast<std::size_t>(b)] = AttnCtaTime{{r[0], r[1], r[2], r[3], r[4]},
-                                                   static_cast<int>(r[5]), static_cast<int>(r[6]),
+                                                   static_cast<int>(r[5]),
+                                                   static_cast<int>(r[6]),
                                                    static_cast<int>(r[7])};
   }
   return out;

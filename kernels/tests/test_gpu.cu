@@ -381,9 +381,9 @@ struct Case {
 
 // Runs the CISA step and the dense baseline on one batch and checks every stage.
 // logical: the step runs on representatives in logical order (every other case of main's list).
-// The attention CTAs' progress record of the step's last launch (attention_cta_times after a reset):
-// every work has a CTA, each CTA's marks are in time order, the quarter marks are set exactly when
-// it has 4 tiles or more, its SM exists.
+// The attention CTAs' progress record of the step's last launch (attention_cta_times after a
+// reset): every work has a CTA, each CTA's marks are in time order, the quarter marks are set
+// exactly when it has 4 tiles or more, its SM exists.
 void check_cta_times(const CisaPlan& plan, int sms, const std::string& tag) {
   const auto t = attention_cta_times(1 << 14);
   std::vector<int> seen(plan.work.size(), 0);
@@ -409,7 +409,8 @@ void check_cta_times(const CisaPlan& plan, int sms, const std::string& tag) {
   }
   const bool all = std::all_of(seen.begin(), seen.end(), [](int v) { return v == 1; });
   std::printf("%sattention CTA record: %d CTAs, %zu works\n", tag.c_str(), n, plan.work.size());
-  expect(ids && all && n >= static_cast<int>(plan.work.size()), tag + "CTA record covers every work");
+  expect(ids && all && n >= static_cast<int>(plan.work.size()),
+         tag + "CTA record covers every work");
   expect(ordered, tag + "CTA record marks in time order");
   expect(quarters, tag + "CTA record quarter marks iff >= 4 tiles");
 }

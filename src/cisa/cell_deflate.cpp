@@ -174,7 +174,8 @@ void shuffle8(const unsigned char* in, std::size_t count, unsigned char* out) {
       w[j] ^= t << 32;
     }
     // w[k] now holds byte k of the 8 elements, element 0 in its lowest byte.
-    for (int k = 0; k < 8; ++k) std::memcpy(out + static_cast<std::size_t>(k) * count + i, &w[k], 8);
+    for (int k = 0; k < 8; ++k)
+      std::memcpy(out + static_cast<std::size_t>(k) * count + i, &w[k], 8);
   }
   for (; i < count; ++i)
     for (std::size_t b = 0; b < 8; ++b) out[b * count + i] = in[i * 8 + b];

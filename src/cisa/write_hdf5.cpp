@@ -73,8 +73,10 @@ bool uniform_cells(const Column& c, std::size_t begin, std::size_t n, std::uint6
     }
     return true;
   };
-  if (const auto* f = std::get_if<std::vector<double>>(&c.data)) return same_words(f->data() + begin);
-  if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data)) return same_words(i->data() + begin);
+  if (const auto* f = std::get_if<std::vector<double>>(&c.data))
+    return same_words(f->data() + begin);
+  if (const auto* i = std::get_if<std::vector<std::int64_t>>(&c.data))
+    return same_words(i->data() + begin);
   const auto& s = std::get<std::vector<std::string>>(c.data);
   text = s[begin];
   return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(begin),

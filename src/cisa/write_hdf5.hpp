@@ -1,5 +1,6 @@
 // HDF5 output and input. Layout (stable; analysis/ reads only this):
-//   file attributes (fixed-length UTF-8 strings): tool_version, git_hash, created_utc, command_line, scenario_yaml,
+//   file attributes (fixed-length UTF-8 strings): tool_version, git_hash, created_utc,
+//   command_line, scenario_yaml,
 //                              hardware_yaml, and any others the caller adds
 //   /<group>/<column>        1-D dataset per column, all of one length;
 //                            float64 | int64 | fixed-length null-padded UTF-8 string;

@@ -1,8 +1,8 @@
 // cisa-sim presets: list the embedded model and GPU presets, or show one.
-#include <boost/program_options.hpp>
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/program_options.hpp>
+#include <cmath>
 #include <iostream>
 
 #include "cisa/errors.hpp"
@@ -41,7 +41,8 @@ int cmd_presets(int argc, char** argv) {
   return guarded("presets", [&]() {
     std::string show, device;
     po::options_description opts("cisa-sim presets options");
-    opts.add_options()("help,h", "show this help")("show", po::value(&show), "print one preset's YAML (with sources)")(
+    opts.add_options()("help,h", "show this help")("show", po::value(&show),
+                                                   "print one preset's YAML (with sources)")(
         "for-device", po::value(&device),
         "print the GPU preset that prices this CUDA device name (as nvidia-smi prints it)");
     po::variables_map vm;
@@ -54,11 +55,13 @@ int cmd_presets(int argc, char** argv) {
     const auto models = model_preset_names();
     const auto gpus = gpu_preset_names();
     if (vm.count("for-device")) {
-      // The same check --measure makes (is_card), so the device scripts never keep a list of their own.
+      // The same check --measure makes (is_card), so the device scripts never keep a list of their
+      // own.
       for (const auto& g : gpus)
         if (is_card(gpu_preset(g), device)) return std::cout << g << "\n", kExitOk;
       throw InputError({"command line", 0, "--for-device"},
-                       fmt::format("no GPU preset is the card '{}' (presets: {})", device, fmt::join(gpus, ", ")));
+                       fmt::format("no GPU preset is the card '{}' (presets: {})", device,
+                                   fmt::join(gpus, ", ")));
     }
     if (!show.empty()) {
       for (const auto& m : models)

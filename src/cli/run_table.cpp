@@ -331,7 +331,8 @@ void RunDigest::add(const Table& chunk) {
               std::memcpy(&bits, &v[r], sizeof bits);
               // Already listed (an inner axis cycles through its values row after row): the set
               // is not searched. Only values in the set enter the cache, so a hit changes nothing.
-              if (dd.recent[Distinct::slot(bits)] == bits && dd.recent_set[Distinct::slot(bits)]) continue;
+              if (dd.recent[Distinct::slot(bits)] == bits && dd.recent_set[Distinct::slot(bits)])
+                continue;
             }
             if (dd.texts.size() + dd.numbers.size() >= distinct_cap_) break;  // streamed: bounded
             if constexpr (std::is_same_v<T, std::string>) {
@@ -357,7 +358,8 @@ void RunDigest::add(const Table& chunk) {
     PhaseValues* last = nullptr;
     for (std::size_t r = 0; r < n; ++r) {
       // Rows of one phase come in runs: look the phase up only where it changes.
-      if (!last || !names || r == 0 || !same_text((*names)[r], (*names)[r - 1])) last = &phases[phase->format_cell(r)];
+      if (!last || !names || r == 0 || !same_text((*names)[r], (*names)[r - 1]))
+        last = &phases[phase->format_cell(r)];
       PhaseValues& pv = *last;
       if (pv.series.size() != cols.size()) {
         pv.series.resize(cols.size());

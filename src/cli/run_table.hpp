@@ -61,7 +61,9 @@ class RunDigest {
     std::set<std::uint64_t> numbers;  // bit patterns
     std::set<std::string> texts;
     // Bit patterns known to be in `numbers`, by slot (recent_set: the slot holds one).
-    static std::size_t slot(std::uint64_t bits) { return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ULL) >> 58); }
+    static std::size_t slot(std::uint64_t bits) {
+      return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ULL) >> 58);
+    }
     std::array<std::uint64_t, 64> recent{};
     std::array<bool, 64> recent_set{};
   };

@@ -140,7 +140,8 @@ struct Switches {
   double settle_ms = 0, queue_us = Timer::kQueueUs;
   bool other_only = false;
   // CISA_MEASURE_CTA_TIMES=DIR: after each measured point's CISA step, the progress of its CISA
-  // attention CTAs (last repetition; kernels attention_cta_times) in DIR/point_<index>_attn_ctas.csv
+  // attention CTAs (last repetition; kernels attention_cta_times) in
+  // DIR/point_<index>_attn_ctas.csv
   std::string cta_times_dir;
 };
 Switches read_switches() {

@@ -560,8 +560,8 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
       const double q = sel.shared;
       sel_hit = h * (s.o + (1.0 - s.o) * q);
       const double floor_tokens = sel.floor_tokens;
-      floor_bound = sh.selected_lockstep ||
-                    floor_tokens > gs.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
+      floor_bound =
+          sh.selected_lockstep || floor_tokens > gs.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
       const double sel_tokens = floor_bound ? floor_tokens : gs.m * Kc * (1.0 - sel_hit);
       kv_dram += s.kv_tok * (gs.m * static_cast<double>(g) + (1.0 - h) * (gs.m * Wc + gs.sum_t0_mod_c) +
                              sel_tokens + (tiles - 1.0) * tokens * (1.0 - h));

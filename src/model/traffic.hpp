@@ -26,8 +26,9 @@ struct KernelShape {
       false;  // dense tiles pack a KV group's r x P rows across positions (GQA-folded query)
   double l2_capacity_bytes = 0;  // L2 size: window over which co-resident CTAs share pages
   bool share_selected = true;  // co-resident CTAs of a sequence find each other's random picks in L2
-  // The band's low end: co-resident CTAs of a sequence walk their sorted page lists in step (a fixed
-  // budget gives every selection the same work), so each wave reads its selections' union once.
+  // The band's low end: co-resident CTAs of a sequence walk their sorted page lists in step (a
+  // fixed budget gives every selection the same work), so each wave reads its selections' union
+  // once.
   bool selected_lockstep = false;
   bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head
   double score_bytes = 4;      // bytes per score written by scoring, read by top-k

@@ -403,7 +403,8 @@ TEST_CASE("shuffle8 is HDF5's shuffle of 8-byte elements", "[hdf5]") {
   // Session 22: columns of numbers that pack only as bytes are stored after the shuffle filter,
   // which write_hdf5.cpp applies itself (detail::shuffle8) before encoding a whole chunk.
   std::mt19937_64 rng(29);
-  for (const std::size_t count : {0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4096, 16383, 16384}) {
+  for (const std::size_t count :
+       {0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4096, 16383, 16384}) {
     std::vector<unsigned char> in(count * 8), out(count * 8, 0xAB);
     for (auto& b : in) b = static_cast<unsigned char>(rng());
     cisa::detail::shuffle8(in.data(), count, out.data());
@@ -444,7 +445,8 @@ Table make_late(std::size_t row0, std::size_t n) {
   return t;
 }
 
-void write_late(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks, unsigned threads) {
+void write_late(const fs::path& p, std::size_t rows, const std::vector<std::size_t>& chunks,
+                unsigned threads) {
   Hdf5TableStream h5(p, "points", make_late(0, 0), rows, {{"label", 16}}, {{"k", "v"}});
   h5.set_threads(threads);
   std::size_t at = 0;
@@ -457,7 +459,8 @@ void write_late(const fs::path& p, std::size_t rows, const std::vector<std::size
 
 // The column's filters in order (H5Z_FILTER_*), empty for a contiguous one; whether it has a fill
 // value of its own.
-std::vector<int> filter_ids(const fs::path& p, const std::string& column, bool* user_fill = nullptr) {
+std::vector<int> filter_ids(const fs::path& p, const std::string& column,
+                            bool* user_fill = nullptr) {
   const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   const hid_t d = H5Dopen2(f, ("points/" + column).c_str(), H5P_DEFAULT);
   const hid_t dcpl = H5Dget_create_plist(d);
@@ -467,8 +470,8 @@ std::vector<int> filter_ids(const fs::path& p, const std::string& column, bool* 
       unsigned flags = 0;
       std::size_t nelmts = 0;
       unsigned config = 0;
-      ids.push_back(static_cast<int>(H5Pget_filter2(dcpl, static_cast<unsigned>(k), &flags, &nelmts, nullptr, 0,
-                                                    nullptr, &config)));
+      ids.push_back(static_cast<int>(H5Pget_filter2(dcpl, static_cast<unsigned>(k), &flags, &nelmts,
+                                                    nullptr, 0, nullptr, &config)));
     }
   if (user_fill) {
     H5D_fill_value_t fill = H5D_FILL_VALUE_ERROR;
@@ -482,7 +485,8 @@ std::vector<int> filter_ids(const fs::path& p, const std::string& column, bool* 
 
 }  // namespace
 
-TEST_CASE("byte-packed numbers are shuffled, late-changing columns chunked with their fill value", "[stream][hdf5]") {
+TEST_CASE("byte-packed numbers are shuffled, late-changing columns chunked with their fill value",
+          "[stream][hdf5]") {
   // Session 22 (issue 12): numbers that libdeflate packs but whole cells do not (an index, byte
   // counts) are stored with the shuffle filter before deflate and encoded as bytes; a column
   // uniform in the first streamed chunk only is chunked and deflated with that value as its fill
@@ -501,11 +505,13 @@ TEST_CASE("byte-packed numbers are shuffled, late-changing columns chunked with 
   write_late(plain, rows, {1000, 1000, 1000, 1000, 1000}, 1);
   ::unsetenv("CISA_H5_DEFLATE");
   CHECK(same_bits(want, read_hdf5_group(plain, "points")));
-  for (const char* c : {"index", "bytes", "outer", "label", "late_noise", "never"}) CHECK(filter_ids(plain, c).empty());
+  for (const char* c : {"index", "bytes", "outer", "label", "late_noise", "never"})
+    CHECK(filter_ids(plain, c).empty());
   const std::vector<int> shuffled = {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE};
   const std::vector<int> deflated = {H5Z_FILTER_DEFLATE};
-  for (const auto& chunks : std::vector<std::vector<std::size_t>>{
-           {1000, 1000, 1000, 1000, 1000}, {1000, 1000, 1000, 1000, 999, 1}, {1000, 700, 13, 2287, 1000}}) {
+  for (const auto& chunks : std::vector<std::vector<std::size_t>>{{1000, 1000, 1000, 1000, 1000},
+                                                                  {1000, 1000, 1000, 1000, 999, 1},
+                                                                  {1000, 700, 13, 2287, 1000}}) {
     write_late(one, rows, chunks, 1);
     write_late(many, rows, chunks, 3);
     const Table got = read_hdf5_group(one, "points");

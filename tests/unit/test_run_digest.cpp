@@ -24,7 +24,10 @@ Table chunk_of(std::size_t row0, std::size_t n, std::size_t distinct) {
   for (std::size_t r = row0; r < row0 + n; ++r) {
     prefill.push_back(static_cast<std::int64_t>(512 * (1 + (r * 7919) % distinct)));
     window.push_back(static_cast<std::int64_t>(((r / 3) * 2654435761ULL) % 97));
-    overlap.push_back(r % 11 == 0 ? std::nan("") : (r % 11 == 1 ? -0.0 : (r % 11 == 2 ? 0.0 : 0.125 * static_cast<double>(r % 9))));
+    overlap.push_back(
+        r % 11 == 0
+            ? std::nan("")
+            : (r % 11 == 1 ? -0.0 : (r % 11 == 2 ? 0.0 : 0.125 * static_cast<double>(r % 9))));
     phase.push_back((r / 5) % 2 ? "terminal_prefill" : "decode");
   }
   return t;

@@ -385,7 +385,8 @@ TEST_CASE("CSV cells print as Column::format_cell(row, 10)", "[stream]") {
 // The row writer keeps a block's cells row by row (text pointers and lengths at [row * columns +
 // column]): several columns of each kind, long (> 32 characters) and quoted texts in any column
 // and row, repeats and changes, over the 32-row groups and 256-row blocks it formats in.
-TEST_CASE("CSV rows of many columns with long and quoted texts equal the cell-by-cell CSV", "[stream]") {
+TEST_CASE("CSV rows of many columns with long and quoted texts equal the cell-by-cell CSV",
+          "[stream]") {
   Table t;
   const std::size_t rows = 1000;
   std::vector<std::vector<double>*> fs;
@@ -402,13 +403,15 @@ TEST_CASE("CSV rows of many columns with long and quoted texts equal the cell-by
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < nc; ++c) {
       const std::uint64_t x = next() >> 33, kind = c % 3, run = (r / (c + 1)) % 4;
-      if (kind == 0) fs[c / 3]->push_back(run ? static_cast<double>(r / 7) * 0.125 : static_cast<double>(x) * 1.0e-7);
+      if (kind == 0)
+        fs[c / 3]->push_back(run ? static_cast<double>(r / 7) * 0.125
+                                 : static_cast<double>(x) * 1.0e-7);
       if (kind == 1)
         ss[c / 3]->push_back(x % 9 == 0   ? std::string(33 + x % 40, 'L')
-                       : x % 9 == 1 ? "quote \"" + std::string(30, 'q') + "\", long"
-                       : x % 9 == 2 ? "a,b"
-                       : run        ? "same"
-                                    : "t" + std::to_string(x % 5));
+                             : x % 9 == 1 ? "quote \"" + std::string(30, 'q') + "\", long"
+                             : x % 9 == 2 ? "a,b"
+                             : run        ? "same"
+                                          : "t" + std::to_string(x % 5));
       if (kind == 2) is[c / 3]->push_back(run ? 42 : static_cast<std::int64_t>(x) - 1000000);
     }
   std::string want;

@@ -85,9 +85,10 @@ WaveSplit attention_wave_plan(int n_work, int capacity, int tiles);
 void paged_attention(const AttnArgs& a, Stream s, Instrument* ins = nullptr);
 
 // Progress of the first CTAs (linear block id, at most 16,384) of the last paged_attention launch:
-// %globaltimer (ns) at the CTA's start, when it reached tiles ntiles/4, ntiles/2, 3 ntiles/4 (0 when
-// it has fewer than 4 tiles), and before its epilogue; its SM, tile count and work index. Whether
-// co-resident CTAs of a stream walk their sorted page lists in step (NOTES session 22). Synchronises.
+// %globaltimer (ns) at the CTA's start, when it reached tiles ntiles/4, ntiles/2, 3 ntiles/4 (0
+// when it has fewer than 4 tiles), and before its epilogue; its SM, tile count and work index.
+// Whether co-resident CTAs of a stream walk their sorted page lists in step (NOTES session 22).
+// Synchronises.
 struct AttnCtaTime {
   std::uint64_t ns[5] = {0, 0, 0, 0, 0};  // start, 1/4, 1/2, 3/4, end
   int sm = 0, tiles = 0, work = 0;
