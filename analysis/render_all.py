@@ -5,7 +5,8 @@
 
 With --committed it renders the HEAD versions (git show) of the tracked files instead of the
 working tree's. Without files it renders every results/**/*.h5 with /points or /plan (not under the output folder)
-into <out>/<stem>/ (default results/figures/<stem>/), clearing stale files there first, and
+into <out>/<stem>/ (default results/figures/<stem>/; another card than the H200: <card>_<stem>/,
+and CTA-record runs under ctas/ skipped), clearing stale files there first, and
 writes <out>/README.md listing the reports with their total size.
 """
 
@@ -30,6 +31,22 @@ BUDGET_MIB = 5  # committed figures stay small
 # the GPU machine.
 DEFAULT_EXCLUDE = ("*_device_run.h5", "*_sweep_fa2_measured.h5", "*_s4_measured.h5",
                    "*_s5_measured.h5", "*_s6_measured.h5", "*_s7_measured.h5", "*_s8_measured.h5")
+# Folders of single-point diagnostic runs (the CTA progress records): their tables live in the
+# folder's README, not in figures.
+EXCLUDE_DIRS = ("ctas",)
+# The card whose results keep bare report names (the calibrated card); another card's folder
+# (results/h100/...) prefixes its reports with the card, so the same scenario measured on two
+# cards gets two reports.
+HOME_CARD = "h200"
+CARD_FOLDERS = ("h100", "h200", "b200", "b300")
+
+
+def report_name(path: str, results: str) -> str:
+    """The report folder's name for a result file: its stem, prefixed by the card folder it sits
+    under when that is not the home card (results/h100/heldout27/x_measured.h5 -> h100_x_measured)."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    top = os.path.relpath(path, results).split(os.sep)[0]
+    return f"{top}_{stem}" if top in CARD_FOLDERS and top != HOME_CARD else stem
 
 
 def folder_size(path: str) -> int:
@@ -95,15 +112,19 @@ def main(argv=None) -> int:
                        if not os.path.abspath(f).startswith(out_abs + os.sep))
         excludes = args.exclude if args.exclude is not None else list(DEFAULT_EXCLUDE)
         files = [f for f in files
-                 if not any(fnmatch.fnmatch(os.path.basename(f), g) for g in excludes)]
+                 if not any(fnmatch.fnmatch(os.path.basename(f), g) for g in excludes)
+                 and not set(os.path.relpath(f, args.results).split(os.sep)[:-1]) & set(EXCLUDE_DIRS)]
         files = [f for f in files if is_report_input(f)]  # e.g. skip route activations
     if not files:
         print(f"render_all: no cisa-sim result files under {args.results}/", file=sys.stderr)
         return 2
-    stems = [os.path.splitext(os.path.basename(f))[0] for f in files]
+    stems = [report_name(f, args.results) for f in files]
     dup = sorted({s for s in stems if stems.count(s) > 1})
     if dup:
-        print(f"render_all: several files share the stem(s) {', '.join(dup)}", file=sys.stderr)
+        clash = [f for f, s in zip(files, stems) if s in dup]
+        print(f"render_all: several files would share the report name(s) {', '.join(dup)}: "
+              f"{', '.join(clash)} (rename one, or render them one at a time with --out)",
+              file=sys.stderr)
         return 2
 
     missing = [m for m in ("numpy", "h5py", "matplotlib") if importlib.util.find_spec(m) is None]
