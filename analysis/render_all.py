@@ -41,12 +41,21 @@ HOME_CARD = "h200"
 CARD_FOLDERS = ("h100", "h200", "b200", "b300")
 
 
-def report_name(path: str, results: str) -> str:
+def report_name(path: str, results: str, qualify: bool = False) -> str:
     """The report folder's name for a result file: its stem, prefixed by the card folder it sits
-    under when that is not the home card (results/h100/heldout27/x_measured.h5 -> h100_x_measured)."""
+    under when that is not the home card (results/h100/heldout27/x_measured.h5 -> h100_x_measured);
+    with `qualify`, also by its own folder (h100_heldout27_x_measured)."""
     stem = os.path.splitext(os.path.basename(path))[0]
-    top = os.path.relpath(path, results).split(os.sep)[0]
-    return f"{top}_{stem}" if top in CARD_FOLDERS and top != HOME_CARD else stem
+    parts = os.path.relpath(path, results).split(os.sep)[:-1]
+    name = f"{parts[-1]}_{stem}" if qualify and parts and parts[-1] not in CARD_FOLDERS else stem
+    return f"{parts[0]}_{name}" if parts and parts[0] in CARD_FOLDERS and parts[0] != HOME_CARD else name
+
+
+def report_names(files: list, results: str) -> list:
+    """report_name of each file; files whose names clash (one scenario measured in two sessions)
+    are told apart by their folder."""
+    names = [report_name(f, results) for f in files]
+    return [report_name(f, results, qualify=names.count(n) > 1) for f, n in zip(files, names)]
 
 
 def folder_size(path: str) -> int:
@@ -118,7 +127,7 @@ def main(argv=None) -> int:
     if not files:
         print(f"render_all: no cisa-sim result files under {args.results}/", file=sys.stderr)
         return 2
-    stems = [report_name(f, args.results) for f in files]
+    stems = report_names(files, args.results)
     dup = sorted({s for s in stems if stems.count(s) > 1})
     if dup:
         clash = [f for f, s in zip(files, stems) if s in dup]

@@ -38,19 +38,24 @@ class RenderAllTest(unittest.TestCase):
         self.assertEqual(r.report_name(p("h100", "heldout27", "x_measured.h5"), res), "h100_x_measured")
         self.assertEqual(r.report_name(p("ultra_tp2_1m.h5"), res), "ultra_tp2_1m")
         self.assertEqual(r.report_name(p("plan", "plan_a.h5"), res), "plan_a")
+        # One scenario measured in two sessions: told apart by their folders.
+        self.assertEqual(r.report_names([p("h100", "s20", "f.h5"), p("h100", "s22", "f.h5"),
+                                         p("h200", "s13", "g.h5"), p("h200", "h.h5")], res),
+                         ["h100_s20_f", "h100_s22_f", "g", "h"])
 
     def test_a_name_clash_exits_2_naming_both_files_and_writes_nothing(self):
         res = os.path.join(self.tmp, "results")
         out = os.path.join(self.tmp, "figures")
-        for folder in ("a", "b"):
+        for folder in ("a", "b"):  # a/same.h5 and b/a_same.h5 clash as a_same once qualified
             os.makedirs(os.path.join(res, folder))
-            open(os.path.join(res, folder, "same.h5"), "wb").close()  # not HDF5: kept for report.py
+        for path in (("a", "same.h5"), ("b", "same.h5"), ("b", "a_same.h5")):
+            open(os.path.join(res, *path), "wb").close()  # not HDF5: kept for report.py
         proc = subprocess.run([sys.executable, os.path.join(ARGS.analysis_dir, "render_all.py"),
                                "--results", res, "--out", out], capture_output=True, text=True)
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("same", proc.stderr)
+        self.assertIn("a_same", proc.stderr)
         self.assertIn(os.path.join("a", "same.h5"), proc.stderr)
-        self.assertIn(os.path.join("b", "same.h5"), proc.stderr)
+        self.assertIn(os.path.join("b", "a_same.h5"), proc.stderr)
         self.assertFalse(os.path.exists(out))
 
     def test_cta_record_runs_are_skipped(self):
