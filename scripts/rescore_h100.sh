@@ -23,13 +23,17 @@ rescore_dir results/h100/impls_s22 "" $H100
 # with session 16's kernels and the CTA progress record, cuDNN and FA2 on its dense shapes: the
 # held-out test of the peers' H100 figures (MEAS since session 22); ncu bytes at three points.
 rescore_dir results/h100/heldout27 "" $H100
+# Held-out v28 (committed b92b91a after session 22's top-k change), measured once in session 23
+# (binary e4ecb78) with cuDNN and FA2 on its dense shapes: the held-out test of top-k's bounded
+# in-L2 rate; the call's own calibration beside it (call_calibration.yaml, not installed).
+rescore_dir results/h100/heldout28 "" $H100
 
 # SUMMARY.md: every H100 set, fit shapes and held-out sets apart, scored against the current model.
 {
   cat <<'TXT'
 # Measured vs predicted on the H100 (issue 11)
 
-An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20 and 22.
+An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20, 22 and 23.
 Every point priced for `h100_sxm` (`--set hardware=h100_sxm`), whose card bench and `cisa_kernels`
 figures are MEAS since session 21 (`models/calibration/h100_sxm.yaml` = `session20_call1/`), and the
 cuDNN, FA2 and Flex figures MEAS since session 22 from their fit shapes (impl_fit, timed in sessions
@@ -46,7 +50,10 @@ Sets, and what they are to the model:
   stood (`fidelity_heldout.txt`, the held-out figures); inspected since (session 22: the peers' H100
   figures).
 - **held-out v27** (`heldout27/`): measured once in session 22 after the peers' H100 figures became
-  MEAS (their held-out test) and scored (`fidelity_heldout.txt`); used for nothing else.
+  MEAS (their held-out test) and scored (`fidelity_heldout.txt`); inspected since (session 22:
+  top-k's in-L2 rate).
+- **held-out v28** (`heldout28/`): measured once in session 23 after top-k's change (its held-out
+  test) and scored (`fidelity_heldout.txt`); used for nothing else.
 - **Flex sweep** (`impls_s20/flex_sweep`, `impls_s22/flex_sweep`): Flex's validation set (inspected on
   the H200 in session 5).
 TXT
@@ -54,7 +61,8 @@ TXT
               "impls_s22|peer fit shapes and Flex sweep, session 22" \
               "heldout25|held-out v25 (session 20), inspected" \
               "heldout26|held-out v26 (session 22), inspected after its held-out scoring" \
-              "heldout27|held-out v27 (session 22), scored once (fidelity_heldout.txt)"; do
+              "heldout27|held-out v27 (session 22), inspected after its held-out scoring" \
+              "heldout28|held-out v28 (session 23), scored once (fidelity_heldout.txt)"; do
     dir=results/h100/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
