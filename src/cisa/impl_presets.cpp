@@ -48,6 +48,8 @@ const std::vector<FieldSpec>& attention_fields() {
       {"floor_us", &ImplProfile::attention_floor_us, nullptr},
       {"decode_floor_us", &ImplProfile::attention_decode_floor_us, nullptr},
       {"decode_gather_bw_tbs", &ImplProfile::attention_decode_gather_bw_tbs, nullptr},
+      {"decode_m32_floor_us", &ImplProfile::attention_decode_m32_floor_us, nullptr},
+      {"decode_m32_gather_bw_tbs", &ImplProfile::attention_decode_m32_gather_bw_tbs, nullptr},
   };
   return f;
 }
@@ -296,6 +298,7 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
     read_per_card(doc, n, f, out);
   };
   read_block(a, field, attention_fields(), p, per_card);
+  require_pair(doc, a, field, "decode_m32_floor_us", "decode_m32_gather_bw_tbs");
   const YAML::Node pv = a["page_visit_ns"];
   if (!pv)
     throw InputError(locate(doc, a, field + ".page_visit_ns"),
@@ -401,6 +404,7 @@ void merge_calibration(const YamlDoc& referrer, const YAML::Node& ref, const std
   if (im["attention"] && im["attention"]["page_visit_ns"])
     single(im["attention"]["page_visit_ns"], f0 + ".attention.page_visit_ns", visit_fields());
   single(im["selection"], f0 + ".selection", selection_fields());
+  require_pair(cal, im["attention"], f0 + ".attention", "decode_m32_floor_us", "decode_m32_gather_bw_tbs");
   const YAML::Node sel = im["selection"];
   require_projection_decode_pair(cal, sel, f0 + ".selection");
   if (sel && sel["scoring_prefill_streams"])

@@ -167,6 +167,9 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "decode_floor_us", kr.attention_decode_floor_us, kr.attention_decode_method)
     << meas(a, "decode_gather_bw_tbs", kr.attention_decode_gather_bw_tbs,
             kr.attention_decode_method)
+    << meas(a, "decode_m32_floor_us", kr.attention_decode_m32_floor_us, kr.attention_decode_m32_method)
+    << meas(a, "decode_m32_gather_bw_tbs", kr.attention_decode_m32_gather_bw_tbs,
+            kr.attention_decode_m32_method)
     << a << "page_visit_ns:\n"
     << meas(v, "m16", kr.attention_page_ns[0], kr.attention_page_method)
     << meas(v, "m32", kr.attention_page_ns[1], kr.attention_page_method)

@@ -162,10 +162,10 @@ void fit_decode_topk(std::vector<PipelineTimes>& decs, Timer& timer, int sms,
       "W=128: " +
       std::string(buf) + fit.note + "; median of 15 each: " + shapes;
 }
-// The decode step's CISA attention over the decode steps timed for top-k (12 shapes: 2-128
-// sequences, 64K-1M tokens, K 512-4,096): floor per launch + read bytes / gather rate (the model's
-// bytes; the few bytes written at the card's write rate taken off first).
-void fit_decode_attention_of(const std::vector<PipelineTimes>& decs, const Rates& card, KernelRates& out) {
+// floor per launch + read bytes / gather rate over `decs` (the model's bytes; the few bytes written
+// at the card's write rate taken off first), relative least squares; the method text names `what`.
+DecodeAttentionFit fit_decode_attention_over(const std::vector<PipelineTimes>& decs, const Rates& card,
+                                             const std::string& what, std::string& method) {
   std::vector<DecodeAttentionSample> v;
   std::string shapes;
   for (const PipelineTimes& t : decs) {
@@ -178,17 +178,51 @@ void fit_decode_attention_of(const std::vector<PipelineTimes>& decs, const Rates
     shapes += buf;
   }
   const DecodeAttentionFit f = fit_decode_attention(v);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%zu decode steps, rms residual %.1f %% (worst %.1f %%)%s%s; median of 15 each: ",
+                v.size(), 100.0 * f.rms_rel, 100.0 * f.worst_rel, f.ok ? "" : "; not solved: ", f.note.c_str());
+  method = "cisa_kernels steps, decode, " + what +
+           ", L2 flushed: CISA attention = launches x floor + the model's read bytes / rate, relative "
+           "least squares, " +
+           std::string(buf) + shapes;
+  return f;
+}
+
+// The decode step's CISA attention over the decode steps timed for top-k (12 shapes: 2-128
+// sequences, 64K-1M tokens, K 512-4,096, r = 4: 16-row tiles).
+void fit_decode_attention_of(const std::vector<PipelineTimes>& decs, const Rates& card, KernelRates& out) {
+  const DecodeAttentionFit f = fit_decode_attention_over(
+      decs, card, "one KV head, r=4, W=128 (the decode top-k shapes)", out.attention_decode_method);
   if (f.ok) {
     out.attention_decode_floor_us = f.floor_s * 1e6;
     out.attention_decode_gather_bw_tbs = f.read_Bps / 1e12;
   }
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%zu decode steps, rms residual %.1f %% (worst %.1f %%)%s%s; median of 15 each: ",
-                v.size(), 100.0 * f.rms_rel, 100.0 * f.worst_rel, f.ok ? "" : "; not solved: ", f.note.c_str());
-  out.attention_decode_method =
-      "cisa_kernels steps, decode, one KV head, r=4, W=128 (the decode top-k shapes), L2 flushed: CISA "
-      "attention = launches x floor + the model's read bytes / rate, relative least squares, " +
-      std::string(buf) + shapes;
+}
+
+// The decode step's CISA attention with 32-row tiles (r = 32, one KV head, W = 128): the kernel of
+// 17-32 q heads a KV head (two warps of rows, other occupancy and split counts than the 16-row
+// kernel the grid above runs). Eight steps of its own: 2-32 sequences, 128K-1M tokens, K 768-4,096.
+// Their setup copies stay out of the setup fit (its shapes unchanged).
+void fit_decode_attention_m32(Timer& timer, int sms, const KernelShape& shape, const Rates& card,
+                              KernelRates& out) {
+  const struct {
+    int B, K;
+    std::int64_t hist;
+  } grid[] = {{2, 768, 131072},  {2, 4096, 1048576}, {3, 2048, 655360}, {4, 1536, 393216},
+              {6, 3072, 786432}, {8, 1024, 262144},  {16, 2560, 524288}, {32, 1024, 131072}};
+  std::vector<PipelineTimes> decs, unused_setups;
+  for (const auto& g : grid) {
+    World w(g.B, g.hist + 1, 1, 131 + static_cast<unsigned>(g.B) + static_cast<unsigned>(g.hist >> 16));
+    PipelineShape ps{g.B, 1, 1, g.K, 128, g.hist};
+    ps.r = 32;
+    decs.push_back(time_pipeline(ps, w, timer, sms, shape, 15, unused_setups));
+  }
+  const DecodeAttentionFit f = fit_decode_attention_over(
+      decs, card, "one KV head, r=32 (32-row tiles), W=128", out.attention_decode_m32_method);
+  if (f.ok) {
+    out.attention_decode_m32_floor_us = f.floor_s * 1e6;
+    out.attention_decode_m32_gather_bw_tbs = f.read_Bps / 1e12;
+  }
 }
 
 // Setup = latency + descriptor bytes / the card's host-to-device bandwidth (card.setup_Bps: the
@@ -521,6 +555,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         "cluster and output terms at the prefill fit";
     fit_decode_topk(decs, timer, sms, shape, out, setups);
     fit_decode_attention_of(decs, card, out);
+    fit_decode_attention_m32(timer, sms, shape, card, out);
   }
   // Other: the index projection (cuBLAS) of the decode step at 1M + 1 tokens, where no chunk
   // completes; its fixed cost = time - its roofline at the card's rates. The representative update:

@@ -21,6 +21,9 @@ struct KernelRates {
   // The decode step's CISA attention over calibrate's decode steps: floor per launch + bytes / rate.
   double attention_decode_floor_us = 0, attention_decode_gather_bw_tbs = 0;
   std::string attention_decode_method;
+  // The same form over decode steps of 32-row tiles (r = 32: the 17-32 q heads a KV head class).
+  double attention_decode_m32_floor_us = 0, attention_decode_m32_gather_bw_tbs = 0;
+  std::string attention_decode_m32_method;
   // Top-k per-SM key-pass rate (model: 4 passes per key, one CTA per row, waves of rows), in the
   // pipeline (scores written by the scoring kernel just before): rows whose scores come from DRAM
   // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).

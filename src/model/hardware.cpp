@@ -119,6 +119,8 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     if (im.attention_decode_term) {
       r.attention_decode_floor_s = at(im.attention_decode_floor_us, b, false) * 1e-6;
       r.attention_decode_gather_Bps = at(im.attention_decode_gather_bw_tbs, b, true) * 1e12;
+      r.attention_decode_m32_floor_s = at(im.attention_decode_m32_floor_us, b, false) * 1e-6;
+      r.attention_decode_m32_gather_Bps = at(im.attention_decode_m32_gather_bw_tbs, b, true) * 1e12;
     }
   }
   r.attention_floor_s = at(im.attention_floor_us, b, false) * 1e-6;

@@ -73,6 +73,8 @@ struct Rates {
   // The decode step's CISA attention: its own floor per launch and gather rate (attention_decode_own)
   bool attention_decode_own = false;
   double attention_decode_floor_s = 0, attention_decode_gather_Bps = 0;
+  // ... and of its 32-row (or wider) tiles (equal to the above when the profile has no such figure)
+  double attention_decode_m32_floor_s = 0, attention_decode_m32_gather_Bps = 0;
   double scoring_read_bw_Bps = 0, scoring_write_bw_Bps = 0;
   // The decode step's scoring kernel (a GEMV): its read rate and fixed cost.
   double scoring_decode_read_bw_Bps = 0, scoring_decode_floor_s = 0;

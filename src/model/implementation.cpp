@@ -115,6 +115,25 @@ bool known_here(const PerCard& pc, const std::string& card) {
   return false;
 }
 
+// Decode steps of 32-row (and wider) tiles: the profile's own figures (measured on some card,
+// transferred to others by their rules), else its 16-row decode figures (labelled XFER).
+void resolve_decode_m32(const ImplProfile& p, Resolver& r) {
+  ResolvedImpl& o = r.out;
+  if (!p.attention_decode_m32_floor_us.empty() && !p.attention_decode_m32_gather_bw_tbs.empty()) {
+    o.attention_decode_m32_floor_us =
+        r.get(p.attention_decode_m32_floor_us, Transfer::same, "attention.decode_m32_floor_us");
+    o.attention_decode_m32_gather_bw_tbs = r.get(p.attention_decode_m32_gather_bw_tbs, Transfer::read_bw,
+                                                 "attention.decode_m32_gather_bw_tbs");
+    return;
+  }
+  const std::string rule = " of the same profile (the 16-row decode class; no 32-row decode figure); ";
+  o.attention_decode_m32_floor_us = out_xfer(o, "attention.decode_m32_floor_us", o.attention_decode_floor_us,
+                                             "XFER: attention.decode_floor_us" + rule);
+  o.attention_decode_m32_gather_bw_tbs =
+      out_xfer(o, "attention.decode_m32_gather_bw_tbs", o.attention_decode_gather_bw_tbs,
+               "XFER: attention.decode_gather_bw_tbs" + rule);
+}
+
 // The decode step's projection: its own floor and read rate, else the prefill projection's
 // (labelled XFER: the same values; the roofline then prices decode as prefill).
 void resolve_projection_decode(const ImplProfile& p, Resolver& r) {
@@ -310,6 +329,7 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
       o.attention_decode_floor_us = r.get(p.attention_decode_floor_us, Transfer::same, "attention.decode_floor_us");
       o.attention_decode_gather_bw_tbs =
           r.get(p.attention_decode_gather_bw_tbs, Transfer::read_bw, "attention.decode_gather_bw_tbs");
+      resolve_decode_m32(p, r);
     } else {
       out_xfer(o, "attention.decode_floor_us", o.attention_floor_us,
                "XFER: attention.floor_us of the same profile (no decode figure of its own); ");

@@ -68,6 +68,9 @@ struct ImplProfile {
   // The decode step's CISA attention, fitted on decode steps (floor per launch and gather rate);
   // absent: floor_us and gather_bw_tbs (XFER).
   PerCard attention_decode_floor_us, attention_decode_gather_bw_tbs;
+  // The same for decode steps of 32-row (and wider) tiles, the 17+ q heads a KV head kernels;
+  // absent: the decode figures above (XFER).
+  PerCard attention_decode_m32_floor_us, attention_decode_m32_gather_bw_tbs;
   L2Sharing l2_sharing = L2Sharing::unknown;
   std::string l2_sharing_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
@@ -163,6 +166,8 @@ struct ResolvedImpl {
   Figure mma_tflops, read_bw_tbs, gather_bw_tbs, attention_floor_us;
   bool attention_decode_term = false;  // the profile has the decode attention's own figures
   Figure attention_decode_floor_us, attention_decode_gather_bw_tbs;
+  // decode with 32-row or wider tiles: the profile's own figures, else the ones above (XFER)
+  Figure attention_decode_m32_floor_us, attention_decode_m32_gather_bw_tbs;
   bool page_visits = false;
   Figure page_visit_ns[4];
   bool page_visit_decode = false;  // the profile has a decode-kernel figure

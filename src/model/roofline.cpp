@@ -187,13 +187,18 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   // without selections runs the dense path: its figures stay the dense ones).
   const KernelCost& a = f.attention_cisa;
   const bool own_decode = f.cisa_decode_kernel && rates.attention_decode_own && f.selections > 0;
-  const double gather = own_decode ? rates.attention_decode_gather_Bps : rates.attention_gather_Bps;
+  // Decode tiles of 32 rows or more run another kernel (two warps of rows, its own occupancy and
+  // split counts): its own decode figures, where the rates carry them.
+  const bool wide = own_decode && a.tile_rows > 16 && rates.attention_decode_m32_gather_Bps > 0;
+  const double gather = !own_decode ? rates.attention_gather_Bps
+                        : wide      ? rates.attention_decode_m32_gather_Bps
+                                    : rates.attention_decode_gather_Bps;
   const double reads = a.dram_bytes - a.dram_write_bytes;
   const double prefix = std::min(f.cisa_dense_prefix_bytes, reads);
   const double secs = prefix / rates.attention_read_Bps + (reads - prefix) / gather;
   const double read_Bps = secs > 0 ? reads / secs : gather;
   ClassRates cls = attention_class(a, read_Bps, rates, f.cisa_decode_kernel);
-  if (own_decode) cls.floor_s = rates.attention_decode_floor_s;
+  if (own_decode) cls.floor_s = wide ? rates.attention_decode_m32_floor_s : rates.attention_decode_floor_s;
   t.attention = kernel_time(a, rates.attention_flops, rates, cls);
   // The scoring kernel class streams representatives in and scores out at its own rates; a decode
   // step scores with its own kernel (one GEMV launch: its fixed cost and read rate, no tile steps).

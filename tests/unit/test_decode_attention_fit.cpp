@@ -80,3 +80,50 @@ TEST_CASE("the decode step's CISA attention is priced by the decode figures, pre
       labelled = u.figure.label() == Label::XFER && u.figure.value == pricer.resolved("h200_sxm", "without_decode").gather_bw_tbs.value;
   CHECK(labelled);
 }
+
+TEST_CASE("decode steps of 32-row tiles take the 32-row decode figures; absent, the 16-row ones (XFER)",
+          "[profiles]") {
+  ImplCatalog impls = shipped_impls();
+  ImplProfile p = impls.at("cisa_kernels");
+  p.attention_decode_floor_us = test::h200_figure(9.0);
+  p.attention_decode_gather_bw_tbs = test::h200_figure(4.0);
+  p.attention_decode_m32_floor_us = PerCard{};
+  p.attention_decode_m32_gather_bw_tbs = PerCard{};
+  impls["narrow_only"] = p;
+  p.attention_decode_m32_floor_us = test::h200_figure(20.0);  // a slower 32-row kernel
+  p.attention_decode_m32_gather_bw_tbs = test::h200_figure(2.0);
+  impls["with_m32"] = p;
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  auto at = [&](const std::string& impl, int r, Phase phase) {
+    Point pt;
+    pt.hardware = "h200_sxm";
+    pt.geo.q_heads = r;
+    pt.geo.kv_heads = 1;
+    pt.work.phase = phase;
+    pt.work.context_tokens = 1 << 20;
+    pt.work.batch = 2;
+    pt.work.prefill_tokens = 512;
+    pt.cisa.budget_chunks = 2048;
+    pt.cisa.qshare_g = phase == Phase::decode ? 1 : 4;
+    pt.cisa_impl = impl;
+    return predict(pt, pricer.for_point(pt)).cisa.attention;
+  };
+  // 16-row decode tiles (r <= 16) and prefill: unchanged by the 32-row figures.
+  CHECK(at("with_m32", 8, Phase::decode) == at("narrow_only", 8, Phase::decode));
+  CHECK(at("with_m32", 24, Phase::terminal_prefill) == at("narrow_only", 24, Phase::terminal_prefill));
+  // 32-row (r 17-32) and wider decode tiles: the slower figures price them slower.
+  CHECK(at("with_m32", 24, Phase::decode) > 1.3 * at("narrow_only", 24, Phase::decode));
+  CHECK(at("with_m32", 48, Phase::decode) > 1.3 * at("narrow_only", 48, Phase::decode));
+  // Absent: the 16-row decode figures, labelled XFER with the rule; present: MEAS.
+  const auto label_of = [&](const std::string& impl, const std::string& field) {
+    for (const auto& u : pricer.resolved("h200_sxm", impl).used)
+      if (u.field == field) return u.figure;
+    return Figure{};
+  };
+  const Figure x = label_of("narrow_only", "attention.decode_m32_gather_bw_tbs");
+  CHECK(x.label() == Label::XFER);
+  CHECK(x.value == 4.0);
+  CHECK(x.source.find("16-row decode class") != std::string::npos);
+  CHECK(label_of("with_m32", "attention.decode_m32_floor_us").label() == Label::MEAS);
+  CHECK(label_of("with_m32", "attention.decode_m32_floor_us").value == 20.0);
+}

@@ -880,3 +880,30 @@ TEST_CASE("the low end of a sharing kernel's band reads each wave's union of pic
   CHECK(alone.cisa_lo.attention > 0.9 * alone.cisa.attention);
   CHECK(shared.cisa_lo.scoring == alone.cisa_lo.scoring);
 }
+
+TEST_CASE("the 32-row decode attention's floor and gather rate come together or not at all", "[profiles]") {
+  const std::string floor = "  decode_m32_floor_us:\n    h200_sxm: {value: 14.0, source: \"MEAS: test\"}\n";
+  const std::string gather = "  decode_m32_gather_bw_tbs:\n    h200_sxm: {value: 3.0, source: \"MEAS: test\"}\n";
+  CHECK(profile_error(kDense + floor + gather).empty());
+  const std::string floor_only = profile_error(kDense + floor);
+  CHECK(contains(floor_only, "profile.yaml:15: field 'attention.decode_m32_floor_us'"));
+  CHECK(contains(floor_only, "without 'decode_m32_gather_bw_tbs'"));
+  CHECK(contains(profile_error(kDense + gather), "without 'decode_m32_floor_us'"));
+  CHECK(contains(profile_error(kDense + floor + replaced(gather, "value: 3.0", "value: -3")),
+                 "field 'attention.decode_m32_gather_bw_tbs.h200_sxm'"));
+  // From a calibration file: the same rule, located in that file.
+  const fs::path dir = fs::temp_directory_path() / "cisa_test_decode_m32";
+  fs::create_directories(dir);
+  const fs::path cal = dir / "cal.yaml";
+  std::ofstream(cal) << "calibration:\n  card_name: h200_sxm\n  implementation:\n"
+                     << "    name: tdense\n    attention:\n"
+                     << "      decode_m32_floor_us: {value: 14.0, source: \"MEAS: test\"}\n";
+  const std::string e = profile_error(kDense + "calibrations: [" + cal.string() + "]\n");
+  CHECK(contains(e, "cal.yaml:6: field 'calibration.implementation.attention.decode_m32_floor_us'"));
+  CHECK(contains(e, "without 'decode_m32_gather_bw_tbs'"));
+  std::ofstream(cal, std::ios::app) << "      decode_m32_gather_bw_tbs: {value: 3.0, source: \"MEAS: test\"}\n";
+  const YamlDoc doc = parse_yaml(kDense + "calibrations: [" + cal.string() + "]\n", "profile.yaml");
+  const ImplProfile p = parse_impl(doc, doc.root, "");
+  REQUIRE(p.attention_decode_m32_gather_bw_tbs.cards.size() == 1);
+  CHECK(p.attention_decode_m32_gather_bw_tbs.cards[0].second.value == 3.0);
+}
