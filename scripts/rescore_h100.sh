@@ -27,6 +27,10 @@ rescore_dir results/h100/heldout27 "" $H100
 # (binary e4ecb78) with cuDNN and FA2 on its dense shapes: the held-out test of top-k's bounded
 # in-L2 rate; the call's own calibration beside it (call_calibration.yaml, not installed).
 rescore_dir results/h100/heldout28 "" $H100
+# Held-out v29 (committed 14b2d42 before session 23's decode tile-class change), measured once in
+# session 23 (binary c172a2a) with cuDNN and FA2 on its dense shapes, in the call whose calibration
+# (with the 32-row decode grid) is installed since: the held-out test of that change.
+rescore_dir results/h100/heldout29 "" $H100
 
 # SUMMARY.md: every H100 set, fit shapes and held-out sets apart, scored against the current model.
 {
@@ -35,7 +39,8 @@ rescore_dir results/h100/heldout28 "" $H100
 
 An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20, 22 and 23.
 Every point priced for `h100_sxm` (`--set hardware=h100_sxm`), whose card bench and `cisa_kernels`
-figures are MEAS since session 21 (`models/calibration/h100_sxm.yaml` = `session20_call1/`), and the
+figures are MEAS since session 21 (`models/calibration/h100_sxm.yaml`: `session20_call1/` until
+session 23, `heldout29/call_calibration.yaml` since, with the 32-row decode figures), and the
 cuDNN, FA2 and Flex figures MEAS since session 22 from their fit shapes (impl_fit, timed in sessions
 20 and 22). `scripts/rescore_h100.sh` re-scores the runs (`<s>_device_run.h5`) against the committed
 model: `<s>_measured.h5`, `<s>_report.txt`, this file. Median / worst |measured / predicted - 1|,
@@ -53,7 +58,11 @@ Sets, and what they are to the model:
   MEAS (their held-out test) and scored (`fidelity_heldout.txt`); inspected since (session 22:
   top-k's in-L2 rate).
 - **held-out v28** (`heldout28/`): measured once in session 23 after top-k's change (its held-out
-  test) and scored (`fidelity_heldout.txt`); used for nothing else.
+  test) and scored (`fidelity_heldout.txt`); inspected since (session 23: the decode attention's
+  32-row tile class).
+- **held-out v29** (`heldout29/`): measured once in session 23 after the decode tile-class change,
+  in the call whose calibration is installed (its held-out test), and scored (`fidelity_heldout.txt`);
+  used for nothing else.
 - **Flex sweep** (`impls_s20/flex_sweep`, `impls_s22/flex_sweep`): Flex's validation set (inspected on
   the H200 in session 5).
 TXT
@@ -62,7 +71,8 @@ TXT
               "heldout25|held-out v25 (session 20), inspected" \
               "heldout26|held-out v26 (session 22), inspected after its held-out scoring" \
               "heldout27|held-out v27 (session 22), inspected after its held-out scoring" \
-              "heldout28|held-out v28 (session 23), scored once (fidelity_heldout.txt)"; do
+              "heldout28|held-out v28 (session 23), inspected after its held-out scoring" \
+              "heldout29|held-out v29 (session 23), scored once (fidelity_heldout.txt)"; do
     dir=results/h100/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
