@@ -506,6 +506,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   }
   const double topk_floor_s = out.topk_floor_us * 1e-6;
   PipelineTimes dec;
+  std::vector<PipelineTimes> decode_grid;  // every decode step timed below (r = 4, one KV head)
   {
     World w(64, (std::int64_t(1) << 20) + 1, 1, 67);
     dec = time_pipeline({64, 1, 1, 4096, 128, std::int64_t(1) << 20}, w, timer, sms, shape, 15, setups);
@@ -555,6 +556,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         "cluster and output terms at the prefill fit";
     fit_decode_topk(decs, timer, sms, shape, out, setups);
     fit_decode_attention_of(decs, card, out);
+    decode_grid = decs;
     fit_decode_attention_m32(timer, sms, shape, card, out);
   }
   // Other: the index projection (cuBLAS) of the decode step at 1M + 1 tokens, where no chunk
@@ -609,34 +611,40 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     out.scoring_method = fmt_scoring(dec.scoring_ms, r1, w1, pre.scoring_ms, r2, w2);
   }
   // The decode step's scoring kernel (one GEMV launch): t = floor + R / read + W / write (W, the
-  // 16-bit keys, at the scoring write rate above), solved from two decode steps: 64 x 1M (above)
-  // and 8 x 128K. (The one-selection floor shape reads a shorter fixed cost than a GEMV over many
-  // rows pays: session 5's re-measured sweeps, NOTES.)
+  // 16-bit keys, at the scoring write rate above), by relative least squares over every decode step
+  // calibrate times (the 12 of the decode grid and 8 x 128K): its time is not monotonic in bytes
+  // across batch and N_e (a two-shape solve from 64 x 1M and 8 x 128K priced held-out steps of 2-10
+  // sequences 11-29 % slow, NOTES session 23). (The one-selection floor shape reads a shorter fixed
+  // cost than a GEMV over many rows pays: session 5's re-measured sweeps, NOTES.)
   {
     World w(8, 131072 + 1, 1, 89);
-    const PipelineTimes d8 = time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15, setups);
+    decode_grid.push_back(time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15, setups));
     const double inv_w =
         out.scoring_write_bw_tbs > 0 ? 1.0 / (out.scoring_write_bw_tbs * 1e12) : 0.0;
-    auto net = [&](const PipelineTimes& t, double& r) {
+    std::vector<DecodeAttentionSample> v;  // the same form: floor + read bytes / rate
+    std::string shapes;
+    for (const PipelineTimes& t : decode_grid) {
       const KernelCost& k = t.model.scoring;
-      r = k.dram_bytes - k.dram_write_bytes;
-      return t.scoring_ms * 1e-3 - k.dram_write_bytes * inv_w;
-    };
-    double r1 = 0, r2 = 0;
-    const double t1 = net(dec, r1), t2 = net(d8, r2);
-    if (r1 > r2 && t1 > t2) {
-      out.scoring_decode_read_bw_tbs = (r1 - r2) / (t1 - t2) / 1e12;
-      out.scoring_decode_floor_us = (t2 - r2 * (t1 - t2) / (r1 - r2)) * 1e6;
+      v.push_back({k.dram_bytes - k.dram_write_bytes, 1.0, t.scoring_ms * 1e-3 - k.dram_write_bytes * inv_w});
+      char b[96];
+      std::snprintf(b, sizeof b, "%s%.3g B in %.1f us", shapes.empty() ? "" : "; ",
+                    k.dram_bytes - k.dram_write_bytes, t.scoring_ms * 1e3);
+      shapes += b;
     }
-    char buf[240];
+    const DecodeAttentionFit f = fit_decode_attention(v);
+    if (f.ok) {
+      out.scoring_decode_read_bw_tbs = f.read_Bps / 1e12;
+      out.scoring_decode_floor_us = f.floor_s * 1e6;
+    }
+    char buf[200];
     std::snprintf(buf, sizeof buf,
-                  "cisa_kernels scoring in the decode step: 64 x 1M, K=4,096 (%.1f us, read %.3g "
-                  "B) and 8 x 128K, "
-                  "K=4,096 (%.1f us, read %.3g B), median of 15 each, less the keys written at the "
-                  "scoring write "
-                  "rate; floor + read bytes / rate solved",
-                  dec.scoring_ms * 1e3, r1, d8.scoring_ms * 1e3, r2);
-    out.scoring_decode_method = buf;
+                  "%zu decode steps (one KV head, r=4, 2-128 sequences, 64K-1M tokens), less the "
+                  "keys written at the scoring write rate, rms residual %.1f %% (worst %.1f %%)%s%s",
+                  v.size(), 100.0 * f.rms_rel, 100.0 * f.worst_rel, f.ok ? "" : "; not solved: ",
+                  f.note.c_str());
+    out.scoring_decode_method = "cisa_kernels scoring in the decode step: floor + read bytes / rate by "
+                                "relative least squares over " +
+                                std::string(buf) + "; median of 15 each: " + shapes;
   }
   fit_setup(setups, card, out);
   return out;
