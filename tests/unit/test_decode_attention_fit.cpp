@@ -1,6 +1,7 @@
 // The decode attention fit recovers a planted floor and gather rate from decode-step-like samples
 // and refuses too few; a profile with the decode figures prices the decode step's CISA attention
 // by them (prefill unchanged), one without transfers floor_us and gather_bw_tbs, labelled XFER.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,23 @@ std::vector<DecodeAttentionSample> planted(double floor, double rate, double noi
     v.push_back({b[0], b[1], t * (1.0 + noise * ((i++ % 3) - 1))});
   }
   return v;
+}
+
+// A point of `impl` on the H200: q / kv heads, phase, context and batch (K 2,048; G 4 in prefill).
+Point cisa_point(const std::string& impl, int q_heads, int kv_heads, Phase phase, std::int64_t context,
+                 int batch) {
+  Point pt;
+  pt.hardware = "h200_sxm";
+  pt.geo.q_heads = q_heads;
+  pt.geo.kv_heads = kv_heads;
+  pt.work.phase = phase;
+  pt.work.context_tokens = context;
+  pt.work.batch = batch;
+  pt.work.prefill_tokens = 512;
+  pt.cisa.budget_chunks = 2048;
+  pt.cisa.qshare_g = phase == Phase::decode ? 1 : 4;
+  pt.cisa_impl = impl;
+  return pt;
 }
 }  // namespace
 
@@ -56,17 +74,7 @@ TEST_CASE("the decode step's CISA attention is priced by the decode figures, pre
   impls["without_decode"] = p;
   Pricer pricer(shipped_cards(), impls, Basis::calibrated);
   auto at = [&](const std::string& impl, Phase phase) {
-    Point pt;
-    pt.hardware = "h200_sxm";
-    pt.geo.q_heads = 8;
-    pt.geo.kv_heads = 2;
-    pt.work.phase = phase;
-    pt.work.context_tokens = 1 << 19;
-    pt.work.batch = 8;
-    pt.work.prefill_tokens = 512;
-    pt.cisa.budget_chunks = 2048;
-    pt.cisa.qshare_g = phase == Phase::decode ? 1 : 4;
-    pt.cisa_impl = impl;
+    const Point pt = cisa_point(impl, 8, 2, phase, 1 << 19, 8);
     return predict(pt, pricer.for_point(pt));
   };
   // A faster gather and a smaller floor: the decode attention is faster, prefill is the same.
@@ -95,17 +103,7 @@ TEST_CASE("decode steps of 32-row tiles take the 32-row decode figures; absent, 
   impls["with_m32"] = p;
   Pricer pricer(shipped_cards(), impls, Basis::calibrated);
   auto at = [&](const std::string& impl, int r, Phase phase) {
-    Point pt;
-    pt.hardware = "h200_sxm";
-    pt.geo.q_heads = r;
-    pt.geo.kv_heads = 1;
-    pt.work.phase = phase;
-    pt.work.context_tokens = 1 << 20;
-    pt.work.batch = 2;
-    pt.work.prefill_tokens = 512;
-    pt.cisa.budget_chunks = 2048;
-    pt.cisa.qshare_g = phase == Phase::decode ? 1 : 4;
-    pt.cisa_impl = impl;
+    const Point pt = cisa_point(impl, r, 1, phase, 1 << 20, 2);
     return predict(pt, pricer.for_point(pt)).cisa.attention;
   };
   // 16-row decode tiles (r <= 16) and prefill: unchanged by the 32-row figures.
