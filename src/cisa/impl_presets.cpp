@@ -404,7 +404,8 @@ void merge_calibration(const YamlDoc& referrer, const YAML::Node& ref, const std
   if (im["attention"] && im["attention"]["page_visit_ns"])
     single(im["attention"]["page_visit_ns"], f0 + ".attention.page_visit_ns", visit_fields());
   single(im["selection"], f0 + ".selection", selection_fields());
-  require_pair(cal, im["attention"], f0 + ".attention", "decode_m32_floor_us", "decode_m32_gather_bw_tbs");
+  require_pair(cal, im["attention"], f0 + ".attention", "decode_m32_floor_us",
+               "decode_m32_gather_bw_tbs");
   const YAML::Node sel = im["selection"];
   require_projection_decode_pair(cal, sel, f0 + ".selection");
   if (sel && sel["scoring_prefill_streams"])

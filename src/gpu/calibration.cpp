@@ -167,7 +167,8 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "decode_floor_us", kr.attention_decode_floor_us, kr.attention_decode_method)
     << meas(a, "decode_gather_bw_tbs", kr.attention_decode_gather_bw_tbs,
             kr.attention_decode_method)
-    << meas(a, "decode_m32_floor_us", kr.attention_decode_m32_floor_us, kr.attention_decode_m32_method)
+    << meas(a, "decode_m32_floor_us", kr.attention_decode_m32_floor_us,
+            kr.attention_decode_m32_method)
     << meas(a, "decode_m32_gather_bw_tbs", kr.attention_decode_m32_gather_bw_tbs,
             kr.attention_decode_m32_method)
     << a << "page_visit_ns:\n"

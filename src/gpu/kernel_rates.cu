@@ -164,8 +164,9 @@ void fit_decode_topk(std::vector<PipelineTimes>& decs, Timer& timer, int sms,
 }
 // floor per launch + read bytes / gather rate over `decs` (the model's bytes; the few bytes written
 // at the card's write rate taken off first), relative least squares; the method text names `what`.
-DecodeAttentionFit fit_decode_attention_over(const std::vector<PipelineTimes>& decs, const Rates& card,
-                                             const std::string& what, std::string& method) {
+DecodeAttentionFit fit_decode_attention_over(const std::vector<PipelineTimes>& decs,
+                                             const Rates& card, const std::string& what,
+                                             std::string& method) {
   std::vector<DecodeAttentionSample> v;
   std::string shapes;
   for (const PipelineTimes& t : decs) {
@@ -179,18 +180,22 @@ DecodeAttentionFit fit_decode_attention_over(const std::vector<PipelineTimes>& d
   }
   const DecodeAttentionFit f = fit_decode_attention(v);
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%zu decode steps, rms residual %.1f %% (worst %.1f %%)%s%s; median of 15 each: ",
-                v.size(), 100.0 * f.rms_rel, 100.0 * f.worst_rel, f.ok ? "" : "; not solved: ", f.note.c_str());
-  method = "cisa_kernels steps, decode, " + what +
-           ", L2 flushed: CISA attention = launches x floor + the model's read bytes / rate, relative "
-           "least squares, " +
-           std::string(buf) + shapes;
+  std::snprintf(
+      buf, sizeof buf,
+      "%zu decode steps, rms residual %.1f %% (worst %.1f %%)%s%s; median of 15 each: ", v.size(),
+      100.0 * f.rms_rel, 100.0 * f.worst_rel, f.ok ? "" : "; not solved: ", f.note.c_str());
+  method =
+      "cisa_kernels steps, decode, " + what +
+      ", L2 flushed: CISA attention = launches x floor + the model's read bytes / rate, relative "
+      "least squares, " +
+      std::string(buf) + shapes;
   return f;
 }
 
 // The decode step's CISA attention over the decode steps timed for top-k (12 shapes: 2-128
 // sequences, 64K-1M tokens, K 512-4,096, r = 4: 16-row tiles).
-void fit_decode_attention_of(const std::vector<PipelineTimes>& decs, const Rates& card, KernelRates& out) {
+void fit_decode_attention_of(const std::vector<PipelineTimes>& decs, const Rates& card,
+                             KernelRates& out) {
   const DecodeAttentionFit f = fit_decode_attention_over(
       decs, card, "one KV head, r=4, W=128 (the decode top-k shapes)", out.attention_decode_method);
   if (f.ok) {
@@ -208,11 +213,12 @@ void fit_decode_attention_m32(Timer& timer, int sms, const KernelShape& shape, c
   const struct {
     int B, K;
     std::int64_t hist;
-  } grid[] = {{2, 768, 131072},  {2, 4096, 1048576}, {3, 2048, 655360}, {4, 1536, 393216},
+  } grid[] = {{2, 768, 131072},  {2, 4096, 1048576}, {3, 2048, 655360},  {4, 1536, 393216},
               {6, 3072, 786432}, {8, 1024, 262144},  {16, 2560, 524288}, {32, 1024, 131072}};
   std::vector<PipelineTimes> decs, unused_setups;
   for (const auto& g : grid) {
-    World w(g.B, g.hist + 1, 1, 131 + static_cast<unsigned>(g.B) + static_cast<unsigned>(g.hist >> 16));
+    World w(g.B, g.hist + 1, 1,
+            131 + static_cast<unsigned>(g.B) + static_cast<unsigned>(g.hist >> 16));
     PipelineShape ps{g.B, 1, 1, g.K, 128, g.hist};
     ps.r = 32;
     decs.push_back(time_pipeline(ps, w, timer, sms, shape, 15, unused_setups));
@@ -618,14 +624,16 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   // cost than a GEMV over many rows pays: session 5's re-measured sweeps, NOTES.)
   {
     World w(8, 131072 + 1, 1, 89);
-    decode_grid.push_back(time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15, setups));
+    decode_grid.push_back(
+        time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15, setups));
     const double inv_w =
         out.scoring_write_bw_tbs > 0 ? 1.0 / (out.scoring_write_bw_tbs * 1e12) : 0.0;
     std::vector<DecodeAttentionSample> v;  // the same form: floor + read bytes / rate
     std::string shapes;
     for (const PipelineTimes& t : decode_grid) {
       const KernelCost& k = t.model.scoring;
-      v.push_back({k.dram_bytes - k.dram_write_bytes, 1.0, t.scoring_ms * 1e-3 - k.dram_write_bytes * inv_w});
+      v.push_back({k.dram_bytes - k.dram_write_bytes, 1.0,
+                   t.scoring_ms * 1e-3 - k.dram_write_bytes * inv_w});
       char b[96];
       std::snprintf(b, sizeof b, "%s%.3g B in %.1f us", shapes.empty() ? "" : "; ",
                     k.dram_bytes - k.dram_write_bytes, t.scoring_ms * 1e3);
@@ -637,14 +645,16 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       out.scoring_decode_floor_us = f.floor_s * 1e6;
     }
     char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "%zu decode steps (one KV head, r=4, 2-128 sequences, 64K-1M tokens), less the "
-                  "keys written at the scoring write rate, rms residual %.1f %% (worst %.1f %%)%s%s",
-                  v.size(), 100.0 * f.rms_rel, 100.0 * f.worst_rel, f.ok ? "" : "; not solved: ",
-                  f.note.c_str());
-    out.scoring_decode_method = "cisa_kernels scoring in the decode step: floor + read bytes / rate by "
-                                "relative least squares over " +
-                                std::string(buf) + "; median of 15 each: " + shapes;
+    std::snprintf(
+        buf, sizeof buf,
+        "%zu decode steps (one KV head, r=4, 2-128 sequences, 64K-1M tokens), less the "
+        "keys written at the scoring write rate, rms residual %.1f %% (worst %.1f %%)%s%s",
+        v.size(), 100.0 * f.rms_rel, 100.0 * f.worst_rel,
+        f.ok ? "" : "; not solved: ", f.note.c_str());
+    out.scoring_decode_method =
+        "cisa_kernels scoring in the decode step: floor + read bytes / rate by "
+        "relative least squares over " +
+        std::string(buf) + "; median of 15 each: " + shapes;
   }
   fit_setup(setups, card, out);
   return out;

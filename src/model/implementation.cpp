@@ -122,13 +122,16 @@ void resolve_decode_m32(const ImplProfile& p, Resolver& r) {
   if (!p.attention_decode_m32_floor_us.empty() && !p.attention_decode_m32_gather_bw_tbs.empty()) {
     o.attention_decode_m32_floor_us =
         r.get(p.attention_decode_m32_floor_us, Transfer::same, "attention.decode_m32_floor_us");
-    o.attention_decode_m32_gather_bw_tbs = r.get(p.attention_decode_m32_gather_bw_tbs, Transfer::read_bw,
-                                                 "attention.decode_m32_gather_bw_tbs");
+    o.attention_decode_m32_gather_bw_tbs =
+        r.get(p.attention_decode_m32_gather_bw_tbs, Transfer::read_bw,
+              "attention.decode_m32_gather_bw_tbs");
     return;
   }
-  const std::string rule = " of the same profile (the 16-row decode class; no 32-row decode figure); ";
-  o.attention_decode_m32_floor_us = out_xfer(o, "attention.decode_m32_floor_us", o.attention_decode_floor_us,
-                                             "XFER: attention.decode_floor_us" + rule);
+  const std::string rule =
+      " of the same profile (the 16-row decode class; no 32-row decode figure); ";
+  o.attention_decode_m32_floor_us =
+      out_xfer(o, "attention.decode_m32_floor_us", o.attention_decode_floor_us,
+               "XFER: attention.decode_floor_us" + rule);
   o.attention_decode_m32_gather_bw_tbs =
       out_xfer(o, "attention.decode_m32_gather_bw_tbs", o.attention_decode_gather_bw_tbs,
                "XFER: attention.decode_gather_bw_tbs" + rule);

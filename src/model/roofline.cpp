@@ -198,7 +198,8 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   const double secs = prefix / rates.attention_read_Bps + (reads - prefix) / gather;
   const double read_Bps = secs > 0 ? reads / secs : gather;
   ClassRates cls = attention_class(a, read_Bps, rates, f.cisa_decode_kernel);
-  if (own_decode) cls.floor_s = wide ? rates.attention_decode_m32_floor_s : rates.attention_decode_floor_s;
+  if (own_decode)
+    cls.floor_s = wide ? rates.attention_decode_m32_floor_s : rates.attention_decode_floor_s;
   t.attention = kernel_time(a, rates.attention_flops, rates, cls);
   // The scoring kernel class streams representatives in and scores out at its own rates; a decode
   // step scores with its own kernel (one GEMV launch: its fixed cost and read rate, no tile steps).

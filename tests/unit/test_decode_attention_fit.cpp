@@ -28,8 +28,8 @@ std::vector<DecodeAttentionSample> planted(double floor, double rate, double noi
 }
 
 // A point of `impl` on the H200: q / kv heads, phase, context and batch (K 2,048; G 4 in prefill).
-Point cisa_point(const std::string& impl, int q_heads, int kv_heads, Phase phase, std::int64_t context,
-                 int batch) {
+Point cisa_point(const std::string& impl, int q_heads, int kv_heads, Phase phase,
+                 std::int64_t context, int batch) {
   Point pt;
   pt.hardware = "h200_sxm";
   pt.geo.q_heads = q_heads;
@@ -89,8 +89,9 @@ TEST_CASE("the decode step's CISA attention is priced by the decode figures, pre
   CHECK(labelled);
 }
 
-TEST_CASE("decode steps of 32-row tiles take the 32-row decode figures; absent, the 16-row ones (XFER)",
-          "[profiles]") {
+TEST_CASE(
+    "decode steps of 32-row tiles take the 32-row decode figures; absent, the 16-row ones (XFER)",
+    "[profiles]") {
   ImplCatalog impls = shipped_impls();
   ImplProfile p = impls.at("cisa_kernels");
   p.attention_decode_floor_us = test::h200_figure(9.0);
@@ -108,7 +109,8 @@ TEST_CASE("decode steps of 32-row tiles take the 32-row decode figures; absent, 
   };
   // 16-row decode tiles (r <= 16) and prefill: unchanged by the 32-row figures.
   CHECK(at("with_m32", 8, Phase::decode) == at("narrow_only", 8, Phase::decode));
-  CHECK(at("with_m32", 24, Phase::terminal_prefill) == at("narrow_only", 24, Phase::terminal_prefill));
+  CHECK(at("with_m32", 24, Phase::terminal_prefill) ==
+        at("narrow_only", 24, Phase::terminal_prefill));
   // 32-row (r 17-32) and wider decode tiles: the slower figures price them slower.
   CHECK(at("with_m32", 24, Phase::decode) > 1.3 * at("narrow_only", 24, Phase::decode));
   CHECK(at("with_m32", 48, Phase::decode) > 1.3 * at("narrow_only", 48, Phase::decode));

@@ -881,9 +881,12 @@ TEST_CASE("the low end of a sharing kernel's band reads each wave's union of pic
   CHECK(shared.cisa_lo.scoring == alone.cisa_lo.scoring);
 }
 
-TEST_CASE("the 32-row decode attention's floor and gather rate come together or not at all", "[profiles]") {
-  const std::string floor = "  decode_m32_floor_us:\n    h200_sxm: {value: 14.0, source: \"MEAS: test\"}\n";
-  const std::string gather = "  decode_m32_gather_bw_tbs:\n    h200_sxm: {value: 3.0, source: \"MEAS: test\"}\n";
+TEST_CASE("the 32-row decode attention's floor and gather rate come together or not at all",
+          "[profiles]") {
+  const std::string floor =
+      "  decode_m32_floor_us:\n    h200_sxm: {value: 14.0, source: \"MEAS: test\"}\n";
+  const std::string gather =
+      "  decode_m32_gather_bw_tbs:\n    h200_sxm: {value: 3.0, source: \"MEAS: test\"}\n";
   CHECK(profile_error(kDense + floor + gather).empty());
   const std::string floor_only = profile_error(kDense + floor);
   CHECK(contains(floor_only, "profile.yaml:15: field 'attention.decode_m32_floor_us'"));
@@ -899,9 +902,11 @@ TEST_CASE("the 32-row decode attention's floor and gather rate come together or 
                      << "    name: tdense\n    attention:\n"
                      << "      decode_m32_floor_us: {value: 14.0, source: \"MEAS: test\"}\n";
   const std::string e = profile_error(kDense + "calibrations: [" + cal.string() + "]\n");
-  CHECK(contains(e, "cal.yaml:6: field 'calibration.implementation.attention.decode_m32_floor_us'"));
+  CHECK(
+      contains(e, "cal.yaml:6: field 'calibration.implementation.attention.decode_m32_floor_us'"));
   CHECK(contains(e, "without 'decode_m32_gather_bw_tbs'"));
-  std::ofstream(cal, std::ios::app) << "      decode_m32_gather_bw_tbs: {value: 3.0, source: \"MEAS: test\"}\n";
+  std::ofstream(cal, std::ios::app)
+      << "      decode_m32_gather_bw_tbs: {value: 3.0, source: \"MEAS: test\"}\n";
   const YamlDoc doc = parse_yaml(kDense + "calibrations: [" + cal.string() + "]\n", "profile.yaml");
   const ImplProfile p = parse_impl(doc, doc.root, "");
   REQUIRE(p.attention_decode_m32_gather_bw_tbs.cards.size() == 1);
