@@ -162,22 +162,36 @@ void fit_decode_topk(std::vector<PipelineTimes>& decs, Timer& timer, int sms,
       "W=128: " +
       std::string(buf) + fit.note + "; median of 15 each: " + shapes;
 }
+// One floor-and-rate sample per decode step for its kernel `k` (the step's model) timed as
+// component `ms`: the model's read bytes, and the time less the written bytes at `write_Bps`;
+// `per_launch`: the floor counts once per launch, else once a step. `shapes` lists bytes and times.
+std::vector<DecodeAttentionSample> floor_rate_samples(const std::vector<PipelineTimes>& decs,
+                                                      KernelCost ForwardCost::*k,
+                                                      double PipelineTimes::*ms, double write_Bps,
+                                                      bool per_launch, std::string& shapes) {
+  std::vector<DecodeAttentionSample> v;
+  for (const PipelineTimes& t : decs) {
+    const KernelCost& c = t.model.*k;
+    const double reads = c.dram_bytes - c.dram_write_bytes;
+    v.push_back(
+        {reads, per_launch ? c.launches : 1.0, t.*ms * 1e-3 - c.dram_write_bytes / write_Bps});
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s%.3g B in %.1f us", shapes.empty() ? "" : "; ", reads,
+                  t.*ms * 1e3);
+    shapes += buf;
+  }
+  return v;
+}
+
 // floor per launch + read bytes / gather rate over `decs` (the model's bytes; the few bytes written
 // at the card's write rate taken off first), relative least squares; the method text names `what`.
 DecodeAttentionFit fit_decode_attention_over(const std::vector<PipelineTimes>& decs,
                                              const Rates& card, const std::string& what,
                                              std::string& method) {
-  std::vector<DecodeAttentionSample> v;
   std::string shapes;
-  for (const PipelineTimes& t : decs) {
-    const KernelCost& a = t.model.attention_cisa;
-    const double w = a.dram_write_bytes / card.write_bw_Bps;
-    v.push_back({a.dram_bytes - a.dram_write_bytes, a.launches, t.attention_ms * 1e-3 - w});
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%s%.3g B in %.1f us", shapes.empty() ? "" : "; ",
-                  a.dram_bytes - a.dram_write_bytes, t.attention_ms * 1e3);
-    shapes += buf;
-  }
+  const std::vector<DecodeAttentionSample> v =
+      floor_rate_samples(decs, &ForwardCost::attention_cisa, &PipelineTimes::attention_ms,
+                         card.write_bw_Bps, true, shapes);
   const DecodeAttentionFit f = fit_decode_attention(v);
   char buf[160];
   std::snprintf(
@@ -562,7 +576,7 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         "cluster and output terms at the prefill fit";
     fit_decode_topk(decs, timer, sms, shape, out, setups);
     fit_decode_attention_of(decs, card, out);
-    decode_grid = decs;
+    decode_grid = std::move(decs);
     fit_decode_attention_m32(timer, sms, shape, card, out);
   }
   // Other: the index projection (cuBLAS) of the decode step at 1M + 1 tokens, where no chunk
@@ -626,19 +640,13 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
     World w(8, 131072 + 1, 1, 89);
     decode_grid.push_back(
         time_pipeline({8, 1, 1, 4096, 128, 131072}, w, timer, sms, shape, 15, setups));
-    const double inv_w =
-        out.scoring_write_bw_tbs > 0 ? 1.0 / (out.scoring_write_bw_tbs * 1e12) : 0.0;
-    std::vector<DecodeAttentionSample> v;  // the same form: floor + read bytes / rate
+    // The decode attention's form, one launch a step; without a scoring write rate the keys written
+    // are not taken off.
+    const double write_Bps =
+        out.scoring_write_bw_tbs > 0 ? out.scoring_write_bw_tbs * 1e12 : INFINITY;
     std::string shapes;
-    for (const PipelineTimes& t : decode_grid) {
-      const KernelCost& k = t.model.scoring;
-      v.push_back({k.dram_bytes - k.dram_write_bytes, 1.0,
-                   t.scoring_ms * 1e-3 - k.dram_write_bytes * inv_w});
-      char b[96];
-      std::snprintf(b, sizeof b, "%s%.3g B in %.1f us", shapes.empty() ? "" : "; ",
-                    k.dram_bytes - k.dram_write_bytes, t.scoring_ms * 1e3);
-      shapes += b;
-    }
+    const std::vector<DecodeAttentionSample> v = floor_rate_samples(
+        decode_grid, &ForwardCost::scoring, &PipelineTimes::scoring_ms, write_Bps, false, shapes);
     const DecodeAttentionFit f = fit_decode_attention(v);
     if (f.ok) {
       out.scoring_decode_read_bw_tbs = f.read_Bps / 1e12;

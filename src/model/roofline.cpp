@@ -188,8 +188,9 @@ ComponentTimes cisa_times(const ForwardCost& f, const KernelShape& sh, const Rat
   const KernelCost& a = f.attention_cisa;
   const bool own_decode = f.cisa_decode_kernel && rates.attention_decode_own && f.selections > 0;
   // Decode tiles of 32 rows or more run another kernel (two warps of rows, its own occupancy and
-  // split counts): its own decode figures, where the rates carry them.
-  const bool wide = own_decode && a.tile_rows > 16 && rates.attention_decode_m32_gather_Bps > 0;
+  // split counts): its own decode figures (make_rates fills them with every decode figure: the
+  // profile's own, else the 16-row ones, labelled XFER).
+  const bool wide = own_decode && a.tile_rows > 16;
   const double gather = !own_decode ? rates.attention_gather_Bps
                         : wide      ? rates.attention_decode_m32_gather_Bps
                                     : rates.attention_decode_gather_Bps;
