@@ -21,3 +21,12 @@ foreach(_case page_reads cta_progress_lockstep_and_spread)
                    --analysis-dir ${CMAKE_SOURCE_DIR}/analysis ToolsTest.test_${_case})
   set_tests_properties(analysis.l2_sharing_tools.${_case} PROPERTIES LABELS analysis TIMEOUT 120)
 endforeach()
+
+# analysis/l2_trace_sim.py (session 24) with the project's l2_reuse engine.
+if(TARGET l2_reuse)
+  add_test(NAME analysis.l2_sharing_tools.trace_sim
+           COMMAND ${CISA_ANALYSIS_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/test_l2_sharing_tools.py
+                   --analysis-dir ${CMAKE_SOURCE_DIR}/analysis --l2-reuse $<TARGET_FILE:l2_reuse>
+                   ToolsTest.test_trace_sim)
+  set_tests_properties(analysis.l2_sharing_tools.trace_sim PROPERTIES LABELS analysis TIMEOUT 120)
+endif()

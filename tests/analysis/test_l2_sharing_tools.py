@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""analysis/ncu_page_reads.py and analysis/attn_cta_progress.py on hand-made inputs.
+"""analysis/ncu_page_reads.py, attn_cta_progress.py and l2_trace_sim.py on hand-made inputs.
 
-    test_l2_sharing_tools.py --analysis-dir DIR [unittest args]
+    test_l2_sharing_tools.py --analysis-dir DIR [--l2-reuse BIN] [unittest args]
 """
 import argparse
 import os
@@ -119,9 +119,51 @@ class ToolsTest(unittest.TestCase):
         bad = self.run_tool("attn_cta_progress.py", self.tmp, h5)  # no CSV there
         self.assertEqual(bad.returncode, 2)
 
+    def test_trace_sim(self):
+        if not ARGS.l2_reuse:
+            self.skipTest("no --l2-reuse binary given")
+        d = os.path.join(self.tmp, "ctas")
+        os.makedirs(d)
+        h5 = os.path.join(self.tmp, "run.h5")
+        # one stream, two QShare groups of one position (t0 = 1,998 and 1,999: N_e = 124 - 1 = 123),
+        # K = 2, W = 1: each list is 2 random pages, the window page 123 and the tail page 124, one
+        # KV tile of 4 pages; page = 16 x 2 x 128 x 2 = 8,192 B, so ncu = 8,192 B makes the ratio
+        # the simulated misses
+        page = 16 * 2 * 128 * 2
+        cols = {"phase": ["terminal_prefill", "decode"], "context_tokens": [2000, 2000], "batch": [1, 1],
+                "prefill_tokens": [2, 1], "budget_chunks": [2, 2], "qshare_g": [1, 1], "kv_heads": [1, 1],
+                "q_heads": [4, 4], "head_dim": [128, 128], "window_pages": [1, 1], "tile_rows_cisa": [16, 16],
+                "chunk_tokens": [16, 16], "ncu_dram_read_bytes_attention_cisa": [page, np.nan]}
+        write_points(h5, cols)
+        # both CTAs start together: they read the window and tail pages at the same instants, so a
+        # one-line cache serves the second reader of each (6 misses of 8 reads); an ample cache
+        # misses each distinct page once (4 to 6: the two selections may share pages)
+        write_ctas(os.path.join(d, "point_0_attn_ctas.csv"),
+                   [(0, 0, 0, 1, 0, 250, 500, 750, 1000), (1, 1, 1, 1, 0, 250, 500, 750, 1000)])
+        for policy in ("lru", "random"):
+            out = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
+                                "--capacity-mb", f"{page / 1e6},1000", "--policy", policy)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            row = [l for l in out.stdout.splitlines() if l.strip().startswith("0 ")][0].split()
+            self.assertEqual(row[:3], ["0", "2", "0.0"])
+            self.assertEqual(float(row[5]), 6.0)
+            self.assertIn(float(row[6]), (4.0, 5.0, 6.0))
+        # the waves schedule of the same record: the same instants, the same misses
+        out = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
+                            "--capacity-mb", f"{page / 1e6}", "--schedule", "waves")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("median 6.00", out.stdout)
+        for bad in (["--ctas", os.path.join(self.tmp, "none"), "--result", h5],
+                    ["--ctas", d, "--result", h5, "--points", "0,7"],
+                    ["--ctas", d, "--result", h5, "--capacity-mb", "x"],
+                    ["--ctas", d, "--result", os.path.join(self.tmp, "missing.h5")]):
+            r = self.run_tool("l2_trace_sim.py", *bad, "--tool", ARGS.l2_reuse)
+            self.assertEqual(r.returncode, 2, (bad, r.stdout, r.stderr))
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--analysis-dir", required=True)
+    ap.add_argument("--l2-reuse", help="the l2_reuse binary (test_trace_sim)")
     ARGS, rest = ap.parse_known_args()
     unittest.main(argv=[sys.argv[0]] + rest)

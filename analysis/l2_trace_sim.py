@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""DRAM bytes of CISA prefill attention from a trace of its page reads through an LRU cache.
+
+    l2_trace_sim.py --ctas DIR --result RUN.h5 [--ncu COUNTED.h5] [--points 4,6]
+                    [--capacity-mb 24,32,40,50] [--policy random|lru] [--schedule measured|waves]
+                    [--tool l2_reuse]
+                    [--seed N] [--markdown]
+
+Rebuilds every CTA's page list and the time it reads each page, then counts the misses of a fully
+associative cache of each capacity over the whole launch (the `l2_reuse` tool, built with the
+project), evicting a random line (`--policy random`, the default) or the least recently used one. The question (NOTES "Session 24"): is the model's CISA byte over-count at 0.5-1M tokens
+(the measured kernel reads 1.1-3.7x fewer DRAM bytes than priced, NOTES "Session 22") explained by
+the order in which the CTAs walk their pages and an L2 of some effective size?
+
+Inputs:
+- DIR holds the CTA progress record of a measured run (`point_<i>_attn_ctas.csv[.gz]`:
+  cta, sm, work, tiles, then ns to the CTA's start, 1/4, 1/2, 3/4 of its tiles and its end;
+  `CISA_MEASURE_CTA_TIMES`), RUN.h5 that run's file (the geometry of each point), COUNTED.h5 a
+  file with Nsight Compute's counted DRAM bytes (`ncu_dram_read_bytes_attention_cisa`, from
+  analysis/ncu_points.py; RUN.h5 itself when it has them).
+- Works are planned stream by stream ((sequence, KV head)), then QShare group, then row tile; the
+  CTAs of one work (the tail split) take consecutive pieces of its tile list in CTA order.
+- A group at position t0 selects K of its N_e = t0 / chunk - W eligible pages uniformly at random
+  (the measured runs' random inputs; planted selections are not modelled), sorted, then reads its
+  W window pages and the page holding t0. A KV tile is 64 tokens; a CTA reads its tiles at times
+  interpolated linearly between its five recorded marks. A page (K and V of one chunk of one KV
+  head) is one cache line of the simulation.
+- `--schedule waves` replaces the record's times by equal per-tile durations (the record's median)
+  dispatched greedily to as many slots as the record had CTAs at once: perfect lockstep, no drift.
+
+Prints per point the CTAs, page reads, counted and model GB, and the simulated GB over counted for
+each capacity; then per capacity the median and range of that ratio. The Q, O and block-table bytes
+are in the counted bytes, not in the simulation: a few per cent at these shapes.
+Exit codes: 0 ok, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import heapq
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:  # pragma: no cover
+    sys.stderr.write(f"l2_trace_sim.py: Python module missing for {sys.executable}: {e}\n")
+    sys.exit(2)
+
+GEOMETRY = ("context_tokens", "batch", "prefill_tokens", "budget_chunks", "qshare_g", "kv_heads", "q_heads",
+            "head_dim", "window_pages", "tile_rows_cisa", "chunk_tokens", "phase")
+MARKS = ("start_ns", "q1_ns", "q2_ns", "q3_ns", "end_ns")
+KV_TILE_TOKENS = 64
+
+
+def fail(msg: str) -> None:
+    sys.stderr.write(f"l2_trace_sim.py: {msg}\n")
+    sys.exit(2)
+
+
+def text(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def read_columns(path: str, names, optional=()) -> dict:
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        fail(f"{path}: cannot open ({e})")
+    with f:
+        if "points" not in f:
+            fail(f"{path}: no /points group")
+        g = f["points"]
+        missing = [c for c in names if c not in g]
+        if missing:
+            fail(f"{path}: /points lacks {', '.join(missing)}")
+        return {c: g[c][...] for c in list(names) + [o for o in optional if o in g]}
+
+
+def read_record(directory: str, point: int):
+    for name in (f"point_{point}_attn_ctas.csv.gz", f"point_{point}_attn_ctas.csv"):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            opener = gzip.open if name.endswith(".gz") else open
+            with opener(path, "rt") as f:
+                rows = list(csv.DictReader(f))
+            break
+    else:
+        return None
+    if not rows or any(k not in rows[0] for k in ("work", "tiles") + MARKS):
+        fail(f"{path}: not a CTA progress record (needs work, tiles, {', '.join(MARKS)})")
+    work = np.array([int(r["work"]) for r in rows])
+    tiles = np.array([int(r["tiles"]) for r in rows])
+    marks = np.array([[float(r[k]) for k in MARKS] for r in rows])
+    if (marks < 0).any():
+        fail(f"{path}: a CTA did not reach all its marks (-1); was the launch cut short?")
+    return work, tiles, marks
+
+
+def max_concurrent(marks) -> int:
+    events = sorted([(t, 1) for t in marks[:, 0]] + [(t, -1) for t in marks[:, 4]])
+    now = most = 0
+    for _, e in events:
+        now += e
+        most = max(most, now)
+    return most
+
+
+def waves_schedule(tiles, marks):
+    """Equal per-tile durations, CTAs dispatched in order to the record's number of slots."""
+    per_tile = float(np.median((marks[:, 4] - marks[:, 0]) / np.maximum(tiles, 1)))
+    free = [0.0] * max_concurrent(marks)
+    out = np.zeros_like(marks)
+    for c, n in enumerate(tiles):
+        s = heapq.heappop(free)
+        d = per_tile * n
+        out[c] = [s, s + d / 4, s + d / 2, s + 3 * d / 4, s + d]
+        heapq.heappush(free, s + d)
+    return out
+
+
+def page_trace(geo: dict, i: int, work, tiles, marks, rng):
+    """Page ids of the launch in time order, and the bytes of a page."""
+    v = lambda c: float(geo[c][i])
+    L, B, P, K, G, kv, W, chunk = (int(v(c)) for c in ("context_tokens", "batch", "prefill_tokens", "budget_chunks",
+                                                       "qshare_g", "kv_heads", "window_pages", "chunk_tokens"))
+    r = v("q_heads") / v("kv_heads")
+    tiles_per_group = max(1, math.ceil(G * r / v("tile_rows_cisa")))
+    pages_per_tile = max(1, KV_TILE_TOKENS // chunk)
+    streams = B * kv
+    per_stream = (int(work.max()) + 1) // streams
+    if per_stream < 1:
+        fail(f"point {i}: {int(work.max()) + 1} works for {streams} streams")
+    lists, done, times, pages = {}, {}, [], []
+    for c in range(len(work)):
+        w = int(work[c])
+        stream, group = w // per_stream, (w % per_stream) // tiles_per_group
+        key = (stream, group)
+        if key not in lists:
+            t0 = L - P + group * G
+            ne = max(0, t0 // chunk - W)
+            chosen = np.sort(rng.choice(ne, K, replace=False)) if ne > K else np.arange(ne)
+            lists[key] = np.concatenate([chosen, np.arange(ne, ne + W + 1)])
+        first = done.get(w, 0) * pages_per_tile
+        seg = lists[key][first:first + int(tiles[c]) * pages_per_tile]
+        done[w] = done.get(w, 0) + int(tiles[c])
+        if len(seg) == 0:
+            continue
+        frac = np.arange(len(seg)) / len(seg)
+        times.append(np.interp(frac, [0, 0.25, 0.5, 0.75, 1.0], marks[c]))
+        pages.append(seg.astype(np.int64) + stream * (1 << 24))
+    t = np.concatenate(times)
+    p = np.concatenate(pages)[np.argsort(t, kind="stable")]
+    _, ids = np.unique(p, return_inverse=True)
+    page_bytes = chunk * 2 * v("head_dim") * 2  # K and V, BF16
+    return ids.astype(np.uint32), page_bytes
+
+
+def cache_misses(tool: str, policy: str, ids, capacities, tmp: str):
+    path = os.path.join(tmp, "trace.u32")
+    ids.astype("<u4").tofile(path)
+    flag = ["--random"] if policy == "random" else []
+    out = subprocess.run([tool, *flag, path, *map(str, capacities)], capture_output=True, text=True)
+    if out.returncode != 0:
+        fail(f"{tool}: exit {out.returncode}: {out.stderr.strip()}")
+    return [int(line.split()[1]) for line in out.stdout.split("\n") if line.strip()]
+
+
+def find_tool(given: str | None) -> str:
+    if given:
+        return given
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in ("build/release/l2_reuse", "build/debug/l2_reuse", "build/l2_reuse"):
+        p = os.path.join(here, "..", cand)
+        if os.path.exists(p):
+            return p
+    found = shutil.which("l2_reuse")
+    if not found:
+        fail("l2_reuse not found: build the project (cmake --build build/release) or pass --tool")
+    return found
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ctas", required=True, help="directory of point_<i>_attn_ctas.csv[.gz]")
+    ap.add_argument("--result", required=True, help="the measured run's .h5 (geometry)")
+    ap.add_argument("--ncu", help=".h5 with ncu_dram_read_bytes_attention_cisa (default: --result)")
+    ap.add_argument("--points", help="comma-separated point indices (default: every recorded prefill point)")
+    ap.add_argument("--capacity-mb", default="24,32,40,50", help="cache capacities, MB (1e6 B)")
+    ap.add_argument("--policy", choices=("random", "lru"), default="random", help="the line evicted")
+    ap.add_argument("--schedule", choices=("measured", "waves"), default="measured")
+    ap.add_argument("--tool", help="the l2_reuse binary (default: build/release/l2_reuse)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--markdown", action="store_true")
+    a = ap.parse_args(argv)
+    try:
+        caps_mb = [float(x) for x in a.capacity_mb.split(",")]
+    except ValueError:
+        fail(f"--capacity-mb {a.capacity_mb!r}: not a comma-separated list of numbers")
+    if not caps_mb or min(caps_mb) <= 0:
+        fail("--capacity-mb: capacities must be positive")
+    if not os.path.isdir(a.ctas):
+        fail(f"--ctas {a.ctas}: not a directory")
+    geo = read_columns(a.result, GEOMETRY,
+                       optional=("pred_dram_bytes_attention_cisa", "ncu_dram_read_bytes_attention_cisa"))
+    counted = read_columns(a.ncu, (), optional=("ncu_dram_read_bytes_attention_cisa",)) if a.ncu else geo
+    ncu = counted.get("ncu_dram_read_bytes_attention_cisa")
+    n_points = len(geo["phase"])
+    if a.points:
+        try:
+            points = [int(x) for x in a.points.split(",")]
+        except ValueError:
+            fail(f"--points {a.points!r}: not a comma-separated list of integers")
+        bad = [p for p in points if not 0 <= p < n_points]
+        if bad:
+            fail(f"--points: {bad} not in {a.result} (0..{n_points - 1})")
+    else:
+        points = list(range(n_points))
+    tool = find_tool(a.tool)
+    rng = np.random.default_rng(a.seed)
+    head = ["point", "CTAs", "reads M", "ncu GB", "model GB"] + [f"{c:g} MB / ncu" for c in caps_mb]
+    rows, ratios = [], {c: [] for c in caps_mb}
+    tmp = tempfile.mkdtemp(prefix="cisa_l2_trace_")
+    try:
+        for i in points:
+            if text(geo["phase"][i]) != "terminal_prefill":
+                continue
+            rec = read_record(a.ctas, i)
+            if rec is None:
+                if a.points:
+                    fail(f"{a.ctas}: no CTA record of point {i}")
+                continue
+            work, tiles, marks = rec
+            if a.schedule == "waves":
+                marks = waves_schedule(tiles, marks)
+            ids, page_bytes = page_trace(geo, i, work, tiles, marks, rng)
+            caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
+            sim_gb = [m * page_bytes / 1e9 for m in cache_misses(tool, a.policy, ids, caps, tmp)]
+            n_gb = float(ncu[i]) / 1e9 if ncu is not None and i < len(ncu) and math.isfinite(ncu[i]) else math.nan
+            model = geo.get("pred_dram_bytes_attention_cisa")
+            m_gb = float(model[i]) / 1e9 if model is not None else math.nan
+            cells = [str(i), str(len(work)), f"{len(ids) / 1e6:.1f}", f"{n_gb:.2f}", f"{m_gb:.2f}"]
+            for c, s in zip(caps_mb, sim_gb):
+                cells.append(f"{s / n_gb:.2f}" if math.isfinite(n_gb) else f"{s:.2f} GB")
+                if math.isfinite(n_gb):
+                    ratios[c].append(s / n_gb)
+            rows.append(cells)
+            print(f"point {i}: {len(ids) / 1e6:.1f}M page reads simulated", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if not rows:
+        print("no recorded prefill point")
+        return 0
+    if a.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+    else:
+        w = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(head)]
+        print("  ".join(h.rjust(w[j]) for j, h in enumerate(head)))
+        for r in rows:
+            print("  ".join(c.rjust(w[j]) for j, c in enumerate(r)))
+    for c in caps_mb:
+        if ratios[c]:
+            x = np.array(ratios[c])
+            print(f"{c:g} MB ({a.policy}, {a.schedule} schedule): simulated / counted median {np.median(x):.2f}, "
+                  f"range {x.min():.2f}-{x.max():.2f} over {len(x)} points")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
