@@ -2,7 +2,7 @@
 """DRAM bytes of CISA prefill attention from a trace of its page reads through an LRU cache.
 
     l2_trace_sim.py --ctas DIR --result RUN.h5 [--ncu COUNTED.h5] [--points 4,6]
-                    [--capacity-mb 24,32,40,50] [--policy random|lru] [--schedule measured|waves]
+                    [--capacity-mb 24,32,40,50] [--policy random|lru] [--schedule measured|recorded|shuffled|waves]
                     [--tool l2_reuse]
                     [--seed N] [--markdown]
 
@@ -25,8 +25,11 @@ Inputs:
   W window pages and the page holding t0. A KV tile is 64 tokens; a CTA reads its tiles at times
   interpolated linearly between its five recorded marks. A page (K and V of one chunk of one KV
   head) is one cache line of the simulation.
-- `--schedule waves` replaces the record's times by equal per-tile durations (the record's median)
-  dispatched greedily to as many slots as the record had CTAs at once: perfect lockstep, no drift.
+- `--schedule recorded` keeps each CTA's recorded duration but dispatches the CTAs in order to as
+  many slots as the record had CTAs at once, each reading at a constant pace (no drift inside a
+  CTA); `--schedule shuffled` draws each CTA's per-tile time independently (lognormal, the spread
+  of the record's per-tile times); `--schedule waves` takes equal per-tile times (the record's
+  median): perfect lockstep.
 
 Prints per point the CTAs, page reads, counted and model GB, and the simulated GB over counted for
 each capacity; then per capacity the median and range of that ratio. The Q, O and block-table bytes
@@ -113,14 +116,20 @@ def max_concurrent(marks) -> int:
     return most
 
 
-def waves_schedule(tiles, marks):
-    """Equal per-tile durations, CTAs dispatched in order to the record's number of slots."""
-    per_tile = float(np.median((marks[:, 4] - marks[:, 0]) / np.maximum(tiles, 1)))
+def dispatched_schedule(tiles, marks, durations: str, rng):
+    """CTAs dispatched in CTA order to as many slots as the record had CTAs at once, each progressing
+    linearly: durations "waves" = equal per-tile times (the record's median), "recorded" = each
+    CTA's own recorded duration, "shuffled" = per-tile times drawn independently (lognormal) with
+    the spread the record's per-tile times have."""
+    per = (marks[:, 4] - marks[:, 0]) / np.maximum(tiles, 1)
+    per_tile = float(np.median(per))
+    cv = float(np.std(per) / np.mean(per)) if np.mean(per) > 0 else 0.0
     free = [0.0] * max_concurrent(marks)
     out = np.zeros_like(marks)
     for c, n in enumerate(tiles):
         s = heapq.heappop(free)
-        d = per_tile * n
+        d = (marks[c, 4] - marks[c, 0] if durations == "recorded"
+             else per_tile * n * (float(np.exp(rng.normal(0.0, cv))) if durations == "shuffled" else 1.0))
         out[c] = [s, s + d / 4, s + d / 2, s + 3 * d / 4, s + d]
         heapq.heappush(free, s + d)
     return out
@@ -195,7 +204,9 @@ def main(argv=None) -> int:
     ap.add_argument("--points", help="comma-separated point indices (default: every recorded prefill point)")
     ap.add_argument("--capacity-mb", default="24,32,40,50", help="cache capacities, MB (1e6 B)")
     ap.add_argument("--policy", choices=("random", "lru"), default="random", help="the line evicted")
-    ap.add_argument("--schedule", choices=("measured", "waves"), default="measured")
+    ap.add_argument("--schedule", choices=("measured", "recorded", "shuffled", "waves"), default="measured",
+                    help="the record's marks; its durations dispatched in order; independent ones of the "
+                         "same spread; equal ones")
     ap.add_argument("--tool", help="the l2_reuse binary (default: build/release/l2_reuse)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--markdown", action="store_true")
@@ -238,8 +249,8 @@ def main(argv=None) -> int:
                     fail(f"{a.ctas}: no CTA record of point {i}")
                 continue
             work, tiles, marks = rec
-            if a.schedule == "waves":
-                marks = waves_schedule(tiles, marks)
+            if a.schedule != "measured":
+                marks = dispatched_schedule(tiles, marks, a.schedule, rng)
             ids, page_bytes = page_trace(geo, i, work, tiles, marks, rng)
             caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
             sim_gb = [m * page_bytes / 1e9 for m in cache_misses(tool, a.policy, ids, caps, tmp)]

@@ -148,11 +148,19 @@ class ToolsTest(unittest.TestCase):
             self.assertEqual(row[:3], ["0", "2", "0.0"])
             self.assertEqual(float(row[5]), 6.0)
             self.assertIn(float(row[6]), (4.0, 5.0, 6.0))
-        # the waves schedule of the same record: the same instants, the same misses
+        # the dispatched schedules of the same record: the same instants, the same misses
+        for schedule in ("waves", "recorded"):
+            out = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
+                                "--capacity-mb", f"{page / 1e6}", "--schedule", schedule)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("median 6.00", out.stdout)
+        # one CTA after the other (one slot): three other pages pass between the two reads of the
+        # window page, so a one-line cache serves nothing: 8 misses
+        write_ctas(os.path.join(d, "point_0_attn_ctas.csv"),
+                   [(0, 0, 0, 1, 0, 250, 500, 750, 1000), (1, 0, 1, 1, 1000, 1250, 1500, 1750, 2000)])
         out = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
-                            "--capacity-mb", f"{page / 1e6}", "--schedule", "waves")
-        self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("median 6.00", out.stdout)
+                            "--capacity-mb", f"{page / 1e6}", "--schedule", "recorded")
+        self.assertIn("median 8.00", out.stdout)
         for bad in (["--ctas", os.path.join(self.tmp, "none"), "--result", h5],
                     ["--ctas", d, "--result", h5, "--points", "0,7"],
                     ["--ctas", d, "--result", h5, "--capacity-mb", "x"],
