@@ -2,7 +2,7 @@
 """DRAM bytes of CISA prefill attention from a trace of its page reads through an LRU cache.
 
     l2_trace_sim.py --ctas DIR --result RUN.h5 [--ncu COUNTED.h5] [--points 4,6]
-                    [--capacity-mb 24,32,40,50] [--policy random|lru] [--schedule measured|recorded|shuffled|waves]
+                    [--capacity-mb 24,32,40,50] [--policy random|lru] [--schedule measured|recorded|shuffled|waves|convoy]
                     [--tool l2_reuse]
                     [--seed N] [--markdown]
 
@@ -29,7 +29,8 @@ Inputs:
   many slots as the record had CTAs at once, each reading at a constant pace (no drift inside a
   CTA); `--schedule shuffled` draws each CTA's per-tile time independently (lognormal, the spread
   of the record's per-tile times); `--schedule waves` takes equal per-tile times (the record's
-  median): perfect lockstep.
+  median): perfect lockstep. `--schedule convoy` (with --visit-ns-sm, --read-tbs, --jitter) uses
+  none of the record's times: the prototype rule of `convoy_schedule`.
 
 Prints per point the CTAs, page reads, counted and model GB, and the simulated GB over counted for
 each capacity; then per capacity the median and range of that ratio. The Q, O and block-table bytes
@@ -135,6 +136,53 @@ def dispatched_schedule(tiles, marks, durations: str, rng):
     return out
 
 
+def convoy_schedule(geo: dict, i: int, work, tiles, marks, a, rng):
+    """The rule a byte model could follow (a prototype, NOTES "Session 24"): CTAs dispatched in order
+    to the record's number of slots; the CTAs of one stream dispatched at one instant form a convoy
+    whose members read at one pace, per KV tile max(visit time, the convoy's DRAM time), where the
+    visit time is 4 pages x visit ns*SM (of the point's tile class) x slots / SMs and the DRAM time is the member's share of the
+    union of the convoy's picks (4 pages x page bytes x (1 - (1 - p)^n) / (n p)) at an equal share
+    of the read rate (read rate / slots); each duration then scaled by 1 + jitter x N(0, 1)."""
+    v = lambda c: float(geo[c][i])
+    if "eligible_chunks_mean" not in geo:
+        fail(f"{a.result}: /points lacks eligible_chunks_mean (--schedule convoy needs it)")
+    k, ne = v("budget_chunks"), v("eligible_chunks_mean") - v("window_pages")
+    p = min(1.0, k / ne) if ne > 0 else 1.0
+    page = v("chunk_tokens") * 2 * v("head_dim") * 2
+    slots = max_concurrent(marks)
+    streams = int(v("batch") * v("kv_heads"))
+    stream = work // max(1, (int(work.max()) + 1) // streams)
+    rows = v("tile_rows_cisa")
+    cls = 0 if rows <= 16 else 1 if rows <= 32 else 2 if rows <= 64 else 3
+    visit = 4 * a.visit_ns_sm[cls] * 1e-9 * slots / a.sms
+
+    def pace(n: int) -> float:
+        union = (1 - (1 - p) ** n) / (n * p)
+        return max(visit, 4 * page * union * slots / (a.read_tbs * 1e12))
+
+    free = [0.0] * slots
+    out = np.zeros_like(marks)
+    c = 0
+    while c < len(tiles):
+        t0 = heapq.heappop(free)
+        n_free = 1
+        while free and free[0] - t0 <= 1e-12:
+            heapq.heappop(free)
+            n_free += 1
+        ids = np.arange(c, min(len(tiles), c + n_free))
+        c += len(ids)
+        for s in np.unique(stream[ids]):
+            members = ids[stream[ids] == s]
+            per_tile = pace(len(members))
+            for j in members:
+                d = per_tile * tiles[j] * max(0.0, 1 + a.jitter * float(rng.standard_normal()))
+                out[j] = t0 + np.array([0, 0.25, 0.5, 0.75, 1.0]) * d
+                heapq.heappush(free, t0 + d)
+        for _ in range(n_free - len(ids)):
+            heapq.heappush(free, math.inf)  # the launch's last CTAs are out: no more dispatch
+    return out
+
+
 def page_trace(geo: dict, i: int, work, tiles, marks, rng):
     """Page ids of the launch in time order, and the bytes of a page."""
     v = lambda c: float(geo[c][i])
@@ -204,9 +252,14 @@ def main(argv=None) -> int:
     ap.add_argument("--points", help="comma-separated point indices (default: every recorded prefill point)")
     ap.add_argument("--capacity-mb", default="24,32,40,50", help="cache capacities, MB (1e6 B)")
     ap.add_argument("--policy", choices=("random", "lru"), default="random", help="the line evicted")
-    ap.add_argument("--schedule", choices=("measured", "recorded", "shuffled", "waves"), default="measured",
+    ap.add_argument("--schedule", choices=("measured", "recorded", "shuffled", "waves", "convoy"), default="measured",
                     help="the record's marks; its durations dispatched in order; independent ones of the "
                          "same spread; equal ones")
+    ap.add_argument("--visit-ns-sm", help="convoy: page visit cost, ns x SM, of 16-, 32-, 64- and 128-row "
+                                          "tiles (calibrate's attention.page_visit_ns), comma-separated")
+    ap.add_argument("--read-tbs", type=float, help="convoy: the card's page-gather read rate, TB/s")
+    ap.add_argument("--sms", type=int, default=132, help="convoy: the card's SMs")
+    ap.add_argument("--jitter", type=float, default=0.0, help="convoy: relative spread of a CTA's duration")
     ap.add_argument("--tool", help="the l2_reuse binary (default: build/release/l2_reuse)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--markdown", action="store_true")
@@ -217,10 +270,20 @@ def main(argv=None) -> int:
         fail(f"--capacity-mb {a.capacity_mb!r}: not a comma-separated list of numbers")
     if not caps_mb or min(caps_mb) <= 0:
         fail("--capacity-mb: capacities must be positive")
+    if a.schedule == "convoy":
+        try:
+            a.visit_ns_sm = [float(x) for x in (a.visit_ns_sm or "").split(",")]
+        except ValueError:
+            a.visit_ns_sm = []
+        if len(a.visit_ns_sm) != 4 or min(a.visit_ns_sm) <= 0 or not (a.read_tbs and a.read_tbs > 0):
+            fail("--schedule convoy needs --visit-ns-sm A,B,C,D (4 positive numbers) and a positive --read-tbs")
+    if a.jitter < 0 or a.sms < 1:
+        fail("--jitter must be >= 0 and --sms >= 1")
     if not os.path.isdir(a.ctas):
         fail(f"--ctas {a.ctas}: not a directory")
     geo = read_columns(a.result, GEOMETRY,
-                       optional=("pred_dram_bytes_attention_cisa", "ncu_dram_read_bytes_attention_cisa"))
+                       optional=("pred_dram_bytes_attention_cisa", "ncu_dram_read_bytes_attention_cisa",
+                                 "eligible_chunks_mean"))
     counted = read_columns(a.ncu, (), optional=("ncu_dram_read_bytes_attention_cisa",)) if a.ncu else geo
     ncu = counted.get("ncu_dram_read_bytes_attention_cisa")
     n_points = len(geo["phase"])
@@ -249,7 +312,9 @@ def main(argv=None) -> int:
                     fail(f"{a.ctas}: no CTA record of point {i}")
                 continue
             work, tiles, marks = rec
-            if a.schedule != "measured":
+            if a.schedule == "convoy":
+                marks = convoy_schedule(geo, i, work, tiles, marks, a, rng)
+            elif a.schedule != "measured":
                 marks = dispatched_schedule(tiles, marks, a.schedule, rng)
             ids, page_bytes = page_trace(geo, i, work, tiles, marks, rng)
             caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]

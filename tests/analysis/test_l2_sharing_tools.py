@@ -133,7 +133,8 @@ class ToolsTest(unittest.TestCase):
         cols = {"phase": ["terminal_prefill", "decode"], "context_tokens": [2000, 2000], "batch": [1, 1],
                 "prefill_tokens": [2, 1], "budget_chunks": [2, 2], "qshare_g": [1, 1], "kv_heads": [1, 1],
                 "q_heads": [4, 4], "head_dim": [128, 128], "window_pages": [1, 1], "tile_rows_cisa": [16, 16],
-                "chunk_tokens": [16, 16], "ncu_dram_read_bytes_attention_cisa": [page, np.nan]}
+                "chunk_tokens": [16, 16], "eligible_chunks_mean": [124, 124],
+                "ncu_dram_read_bytes_attention_cisa": [page, np.nan]}
         write_points(h5, cols)
         # both CTAs start together: they read the window and tail pages at the same instants, so a
         # one-line cache serves the second reader of each (6 misses of 8 reads); an ample cache
@@ -154,6 +155,16 @@ class ToolsTest(unittest.TestCase):
                                 "--capacity-mb", f"{page / 1e6}", "--schedule", schedule)
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertIn("median 6.00", out.stdout)
+        # the convoy rule: both CTAs of the stream dispatched at once read in step, as recorded
+        convoy = ["--schedule", "convoy", "--visit-ns-sm", "145,182,196,223", "--read-tbs", "3"]
+        out = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
+                            "--capacity-mb", f"{page / 1e6}", *convoy)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("median 6.00", out.stdout)
+        bad = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
+                            "--schedule", "convoy", "--read-tbs", "3")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--visit-ns-sm", bad.stderr)
         # one CTA after the other (one slot): three other pages pass between the two reads of the
         # window page, so a one-line cache serves nothing: 8 misses
         write_ctas(os.path.join(d, "point_0_attn_ctas.csv"),
