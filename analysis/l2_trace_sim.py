@@ -183,6 +183,34 @@ def convoy_schedule(geo: dict, i: int, work, tiles, marks, a, rng):
     return out
 
 
+def start_group_union_bytes(geo: dict, i: int, work, tiles, marks, eps: float) -> float:
+    """The analytic end of the picture (no cache): CTAs of a stream that start within eps of the
+    median CTA duration of one another read the union of their picks once, N_e (1 - (1 - p)^m)
+    pages plus the window and tail (m counts a split piece by its share of the list)."""
+    v = lambda c: float(geo[c][i])
+    k, w = v("budget_chunks"), v("window_pages")
+    ne = v("eligible_chunks_mean") - w
+    p = min(1.0, k / ne) if ne > 0 else 1.0
+    page = v("chunk_tokens") * 2 * v("head_dim") * 2
+    streams = int(v("batch") * v("kv_heads"))
+    stream = work // max(1, (int(work.max()) + 1) // streams)
+    gap = eps * float(np.median(marks[:, 4] - marks[:, 0]))
+    share = tiles * (KV_TILE_TOKENS // int(v("chunk_tokens"))) / (k + w + 1)
+    total = 0.0
+    for s in range(streams):
+        idx = np.where(stream == s)[0]
+        idx = idx[np.argsort(marks[idx, 0], kind="stable")]
+        j = 0
+        while j < len(idx):
+            e = j
+            while e + 1 < len(idx) and marks[idx[e + 1], 0] - marks[idx[j], 0] < gap:
+                e += 1
+            m = float(share[idx[j:e + 1]].sum())
+            total += (ne * (1 - (1 - p) ** m) + w + 1) * page
+            j = e + 1
+    return total
+
+
 def page_trace(geo: dict, i: int, work, tiles, marks, rng):
     """Page ids of the launch in time order, and the bytes of a page."""
     v = lambda c: float(geo[c][i])
@@ -260,6 +288,9 @@ def main(argv=None) -> int:
     ap.add_argument("--read-tbs", type=float, help="convoy: the card's page-gather read rate, TB/s")
     ap.add_argument("--sms", type=int, default=132, help="convoy: the card's SMs")
     ap.add_argument("--jitter", type=float, default=0.0, help="convoy: relative spread of a CTA's duration")
+    ap.add_argument("--union-eps", type=float,
+                    help="also print the start-group union bytes (groups: starts within this share of "
+                         "the median CTA duration), a column 'union / ncu'")
     ap.add_argument("--tool", help="the l2_reuse binary (default: build/release/l2_reuse)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--markdown", action="store_true")
@@ -277,6 +308,8 @@ def main(argv=None) -> int:
             a.visit_ns_sm = []
         if len(a.visit_ns_sm) != 4 or min(a.visit_ns_sm) <= 0 or not (a.read_tbs and a.read_tbs > 0):
             fail("--schedule convoy needs --visit-ns-sm A,B,C,D (4 positive numbers) and a positive --read-tbs")
+    if a.union_eps is not None and a.union_eps < 0:
+        fail("--union-eps must be >= 0")
     if a.jitter < 0 or a.sms < 1:
         fail("--jitter must be >= 0 and --sms >= 1")
     if not os.path.isdir(a.ctas):
@@ -300,7 +333,9 @@ def main(argv=None) -> int:
     tool = find_tool(a.tool)
     rng = np.random.default_rng(a.seed)
     head = ["point", "CTAs", "reads M", "ncu GB", "model GB"] + [f"{c:g} MB / ncu" for c in caps_mb]
-    rows, ratios = [], {c: [] for c in caps_mb}
+    if a.union_eps is not None:
+        head.append("union / ncu")
+    rows, ratios, unions, union_ratios = [], {c: [] for c in caps_mb}, [], []
     tmp = tempfile.mkdtemp(prefix="cisa_l2_trace_")
     try:
         for i in points:
@@ -316,6 +351,11 @@ def main(argv=None) -> int:
                 marks = convoy_schedule(geo, i, work, tiles, marks, a, rng)
             elif a.schedule != "measured":
                 marks = dispatched_schedule(tiles, marks, a.schedule, rng)
+            if a.union_eps is not None:
+                if "eligible_chunks_mean" not in geo:
+                    fail(f"{a.result}: /points lacks eligible_chunks_mean (--union-eps needs it)")
+                u_gb = start_group_union_bytes(geo, i, work, tiles, marks, a.union_eps) / 1e9
+                unions.append(u_gb)
             ids, page_bytes = page_trace(geo, i, work, tiles, marks, rng)
             caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
             sim_gb = [m * page_bytes / 1e9 for m in cache_misses(tool, a.policy, ids, caps, tmp)]
@@ -327,6 +367,10 @@ def main(argv=None) -> int:
                 cells.append(f"{s / n_gb:.2f}" if math.isfinite(n_gb) else f"{s:.2f} GB")
                 if math.isfinite(n_gb):
                     ratios[c].append(s / n_gb)
+            if a.union_eps is not None:
+                cells.append(f"{unions[-1] / n_gb:.2f}" if math.isfinite(n_gb) else f"{unions[-1]:.2f} GB")
+                if math.isfinite(n_gb):
+                    union_ratios.append(unions[-1] / n_gb)
             rows.append(cells)
             print(f"point {i}: {len(ids) / 1e6:.1f}M page reads simulated", file=sys.stderr, flush=True)
     finally:
@@ -349,6 +393,10 @@ def main(argv=None) -> int:
             x = np.array(ratios[c])
             print(f"{c:g} MB ({a.policy}, {a.schedule} schedule): simulated / counted median {np.median(x):.2f}, "
                   f"range {x.min():.2f}-{x.max():.2f} over {len(x)} points")
+    if union_ratios:
+        x = np.array(union_ratios)
+        print(f"start-group union (eps {a.union_eps:g}, {a.schedule} schedule): / counted median {np.median(x):.2f}, "
+              f"range {x.min():.2f}-{x.max():.2f} over {len(x)} points")
     return 0
 
 

@@ -155,6 +155,13 @@ class ToolsTest(unittest.TestCase):
                                 "--capacity-mb", f"{page / 1e6}", "--schedule", schedule)
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertIn("median 6.00", out.stdout)
+        # the start-group union: both CTAs in one group of m = 2 whole lists: N_e (1 - (1 - p)^2) + W + 1
+        # pages with N_e = 123, p = 2 / 123
+        out = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
+                            "--capacity-mb", "1000", "--union-eps", "0.02")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        want = 123 * (1 - (1 - 2 / 123) ** 2) + 2
+        self.assertIn(f"union (eps 0.02, measured schedule): / counted median {want:.2f}", out.stdout)
         # the convoy rule: both CTAs of the stream dispatched at once read in step, as recorded
         convoy = ["--schedule", "convoy", "--visit-ns-sm", "145,182,196,223", "--read-tbs", "3"]
         out = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
