@@ -51,9 +51,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
-    import h5py
     import numpy as np
+
+    import ncu_page_reads  # the /points reader (h5py)
 except ImportError as e:  # pragma: no cover
     sys.stderr.write(f"l2_trace_sim.py: Python module missing for {sys.executable}: {e}\n")
     sys.exit(2)
@@ -74,18 +76,7 @@ def text(v) -> str:
 
 
 def read_columns(path: str, names, optional=()) -> dict:
-    try:
-        f = h5py.File(path, "r")
-    except OSError as e:
-        fail(f"{path}: cannot open ({e})")
-    with f:
-        if "points" not in f:
-            fail(f"{path}: no /points group")
-        g = f["points"]
-        missing = [c for c in names if c not in g]
-        if missing:
-            fail(f"{path}: /points lacks {', '.join(missing)}")
-        return {c: g[c][...] for c in list(names) + [o for o in optional if o in g]}
+    return ncu_page_reads.read_columns(path, names, optional, on_error=fail)
 
 
 def read_record(directory: str, point: int):

@@ -43,21 +43,29 @@ def text(v) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def rows_of(path: str) -> list:
+def read_columns(path: str, names, optional=(), on_error=None) -> dict:
+    """The /points columns `names` (all required) and those of `optional` the file has; a bad file
+    goes to on_error(message) (default: this script's exit 2). Shared with l2_trace_sim.py."""
+    err = on_error or fail
     try:
         f = h5py.File(path, "r")
     except OSError as e:
-        fail(f"{path}: cannot open ({e})")
+        err(f"{path}: cannot open ({e})")
     with f:
         if "points" not in f:
-            fail(f"{path}: no /points group")
+            err(f"{path}: no /points group")
         g = f["points"]
-        if "ncu_dram_read_bytes_attention_cisa" not in g:
-            return []
-        missing = [c for c in NEEDED if c not in g]
+        missing = [c for c in names if c not in g]
         if missing:
-            fail(f"{path}: /points lacks {', '.join(missing)}")
-        col = {c: g[c][...] for c in NEEDED}
+            err(f"{path}: /points lacks {', '.join(missing)}")
+        return {c: g[c][...] for c in list(names) + [o for o in optional if o in g]}
+
+
+def rows_of(path: str) -> list:
+    has = read_columns(path, (), optional=("ncu_dram_read_bytes_attention_cisa",))
+    if "ncu_dram_read_bytes_attention_cisa" not in has:
+        return []
+    col = read_columns(path, NEEDED)
     out = []
     for i in range(len(col["phase"])):
         ncu = float(col["ncu_dram_read_bytes_attention_cisa"][i])
