@@ -37,7 +37,8 @@ TEST_CASE("lru_misses matches a list LRU at every capacity", "[l2_trace]") {
     std::vector<std::uint32_t> trace(2000 + rng() % 2000);
     for (std::size_t i = 0; i < trace.size(); ++i) {
       const auto base = static_cast<std::uint32_t>(i * distinct / trace.size());
-      trace[i] = rng() % 3 == 0 ? static_cast<std::uint32_t>(rng() % distinct) : base + rng() % 8;
+      trace[i] = rng() % 3 == 0 ? static_cast<std::uint32_t>(rng() % static_cast<unsigned>(distinct))
+                                : base + static_cast<std::uint32_t>(rng() % 8);
     }
     const std::vector<std::int64_t> caps = {0, 1, 2, 3, 5, 8, 13, 40, 100, 1000};
     const std::vector<std::int64_t> got = cisa::lru_misses(trace, caps);
@@ -57,7 +58,7 @@ TEST_CASE("lru_misses of an empty trace", "[l2_trace]") {
 TEST_CASE("random_replacement_misses: the capacities where any policy agrees", "[l2_trace]") {
   std::mt19937 rng(std::random_device{}());
   std::vector<std::uint32_t> trace(3000);
-  for (auto& x : trace) x = static_cast<std::uint32_t>(rng() % 150);
+  for (auto& x : trace) x = static_cast<std::uint32_t>(rng() % 150);  // NOLINT: < 150 fits
   std::vector<std::uint32_t> sorted = trace;
   std::sort(sorted.begin(), sorted.end());
   const auto distinct = static_cast<std::int64_t>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
