@@ -22,7 +22,8 @@ Inputs:
   CTAs of one work (the tail split) take consecutive pieces of its tile list in CTA order.
 - A group at position t0 selects K of its N_e = t0 / chunk - W eligible pages uniformly at random
   (the measured runs' random inputs; planted selections are not modelled), sorted, then reads its
-  W window pages and the page holding t0. A KV tile is 64 tokens; a CTA reads its tiles at times
+  W window pages and the page holding t0. A KV tile is 64 tokens (128 for 128-row tiles, the
+  warp-specialised kernel); a CTA reads its tiles at times
   interpolated linearly between its five recorded marks. A page (K and V of one chunk of one KV
   head) is one cache line of the simulation.
 - `--schedule recorded` keeps each CTA's recorded duration but dispatches the CTAs in order to as
@@ -63,7 +64,10 @@ except ImportError as e:  # pragma: no cover
 GEOMETRY = ("context_tokens", "batch", "prefill_tokens", "budget_chunks", "qshare_g", "kv_heads", "q_heads",
             "head_dim", "window_pages", "tile_rows_cisa", "chunk_tokens", "phase")
 MARKS = ("start_ns", "q1_ns", "q2_ns", "q3_ns", "end_ns")
-KV_TILE_TOKENS = 64
+def kv_tile_tokens(tile_rows: float) -> int:
+    """Tokens of one recorded KV tile: 64, or 128 in the warp-specialised kernel that runs the
+    128-row tiles on Hopper (kernels/src/attention.cu, kWsTile)."""
+    return 128 if tile_rows > 64 else 64
 
 
 def fail(msg: str) -> None:
@@ -131,8 +135,9 @@ def convoy_schedule(geo: dict, i: int, work, tiles, marks, a, rng):
     """The rule a byte model could follow (a prototype, NOTES "Session 24"): CTAs dispatched in order
     to the record's number of slots; the CTAs of one stream dispatched at one instant form a convoy
     whose members read at one pace, per KV tile max(visit time, the convoy's DRAM time), where the
-    visit time is 4 pages x visit ns*SM (of the point's tile class) x slots / SMs and the DRAM time is the member's share of the
-    union of the convoy's picks (4 pages x page bytes x (1 - (1 - p)^n) / (n p)) at an equal share
+    visit time is a tile's pages x visit ns*SM (of the point's tile class) x slots / SMs and the DRAM
+    time is the member's share of the union of the convoy's picks (a tile's pages x page bytes x
+    (1 - (1 - p)^n) / (n p)) at an equal share
     of the read rate (read rate / slots); each duration then scaled by 1 + jitter x N(0, 1)."""
     v = lambda c: float(geo[c][i])
     if "eligible_chunks_mean" not in geo:
@@ -145,11 +150,12 @@ def convoy_schedule(geo: dict, i: int, work, tiles, marks, a, rng):
     stream = work // max(1, (int(work.max()) + 1) // streams)
     rows = v("tile_rows_cisa")
     cls = 0 if rows <= 16 else 1 if rows <= 32 else 2 if rows <= 64 else 3
-    visit = 4 * a.visit_ns_sm[cls] * 1e-9 * slots / a.sms
+    ppt = kv_tile_tokens(rows) // int(v("chunk_tokens"))  # pages a recorded tile reads
+    visit = ppt * a.visit_ns_sm[cls] * 1e-9 * slots / a.sms
 
     def pace(n: int) -> float:
         union = (1 - (1 - p) ** n) / (n * p)
-        return max(visit, 4 * page * union * slots / (a.read_tbs * 1e12))
+        return max(visit, ppt * page * union * slots / (a.read_tbs * 1e12))
 
     free = [0.0] * slots
     out = np.zeros_like(marks)
@@ -186,7 +192,7 @@ def start_group_union_bytes(geo: dict, i: int, work, tiles, marks, eps: float) -
     streams = int(v("batch") * v("kv_heads"))
     stream = work // max(1, (int(work.max()) + 1) // streams)
     gap = eps * float(np.median(marks[:, 4] - marks[:, 0]))
-    share = tiles * (KV_TILE_TOKENS // int(v("chunk_tokens"))) / (k + w + 1)
+    share = tiles * (kv_tile_tokens(v("tile_rows_cisa")) // int(v("chunk_tokens"))) / (k + w + 1)
     total = 0.0
     for s in range(streams):
         idx = np.where(stream == s)[0]
@@ -209,7 +215,7 @@ def page_trace(geo: dict, i: int, work, tiles, marks, rng):
                                                        "qshare_g", "kv_heads", "window_pages", "chunk_tokens"))
     r = v("q_heads") / v("kv_heads")
     tiles_per_group = max(1, math.ceil(G * r / v("tile_rows_cisa")))
-    pages_per_tile = max(1, KV_TILE_TOKENS // chunk)
+    pages_per_tile = max(1, kv_tile_tokens(v("tile_rows_cisa")) // chunk)
     streams = B * kv
     per_stream = (int(work.max()) + 1) // streams
     if per_stream < 1:

@@ -172,6 +172,18 @@ class ToolsTest(unittest.TestCase):
                             "--schedule", "convoy", "--read-tbs", "3")
         self.assertEqual(bad.returncode, 2)
         self.assertIn("--visit-ns-sm", bad.stderr)
+        # a 128-row tile (the warp-specialised kernel) reads 128-token KV tiles: one recorded tile of
+        # a list of K = 6 + W 1 + tail 1 = 8 pages covers all 8 (a 64-token tile would cover 4)
+        h5_128 = os.path.join(self.tmp, "run128.h5")
+        write_points(h5_128, dict(cols, budget_chunks=[6, 6], tile_rows_cisa=[128, 128], q_heads=[128, 128],
+                                  kv_heads=[1, 1]))
+        d128 = os.path.join(self.tmp, "ctas128")
+        os.makedirs(d128)
+        write_ctas(os.path.join(d128, "point_0_attn_ctas.csv"), [(0, 0, 0, 1, 0, 250, 500, 750, 1000)])
+        out = self.run_tool("l2_trace_sim.py", "--ctas", d128, "--result", h5_128, "--tool", ARGS.l2_reuse,
+                            "--capacity-mb", "1000")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("median 8.00", out.stdout)
         # one CTA after the other (one slot): three other pages pass between the two reads of the
         # window page, so a one-line cache serves nothing: 8 misses
         write_ctas(os.path.join(d, "point_0_attn_ctas.csv"),
