@@ -64,6 +64,9 @@ except ImportError as e:  # pragma: no cover
 GEOMETRY = ("context_tokens", "batch", "prefill_tokens", "budget_chunks", "qshare_g", "kv_heads", "q_heads",
             "head_dim", "window_pages", "tile_rows_cisa", "chunk_tokens", "phase")
 MARKS = ("start_ns", "q1_ns", "q2_ns", "q3_ns", "end_ns")
+QUARTERS = np.array([0.0, 0.25, 0.5, 0.75, 1.0])  # where a CTA's five marks fall in its tiles
+
+
 def kv_tile_tokens(tile_rows: float) -> int:
     """Tokens of one recorded KV tile: 64, or 128 in the warp-specialised kernel that runs the
     128-row tiles on Hopper (kernels/src/attention.cu, kWsTile)."""
@@ -112,6 +115,33 @@ def max_concurrent(marks) -> int:
     return most
 
 
+class PointShape:
+    """What every rule reads of point i: its value of a column (`v`), the page bytes (K and V of one
+    chunk, BF16), the pages a recorded KV tile reads, and the stream (sequence, KV head) of every
+    CTA's work (works are planned stream by stream)."""
+
+    def __init__(self, geo: dict, i: int, work):
+        self.geo, self.i = geo, i
+        self.chunk = int(self.v("chunk_tokens"))
+        self.page_bytes = self.chunk * 2 * self.v("head_dim") * 2
+        self.pages_per_tile = max(1, kv_tile_tokens(self.v("tile_rows_cisa")) // self.chunk)
+        self.streams = int(self.v("batch") * self.v("kv_heads"))
+        self.per_stream = (int(work.max()) + 1) // self.streams
+        if self.per_stream < 1:
+            fail(f"point {i}: {int(work.max()) + 1} works for {self.streams} streams")
+        self.stream = work // self.per_stream
+
+    def v(self, column: str) -> float:
+        return float(self.geo[column][self.i])
+
+    def pick_probability(self, result: str) -> float:
+        """K / N_e of the point's mean eligible pages (the window's taken off)."""
+        if "eligible_chunks_mean" not in self.geo:
+            fail(f"{result}: /points lacks eligible_chunks_mean (the convoy rule and --union-eps need it)")
+        ne = self.v("eligible_chunks_mean") - self.v("window_pages")
+        return min(1.0, self.v("budget_chunks") / ne) if ne > 0 else 1.0
+
+
 def dispatched_schedule(tiles, marks, durations: str, rng):
     """CTAs dispatched in CTA order to as many slots as the record had CTAs at once, each progressing
     linearly: durations "waves" = equal per-tile times (the record's median), "recorded" = each
@@ -126,7 +156,7 @@ def dispatched_schedule(tiles, marks, durations: str, rng):
         s = heapq.heappop(free)
         d = (marks[c, 4] - marks[c, 0] if durations == "recorded"
              else per_tile * n * (float(np.exp(rng.normal(0.0, cv))) if durations == "shuffled" else 1.0))
-        out[c] = [s, s + d / 4, s + d / 2, s + 3 * d / 4, s + d]
+        out[c] = s + QUARTERS * d
         heapq.heappush(free, s + d)
     return out
 
@@ -139,23 +169,16 @@ def convoy_schedule(geo: dict, i: int, work, tiles, marks, a, rng):
     time is the member's share of the union of the convoy's picks (a tile's pages x page bytes x
     (1 - (1 - p)^n) / (n p)) at an equal share
     of the read rate (read rate / slots); each duration then scaled by 1 + jitter x N(0, 1)."""
-    v = lambda c: float(geo[c][i])
-    if "eligible_chunks_mean" not in geo:
-        fail(f"{a.result}: /points lacks eligible_chunks_mean (--schedule convoy needs it)")
-    k, ne = v("budget_chunks"), v("eligible_chunks_mean") - v("window_pages")
-    p = min(1.0, k / ne) if ne > 0 else 1.0
-    page = v("chunk_tokens") * 2 * v("head_dim") * 2
+    pt = PointShape(geo, i, work)
+    p = pt.pick_probability(a.result)
     slots = max_concurrent(marks)
-    streams = int(v("batch") * v("kv_heads"))
-    stream = work // max(1, (int(work.max()) + 1) // streams)
-    rows = v("tile_rows_cisa")
+    rows = pt.v("tile_rows_cisa")
     cls = 0 if rows <= 16 else 1 if rows <= 32 else 2 if rows <= 64 else 3
-    ppt = kv_tile_tokens(rows) // int(v("chunk_tokens"))  # pages a recorded tile reads
-    visit = ppt * a.visit_ns_sm[cls] * 1e-9 * slots / a.sms
+    visit = pt.pages_per_tile * a.visit_ns_sm[cls] * 1e-9 * slots / a.sms
 
     def pace(n: int) -> float:
         union = (1 - (1 - p) ** n) / (n * p)
-        return max(visit, ppt * page * union * slots / (a.read_tbs * 1e12))
+        return max(visit, pt.pages_per_tile * pt.page_bytes * union * slots / (a.read_tbs * 1e12))
 
     free = [0.0] * slots
     out = np.zeros_like(marks)
@@ -168,34 +191,31 @@ def convoy_schedule(geo: dict, i: int, work, tiles, marks, a, rng):
             n_free += 1
         ids = np.arange(c, min(len(tiles), c + n_free))
         c += len(ids)
-        for s in np.unique(stream[ids]):
-            members = ids[stream[ids] == s]
+        for s in np.unique(pt.stream[ids]):
+            members = ids[pt.stream[ids] == s]
             per_tile = pace(len(members))
             for j in members:
                 d = per_tile * tiles[j] * max(0.0, 1 + a.jitter * float(rng.standard_normal()))
-                out[j] = t0 + np.array([0, 0.25, 0.5, 0.75, 1.0]) * d
+                out[j] = t0 + QUARTERS * d
                 heapq.heappush(free, t0 + d)
         for _ in range(n_free - len(ids)):
             heapq.heappush(free, math.inf)  # the launch's last CTAs are out: no more dispatch
     return out
 
 
-def start_group_union_bytes(geo: dict, i: int, work, tiles, marks, eps: float) -> float:
+def start_group_union_bytes(geo: dict, i: int, work, tiles, marks, eps: float, result: str) -> float:
     """The analytic end of the picture (no cache): CTAs of a stream that start within eps of the
     median CTA duration of one another read the union of their picks once, N_e (1 - (1 - p)^m)
     pages plus the window and tail (m counts a split piece by its share of the list)."""
-    v = lambda c: float(geo[c][i])
-    k, w = v("budget_chunks"), v("window_pages")
-    ne = v("eligible_chunks_mean") - w
-    p = min(1.0, k / ne) if ne > 0 else 1.0
-    page = v("chunk_tokens") * 2 * v("head_dim") * 2
-    streams = int(v("batch") * v("kv_heads"))
-    stream = work // max(1, (int(work.max()) + 1) // streams)
+    pt = PointShape(geo, i, work)
+    p = pt.pick_probability(result)
+    k, w = pt.v("budget_chunks"), pt.v("window_pages")
+    ne = pt.v("eligible_chunks_mean") - w
     gap = eps * float(np.median(marks[:, 4] - marks[:, 0]))
-    share = tiles * (kv_tile_tokens(v("tile_rows_cisa")) // int(v("chunk_tokens"))) / (k + w + 1)
+    share = tiles * pt.pages_per_tile / (k + w + 1)
     total = 0.0
-    for s in range(streams):
-        idx = np.where(stream == s)[0]
+    for s in range(pt.streams):
+        idx = np.where(pt.stream == s)[0]
         idx = idx[np.argsort(marks[idx, 0], kind="stable")]
         j = 0
         while j < len(idx):
@@ -203,27 +223,23 @@ def start_group_union_bytes(geo: dict, i: int, work, tiles, marks, eps: float) -
             while e + 1 < len(idx) and marks[idx[e + 1], 0] - marks[idx[j], 0] < gap:
                 e += 1
             m = float(share[idx[j:e + 1]].sum())
-            total += (ne * (1 - (1 - p) ** m) + w + 1) * page
+            total += (ne * (1 - (1 - p) ** m) + w + 1) * pt.page_bytes
             j = e + 1
     return total
 
 
 def page_trace(geo: dict, i: int, work, tiles, marks, rng):
     """Page ids of the launch in time order, and the bytes of a page."""
-    v = lambda c: float(geo[c][i])
-    L, B, P, K, G, kv, W, chunk = (int(v(c)) for c in ("context_tokens", "batch", "prefill_tokens", "budget_chunks",
-                                                       "qshare_g", "kv_heads", "window_pages", "chunk_tokens"))
-    r = v("q_heads") / v("kv_heads")
-    tiles_per_group = max(1, math.ceil(G * r / v("tile_rows_cisa")))
-    pages_per_tile = max(1, kv_tile_tokens(v("tile_rows_cisa")) // chunk)
-    streams = B * kv
-    per_stream = (int(work.max()) + 1) // streams
-    if per_stream < 1:
-        fail(f"point {i}: {int(work.max()) + 1} works for {streams} streams")
+    pt = PointShape(geo, i, work)
+    L, P, K, G, W = (int(pt.v(c)) for c in ("context_tokens", "prefill_tokens", "budget_chunks", "qshare_g",
+                                             "window_pages"))
+    chunk, pages_per_tile = pt.chunk, pt.pages_per_tile
+    r = pt.v("q_heads") / pt.v("kv_heads")
+    tiles_per_group = max(1, math.ceil(G * r / pt.v("tile_rows_cisa")))
     lists, done, times, pages = {}, {}, [], []
     for c in range(len(work)):
         w = int(work[c])
-        stream, group = w // per_stream, (w % per_stream) // tiles_per_group
+        stream, group = w // pt.per_stream, (w % pt.per_stream) // tiles_per_group
         key = (stream, group)
         if key not in lists:
             t0 = L - P + group * G
@@ -236,13 +252,12 @@ def page_trace(geo: dict, i: int, work, tiles, marks, rng):
         if len(seg) == 0:
             continue
         frac = np.arange(len(seg)) / len(seg)
-        times.append(np.interp(frac, [0, 0.25, 0.5, 0.75, 1.0], marks[c]))
+        times.append(np.interp(frac, QUARTERS, marks[c]))
         pages.append(seg.astype(np.int64) + stream * (1 << 24))
     t = np.concatenate(times)
     p = np.concatenate(pages)[np.argsort(t, kind="stable")]
     _, ids = np.unique(p, return_inverse=True)
-    page_bytes = chunk * 2 * v("head_dim") * 2  # K and V, BF16
-    return ids.astype(np.uint32), page_bytes
+    return ids.astype(np.uint32), pt.page_bytes
 
 
 def cache_misses(tool: str, policy: str, ids, capacities, tmp: str):
@@ -349,9 +364,7 @@ def main(argv=None) -> int:
             elif a.schedule != "measured":
                 marks = dispatched_schedule(tiles, marks, a.schedule, rng)
             if a.union_eps is not None:
-                if "eligible_chunks_mean" not in geo:
-                    fail(f"{a.result}: /points lacks eligible_chunks_mean (--union-eps needs it)")
-                u_gb = start_group_union_bytes(geo, i, work, tiles, marks, a.union_eps) / 1e9
+                u_gb = start_group_union_bytes(geo, i, work, tiles, marks, a.union_eps, a.result) / 1e9
                 unions.append(u_gb)
             ids, page_bytes = page_trace(geo, i, work, tiles, marks, rng)
             caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
