@@ -15,6 +15,8 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <sstream>
+#include <stdexcept>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -482,9 +484,9 @@ void bench_score_kv(const ScoreShape& sh, bool once) {
 }
 
 // keys16: the same normal scores as 16-bit keys (what the step's scoring kernel writes).
-void bench_topk(World& w, int rows, bool keys16) {
-  const int n = 65536;
-  const std::string name = "topk_n65536_k4096_r" + std::to_string(rows) + (keys16 ? "_key16" : "");
+void bench_topk(World& w, int rows, bool keys16, int n = 65536, int k = kK) {
+  const std::string name = "topk_n" + std::to_string(n) + "_k" + std::to_string(k) + "_r" + std::to_string(rows) +
+                           (keys16 ? "_key16" : "");
   DevBuf<float> scores(size_t(rows) * n);
   DevBuf<std::uint16_t> keys(size_t(rows) * n);
   {  // normal fp32 scores
@@ -499,7 +501,7 @@ void bench_topk(World& w, int rows, bool keys16) {
   std::vector<TopkRow> hr(static_cast<size_t>(rows));
   for (int i = 0; i < rows; ++i) hr[size_t(i)] = TopkRow{i % kB, n, n};
   DevBuf<TopkRow> drows(hr);
-  DevBuf<int> out(size_t(rows) * kK);
+  DevBuf<int> out(size_t(rows) * size_t(k));
   TopkArgs a;
   if (keys16)
     a.score_keys = keys.p;
@@ -509,8 +511,8 @@ void bench_topk(World& w, int rows, bool keys16) {
   a.rows = drows.p;
   a.table = w.bt;
   a.out = out.p;
-  a.out_stride = kK;
-  a.k = kK;
+  a.out_stride = k;
+  a.k = k;
   a.rows_host = &hr;
   Instrument ins;
   topk_select(a, nullptr, &ins);
@@ -651,6 +653,20 @@ int main(int argc, char** argv) {
     for (bool k16 : {false, true})
       for (int rows : {64, 256})
         if (want(cases, "topk_n65536_k4096_r" + std::to_string(rows) + (k16 ? "_key16" : ""))) bench_topk(w, rows, k16);
+    // CISA_TOPK_SHAPES="N:K:ROWS ...": 16-bit-key top-k at other keys per row and budgets (the phase
+    // clocks at two K of one N: which pass grows with K / N_e)
+    if (const char* e = std::getenv("CISA_TOPK_SHAPES")) {
+      std::istringstream in(e);
+      std::string tok;
+      while (in >> tok) {
+        int n = 0, k = 0, rows = 0;
+        if (std::sscanf(tok.c_str(), "%d:%d:%d", &n, &k, &rows) != 3 || n <= k || k < 1 || rows < 1 ||
+            n > kHist / 16 || rows > 4096)
+          throw std::runtime_error("CISA_TOPK_SHAPES: bad shape '" + tok + "' (N:K:ROWS, K < N <= " +
+                                   std::to_string(kHist / 16) + ", ROWS <= 4096)");
+        bench_topk(w, rows, true, n, k);
+      }
+    }
     if (want(cases, "cisa_step_decode_inkling_b16")) bench_cisa(w, "cisa_step_decode_inkling_b16", 1, 4, 1, "step");
     if (want(cases, "cisa_step_prefill_inkling_b16_p512_g32")) bench_cisa(w, "cisa_step_prefill_inkling_b16_p512_g32", 512, 4, 32, "step");
   } catch (const std::exception& e) {
