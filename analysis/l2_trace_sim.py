@@ -2,7 +2,8 @@
 """DRAM bytes of CISA prefill attention from a trace of its page reads through an LRU cache.
 
     l2_trace_sim.py --ctas DIR --result RUN.h5 [--ncu COUNTED.h5] [--points 4,6]
-                    [--capacity-mb 24,32,40,50] [--policy random|lru] [--schedule measured|recorded|shuffled|waves|convoy]
+                    [--capacity-mb 24,32,40,50] [--policy random|lru]
+                    [--schedule measured|recorded|shuffled|waves|convoy|closed]
                     [--tool l2_reuse]
                     [--seed N] [--markdown]
 
@@ -31,7 +32,11 @@ Inputs:
   CTA); `--schedule shuffled` draws each CTA's per-tile time independently (lognormal, the spread
   of the record's per-tile times); `--schedule waves` takes equal per-tile times (the record's
   median): perfect lockstep. `--schedule convoy` (with --visit-ns-sm, --read-tbs, --jitter) uses
-  none of the record's times: the prototype rule of `convoy_schedule`.
+  none of the record's times: the prototype rule of `convoy_schedule`. `--schedule closed` (same
+  figures, with --cta-spread and --dram-share) makes the schedule from the misses
+  (closed_loop_schedule.hpp through `l2_reuse --closed`): each tile takes max(visit time, its missed
+  pages at the CTA's share of the read rate); it also prints the simulated launch time beside the
+  record's.
 
 Prints per point the CTAs, page reads, counted and model GB, and the simulated GB over counted for
 each capacity; then per capacity the median and range of that ratio. The Q, O and block-table bytes
@@ -228,36 +233,78 @@ def start_group_union_bytes(geo: dict, i: int, work, tiles, marks, eps: float, r
     return total
 
 
-def page_trace(geo: dict, i: int, work, tiles, marks, rng):
-    """Page ids of the launch in time order, and the bytes of a page."""
+def cta_lists(geo: dict, i: int, work, tiles, rng):
+    """Every CTA's page ids (stream-unique) in reading order, and the point's shape."""
     pt = PointShape(geo, i, work)
     L, P, K, G, W = (int(pt.v(c)) for c in ("context_tokens", "prefill_tokens", "budget_chunks", "qshare_g",
                                              "window_pages"))
-    chunk, pages_per_tile = pt.chunk, pt.pages_per_tile
     r = pt.v("q_heads") / pt.v("kv_heads")
     tiles_per_group = max(1, math.ceil(G * r / pt.v("tile_rows_cisa")))
-    lists, done, times, pages = {}, {}, [], []
+    lists, done, out = {}, {}, []
     for c in range(len(work)):
         w = int(work[c])
         stream, group = w // pt.per_stream, (w % pt.per_stream) // tiles_per_group
         key = (stream, group)
         if key not in lists:
             t0 = L - P + group * G
-            ne = max(0, t0 // chunk - W)
+            ne = max(0, t0 // pt.chunk - W)
             chosen = np.sort(rng.choice(ne, K, replace=False)) if ne > K else np.arange(ne)
             lists[key] = np.concatenate([chosen, np.arange(ne, ne + W + 1)])
-        first = done.get(w, 0) * pages_per_tile
-        seg = lists[key][first:first + int(tiles[c]) * pages_per_tile]
+        first = done.get(w, 0) * pt.pages_per_tile
+        seg = lists[key][first:first + int(tiles[c]) * pt.pages_per_tile]
         done[w] = done.get(w, 0) + int(tiles[c])
+        out.append(seg.astype(np.int64) + stream * (1 << 24))
+    return out, pt
+
+
+def page_trace(geo: dict, i: int, work, tiles, marks, rng):
+    """Page ids of the launch in time order, and the bytes of a page."""
+    segs, pt = cta_lists(geo, i, work, tiles, rng)
+    times, pages = [], []
+    for c, seg in enumerate(segs):
         if len(seg) == 0:
             continue
         frac = np.arange(len(seg)) / len(seg)
         times.append(np.interp(frac, QUARTERS, marks[c]))
-        pages.append(seg.astype(np.int64) + stream * (1 << 24))
+        pages.append(seg)
     t = np.concatenate(times)
     p = np.concatenate(pages)[np.argsort(t, kind="stable")]
     _, ids = np.unique(p, return_inverse=True)
     return ids.astype(np.uint32), pt.page_bytes
+
+
+def tile_class(rows: float) -> int:
+    return 0 if rows <= 16 else 1 if rows <= 32 else 2 if rows <= 64 else 3
+
+
+def closed_loop(tool: str, geo: dict, i: int, work, tiles, marks, a, capacities, tmp: str):
+    """The closed-loop schedule (`l2_reuse --closed`, closed_loop_schedule.hpp) of point i at each
+    capacity: CTAs dispatched in order to the record's number of slots, each tile taking max(visit
+    time, its missed pages at read rate / resident CTAs, or / the CTAs missing now) with the misses
+    of one random-eviction cache; tile times scaled by 1 + jitter x N(0, 1), CTA paces by 1 +
+    cta_spread x N(0, 1). Returns per capacity (missed bytes, simulated launch time, s)."""
+    segs, pt = cta_lists(geo, i, work, tiles, np.random.default_rng(a.seed))
+    allp = np.concatenate(segs)
+    _, inv = np.unique(allp, return_inverse=True)
+    buf, at = [np.array([len(segs)], dtype="<u4")], 0
+    for seg in segs:
+        buf.append(np.array([len(seg)], dtype="<u4"))
+        buf.append(inv[at:at + len(seg)].astype("<u4"))
+        at += len(seg)
+    path = os.path.join(tmp, "lists.u32")
+    np.concatenate(buf).tofile(path)
+    slots = max_concurrent(marks)
+    visit = pt.pages_per_tile * a.visit_ns_sm[tile_class(pt.v("tile_rows_cisa"))] * 1e-9 * slots / a.sms
+    page_read = pt.page_bytes / (a.read_tbs * 1e12)
+    res = []
+    for cap in capacities:
+        out = subprocess.run([tool, "--closed", path, str(slots), str(pt.pages_per_tile), str(cap), repr(visit),
+                              repr(page_read), repr(a.jitter), repr(a.cta_spread), a.dram_share], capture_output=True, text=True)
+        if out.returncode != 0:
+            fail(f"{tool} --closed: exit {out.returncode}: {out.stderr.strip()}")
+        _, misses, span = out.stdout.split()
+        res.append((int(misses) * pt.page_bytes, float(span)))
+    return res
 
 
 def cache_misses(tool: str, policy: str, ids, capacities, tmp: str):
@@ -292,14 +339,18 @@ def main(argv=None) -> int:
     ap.add_argument("--points", help="comma-separated point indices (default: every recorded prefill point)")
     ap.add_argument("--capacity-mb", default="24,32,40,50", help="cache capacities, MB (1e6 B)")
     ap.add_argument("--policy", choices=("random", "lru"), default="random", help="the line evicted")
-    ap.add_argument("--schedule", choices=("measured", "recorded", "shuffled", "waves", "convoy"), default="measured",
+    ap.add_argument("--schedule", choices=("measured", "recorded", "shuffled", "waves", "convoy", "closed"), default="measured",
                     help="the record's marks; its durations dispatched in order; independent ones of the "
-                         "same spread; equal ones")
+                         "same spread; equal ones; the convoy rule; the closed loop (closed_loop_schedule.hpp)")
     ap.add_argument("--visit-ns-sm", help="convoy: page visit cost, ns x SM, of 16-, 32-, 64- and 128-row "
                                           "tiles (calibrate's attention.page_visit_ns), comma-separated")
     ap.add_argument("--read-tbs", type=float, help="convoy: the card's page-gather read rate, TB/s")
     ap.add_argument("--sms", type=int, default=132, help="convoy: the card's SMs")
     ap.add_argument("--jitter", type=float, default=0.0, help="convoy: relative spread of a CTA's duration")
+    ap.add_argument("--cta-spread", type=float, default=0.0,
+                    help="closed: relative spread of a CTA's pace (one normal factor per CTA)")
+    ap.add_argument("--dram-share", choices=("resident", "missing"), default="resident",
+                    help="closed: a missed page's time at read rate / the resident CTAs or / the CTAs missing now")
     ap.add_argument("--union-eps", type=float,
                     help="also print the start-group union bytes (groups: starts within this share of "
                          "the median CTA duration), a column 'union / ncu'")
@@ -313,17 +364,17 @@ def main(argv=None) -> int:
         fail(f"--capacity-mb {a.capacity_mb!r}: not a comma-separated list of numbers")
     if not caps_mb or min(caps_mb) <= 0:
         fail("--capacity-mb: capacities must be positive")
-    if a.schedule == "convoy":
+    if a.schedule in ("convoy", "closed"):
         try:
             a.visit_ns_sm = [float(x) for x in (a.visit_ns_sm or "").split(",")]
         except ValueError:
             a.visit_ns_sm = []
         if len(a.visit_ns_sm) != 4 or min(a.visit_ns_sm) <= 0 or not (a.read_tbs and a.read_tbs > 0):
-            fail("--schedule convoy needs --visit-ns-sm A,B,C,D (4 positive numbers) and a positive --read-tbs")
+            fail(f"--schedule {a.schedule} needs --visit-ns-sm A,B,C,D (4 positive numbers) and a positive --read-tbs")
     if a.union_eps is not None and a.union_eps < 0:
         fail("--union-eps must be >= 0")
-    if a.jitter < 0 or a.sms < 1:
-        fail("--jitter must be >= 0 and --sms >= 1")
+    if a.jitter < 0 or a.cta_spread < 0 or a.sms < 1:
+        fail("--jitter and --cta-spread must be >= 0 and --sms >= 1")
     if not os.path.isdir(a.ctas):
         fail(f"--ctas {a.ctas}: not a directory")
     geo = read_columns(a.result, GEOMETRY,
@@ -347,6 +398,8 @@ def main(argv=None) -> int:
     head = ["point", "CTAs", "reads M", "ncu GB", "model GB"] + [f"{c:g} MB / ncu" for c in caps_mb]
     if a.union_eps is not None:
         head.append("union / ncu")
+    if a.schedule == "closed":
+        head += ["record us"] + [f"{c:g} MB us" for c in caps_mb]
     rows, ratios, unions, union_ratios = [], {c: [] for c in caps_mb}, [], []
     tmp = tempfile.mkdtemp(prefix="cisa_l2_trace_")
     try:
@@ -366,9 +419,16 @@ def main(argv=None) -> int:
             if a.union_eps is not None:
                 u_gb = start_group_union_bytes(geo, i, work, tiles, marks, a.union_eps, a.result) / 1e9
                 unions.append(u_gb)
-            ids, page_bytes = page_trace(geo, i, work, tiles, marks, rng)
-            caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
-            sim_gb = [m * page_bytes / 1e9 for m in cache_misses(tool, a.policy, ids, caps, tmp)]
+            if a.schedule == "closed":
+                page_bytes = PointShape(geo, i, work).page_bytes
+                caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
+                cl = closed_loop(tool, geo, i, work, tiles, marks, a, caps, tmp)
+                sim_gb = [b / 1e9 for b, _ in cl]
+                ids = np.zeros(int(tiles.sum()))  # the reads column counts tiles here
+            else:
+                ids, page_bytes = page_trace(geo, i, work, tiles, marks, rng)
+                caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
+                sim_gb = [m * page_bytes / 1e9 for m in cache_misses(tool, a.policy, ids, caps, tmp)]
             n_gb = float(ncu[i]) / 1e9 if ncu is not None and i < len(ncu) and math.isfinite(ncu[i]) else math.nan
             model = geo.get("pred_dram_bytes_attention_cisa")
             m_gb = float(model[i]) / 1e9 if model is not None else math.nan
@@ -381,6 +441,9 @@ def main(argv=None) -> int:
                 cells.append(f"{unions[-1] / n_gb:.2f}" if math.isfinite(n_gb) else f"{unions[-1]:.2f} GB")
                 if math.isfinite(n_gb):
                     union_ratios.append(unions[-1] / n_gb)
+            if a.schedule == "closed":
+                cells.append(f"{(marks[:, 4].max() - marks[:, 0].min()) / 1e3:.0f}")
+                cells += [f"{span * 1e6:.0f}" for _, span in cl]
             rows.append(cells)
             print(f"point {i}: {len(ids) / 1e6:.1f}M page reads simulated", file=sys.stderr, flush=True)
     finally:

@@ -168,6 +168,22 @@ class ToolsTest(unittest.TestCase):
                             "--capacity-mb", f"{page / 1e6}", *convoy)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("median 6.00", out.stdout)
+        # the closed loop: both CTAs start at once; the second reads its tile after the first's, so an
+        # ample cache misses each distinct page once and a one-line cache keeps neither shared page
+        # (8 misses); the simulated time is printed beside the record's (1 us)
+        closed = ["--schedule", "closed", "--visit-ns-sm", "145,182,196,223", "--read-tbs", "3"]
+        for share in ("resident", "missing"):
+            out = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
+                                "--capacity-mb", f"{page / 1e6},1000", "--dram-share", share, *closed)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("record us", out.stdout)
+            row = [l for l in out.stdout.splitlines() if l.strip().startswith("0 ")][0].split()
+            self.assertEqual(float(row[5]), 8.0)
+            self.assertIn(float(row[6]), (4.0, 5.0, 6.0))
+            self.assertEqual(row[7], "1")
+        bad = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
+                            "--schedule", "closed", "--read-tbs", "3", "--visit-ns-sm", "1,2,3,4", "--cta-spread", "-1")
+        self.assertEqual(bad.returncode, 2)
         bad = self.run_tool("l2_trace_sim.py", "--ctas", d, "--result", h5, "--tool", ARGS.l2_reuse,
                             "--schedule", "convoy", "--read-tbs", "3")
         self.assertEqual(bad.returncode, 2)
