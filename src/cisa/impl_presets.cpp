@@ -70,6 +70,7 @@ const std::vector<FieldSpec>& selection_fields() {
       {"topk_keys_per_ns_per_sm", &ImplProfile::topk_keys_per_ns_per_sm, nullptr},
       {"topk_l2_keys_per_ns_per_sm", &ImplProfile::topk_l2_keys_per_ns_per_sm, nullptr},
       {"topk_ids_per_ns_per_sm", &ImplProfile::topk_ids_per_ns_per_sm, nullptr},
+      {"topk_ids_per_ns_per_cta", &ImplProfile::topk_ids_per_ns_per_cta, nullptr},
       {"topk_floor_us", &ImplProfile::topk_floor_us, nullptr},
       {"topk_cta_us", &ImplProfile::topk_cta_us, nullptr},
       {"topk_cluster_us", &ImplProfile::topk_cluster_us, nullptr},

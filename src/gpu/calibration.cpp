@@ -136,14 +136,14 @@ std::string calibration_yaml(const std::string& card_name) {
   std::cerr << fmt::format(
       "  {:.1f} TF/s, {:.2f} TB/s; page visit ns*SM (16/32/64/128 rows): {:.0f} {:.0f} {:.0f} "
       "{:.0f}; floors "
-      "{:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM, {:.3f} IDs/ns/SM; "
+      "{:.1f}/{:.1f}/{:.1f} us; top-k {:.2f} (L2 {:.2f}) key-passes/ns/SM, {:.3f} IDs/ns/CTA; "
       "scoring "
       "{:.2f}/{:.2f} TB/s; setup {:.1f} us + {:.1f} GB/s\n",
       kr.attention_tflops, kr.attention_read_bw_tbs, kr.attention_page_ns[0],
       kr.attention_page_ns[1], kr.attention_page_ns[2], kr.attention_page_ns[3],
       kr.attention_floor_us, kr.scoring_floor_us, kr.topk_floor_us,
       kr.topk_elem_passes_per_ns_per_sm, kr.topk_l2_elem_passes_per_ns_per_sm,
-      kr.topk_out_ids_per_ns_per_sm, kr.scoring_read_bw_tbs, kr.scoring_write_bw_tbs,
+      kr.topk_out_ids_per_ns_per_cta, kr.scoring_read_bw_tbs, kr.scoring_write_bw_tbs,
       kr.setup_floor_us, hb.value);
   const ProjectionFit pf = calibrate_projection();
   const ProjectionFit pd = calibrate_projection_decode();
@@ -187,7 +187,7 @@ std::string calibration_yaml(const std::string& card_name) {
     << meas(a, "topk_keys_per_ns_per_sm", kr.topk_elem_passes_per_ns_per_sm, kr.topk_method)
     << meas(a, "topk_l2_keys_per_ns_per_sm", kr.topk_l2_elem_passes_per_ns_per_sm,
             kr.topk_l2_method)
-    << meas(a, "topk_ids_per_ns_per_sm", kr.topk_out_ids_per_ns_per_sm, kr.topk_method)
+    << meas(a, "topk_ids_per_ns_per_cta", kr.topk_out_ids_per_ns_per_cta, kr.topk_method)
     << meas(a, "topk_floor_us", kr.topk_floor_us, kr.topk_method)
     << meas(a, "topk_cta_us", kr.topk_cta_us, kr.topk_method)
     << meas(a, "topk_cluster_us", kr.topk_cluster_us, kr.topk_method)

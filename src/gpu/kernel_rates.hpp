@@ -27,8 +27,10 @@ struct KernelRates {
   // Top-k per-SM key-pass rate (model: 4 passes per key, one CTA per row, waves of rows), in the
   // pipeline (scores written by the scoring kernel just before): rows whose scores come from DRAM
   // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).
-  double topk_elem_passes_per_ns_per_sm = 0, topk_l2_elem_passes_per_ns_per_sm = 0,
-         topk_out_ids_per_ns_per_sm = 0;
+  double topk_elem_passes_per_ns_per_sm = 0, topk_l2_elem_passes_per_ns_per_sm = 0;
+  // The output pass, per CTA (a row's whole list per wave: TopkTerms::row_ids, the form installed
+  // since session 25); the per-SM form's rate is fitted beside it for the method text only.
+  double topk_out_ids_per_ns_per_cta = 0;
   double topk_cta_us = 0;  // fixed time per wave of top-k CTAs (0: the fit did not support it)
   double topk_cluster_us =
       0;  // per wave and other CTA of a row's cluster (0: the fit did not support it)

@@ -135,7 +135,10 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     r.scoring_step_s = im.scoring_step_term ? at(im.scoring_step_us, b, false) * 1e-6 : 0.0;
     r.topk_keys_per_s_per_sm = at(im.topk_keys_per_ns_per_sm, b, true) * 1e9;
     r.topk_l2_keys_per_s_per_sm = at(im.topk_l2_keys_per_ns_per_sm, b, true) * 1e9;
-    r.topk_ids_per_s_per_sm = at(im.topk_ids_per_ns_per_sm, b, true) * 1e9;
+    if (im.topk_ids_per_cta_term)
+      r.topk_ids_per_s_per_cta = at(im.topk_ids_per_ns_per_cta, b, true) * 1e9;
+    else
+      r.topk_ids_per_s_per_sm = at(im.topk_ids_per_ns_per_sm, b, true) * 1e9;
     r.topk_floor_s = at(im.topk_floor_us, b, false) * 1e-6;
     r.topk_cta_s = im.topk_cta_term ? at(im.topk_cta_us, b, false) * 1e-6 : 0.0;
     r.topk_cluster_s = im.topk_cluster_term ? at(im.topk_cluster_us, b, false) * 1e-6 : 0.0;

@@ -101,6 +101,7 @@ struct Rates {
   double topk_keys_per_s_per_sm = 0;     // radix-select key passes of one SM, scores from DRAM
   double topk_l2_keys_per_s_per_sm = 0;  // the same with the scores still in L2
   double topk_ids_per_s_per_sm = 0;      // output pass: page IDs translated + written
+  double topk_ids_per_s_per_cta = 0;     // the same per CTA, a row's whole list (0: the per-SM form)
   double topk_cta_s =
       0;  // fixed SM time per wave of top-k CTAs: scans, barriers (0: the profile has no such term)
   double topk_cluster_s =

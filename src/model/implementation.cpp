@@ -217,8 +217,13 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
       r.get(p.topk_keys_per_ns_per_sm, Transfer::same, "topk.keys_per_ns_per_sm");
   o.topk_l2_keys_per_ns_per_sm =
       r.get(p.topk_l2_keys_per_ns_per_sm, Transfer::same, "topk.l2_keys_per_ns_per_sm");
-  o.topk_ids_per_ns_per_sm =
-      r.get(p.topk_ids_per_ns_per_sm, Transfer::same, "topk.ids_per_ns_per_sm");
+  o.topk_ids_per_cta_term = known_here(p.topk_ids_per_ns_per_cta, r.card.name);
+  if (o.topk_ids_per_cta_term)
+    o.topk_ids_per_ns_per_cta =
+        r.get(p.topk_ids_per_ns_per_cta, Transfer::same, "topk.ids_per_ns_per_cta");
+  else
+    o.topk_ids_per_ns_per_sm =
+        r.get(p.topk_ids_per_ns_per_sm, Transfer::same, "topk.ids_per_ns_per_sm");
   o.topk_floor_us = r.get(p.topk_floor_us, Transfer::same, "topk.floor_us");
   o.topk_cta_term = !p.topk_cta_us.empty();
   if (o.topk_cta_term) o.topk_cta_us = r.get(p.topk_cta_us, Transfer::sm_time, "topk.cta_us");

@@ -109,6 +109,9 @@ struct ImplProfile {
                             // (structure)
   PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm,
       topk_floor_us;
+  // The output pass per CTA (a row's whole list per wave, NOTES "Session 25: top-k"): a card that
+  // measured it is priced by it, any other by topk_ids_per_ns_per_sm (the per-SM form)
+  PerCard topk_ids_per_ns_per_cta;
   PerCard topk_cta_us;  // fixed time per wave of top-k CTAs; a profile without it has no such term
                         // (structure)
   PerCard topk_cluster_us;  // per wave and other CTA of a row's cluster (histogram merge); absent:
@@ -184,6 +187,8 @@ struct ResolvedImpl {
   Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   bool scoring_step_term = false;  // the profile models the chain of load steps of a scoring CTA
   Figure topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
+  bool topk_ids_per_cta_term = false;  // the card measured the per-CTA output pass
+  Figure topk_ids_per_ns_per_cta;
   bool topk_cta_term = false;  // the profile models a fixed time per wave of top-k CTAs
   Figure topk_cta_us;
   bool topk_cluster_term = false;  // the profile models the merge between a row's CTAs

@@ -74,7 +74,7 @@ TopkWork topk_work(const ForwardCost& f, const KernelShape& sh) {
 TopkTerms topk_terms(const TopkWork& w, const KernelShape& sh) {
   return TopkTerms{w.waves, w.waves * (w.cluster - 1.0),
                    w.waves * w.per_sm * w.keys_per_cta * sh.topk_radix_passes,
-                   w.waves * w.per_sm * w.ids_per_cta};
+                   w.waves * w.per_sm * w.ids_per_cta, w.waves * w.ids_per_cta * w.cluster};
 }
 
 namespace {
@@ -108,6 +108,11 @@ TopkTerms topk_terms_of(const ForwardCost& f, const KernelShape& sh) {
 }
 }  // namespace
 
+double topk_id_time(const TopkTerms& t, const Rates& rates) {
+  return rates.topk_ids_per_s_per_cta > 0 ? t.row_ids / rates.topk_ids_per_s_per_cta
+                                          : t.ids / rates.topk_ids_per_s_per_sm;
+}
+
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates) {
   if (f.topk.launches <= 0 || f.topk_rows <= 0) return 0.0;
   // Scores read from L2 pass at least as fast as from DRAM: the L2 figure is fitted on decode
@@ -127,11 +132,11 @@ double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates
     // first wave; a later wave costs the prefill fit's CTA time.
     const double t_dec =
         (t.waves - 1.0) * rates.topk_cta_s + t.cluster_waves * rates.topk_decode_cluster_s +
-        t.key_passes / rates.topk_decode_keys_per_s_per_sm + t.ids / rates.topk_ids_per_s_per_sm;
+        t.key_passes / rates.topk_decode_keys_per_s_per_sm + topk_id_time(t, rates);
     return std::max(t_dec, t_mem) + f.topk.launches * rates.topk_decode_floor_s;
   }
   const double t_sm = t.waves * rates.topk_cta_s + t.cluster_waves * rates.topk_cluster_s +
-                      t.key_passes / rate + t.ids / rates.topk_ids_per_s_per_sm;
+                      t.key_passes / rate + topk_id_time(t, rates);
   return std::max(t_sm, t_mem) + f.topk.launches * rates.topk_floor_s;
 }
 

@@ -54,9 +54,16 @@ struct TopkTerms {
   double cluster_waves = 0;  // waves x (cluster - 1): the other CTAs of a row to merge with
   double key_passes = 0;     // waves x per_sm x keys per CTA x radix passes
   double ids = 0;            // waves x per_sm x IDs per CTA
+  // waves x IDs per row (a row's whole list, whatever its CTAs): the output pass as each CTA of a
+  // cluster pays it (the phase clocks at four K, NOTES "Session 25: top-k"): the form of a profile
+  // with an ID rate per CTA (Rates::topk_ids_per_s_per_cta)
+  double row_ids = 0;
 };
 TopkTerms topk_terms(const TopkWork& w, const KernelShape& sh);
 double topk_time(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
+// The output pass's share of it: row_ids / the per-CTA ID rate where the profile has one, else ids /
+// the per-SM rate.
+double topk_id_time(const TopkTerms& t, const Rates& rates);
 bool topk_scores_in_l2(const ForwardCost& f, const KernelShape& sh, const Rates& rates);
 
 // Setup: one pinned host-to-device copy of the step's descriptors.

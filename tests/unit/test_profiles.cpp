@@ -628,7 +628,7 @@ TEST_CASE(
   REQUIRE(t.waves == 1);
   REQUIRE(t.cluster_waves > 0);  // 1M context, 8 rows: a row spreads over several CTAs
   const double want =
-      5e-6 + t.cluster_waves * 0.2e-6 + t.key_passes / 10e9 + t.ids / r.topk_ids_per_s_per_sm;
+      5e-6 + t.cluster_waves * 0.2e-6 + t.key_passes / 10e9 + topk_id_time(t, r);
   CHECK(cisa_times(a.cost, sh, r).topk ==
         Approx(std::max(want, a.cost.topk.dram_bytes / r.read_bw_Bps)).epsilon(0.02));
   // Prefill is priced by the prefill terms whatever the decode ones are.

@@ -416,6 +416,23 @@ TEST_CASE("top-k waves: co-resident CTAs share a wave; the busiest SM carries th
   w = topk_work(f, sh);
   REQUIRE(w.cluster == 4);
   CHECK(topk_time(f, sh, r) == Approx(6e-6 + 4e-6 + 3 * 1e-6 + 65408.0 / 4 * 2 / 8e9 + 4226.0 / 4 / 1e9));
+  // The per-CTA form (a card that measured it): each CTA of the cluster pays the row's whole list
+  // per wave, so the output pass does not shrink with the cluster (the phase clocks at four K).
+  const TopkTerms t4 = topk_terms(w, sh);
+  CHECK(t4.row_ids == Approx(4226.0));
+  CHECK(t4.ids == Approx(4226.0 / 4));
+  r.topk_ids_per_s_per_cta = 2e9;
+  CHECK(topk_id_time(t4, r) == Approx(4226.0 / 2e9));
+  CHECK(topk_time(f, sh, r) == Approx(6e-6 + 4e-6 + 3 * 1e-6 + 65408.0 / 4 * 2 / 8e9 + 4226.0 / 2e9));
+  // Two waves of 2-CTA clusters, two CTAs an SM: waves x the row's list, whatever shares the SM.
+  f.topk_rows = 256;
+  f.eligible_chunks_sum = 256 * 65408.0;
+  f.topk.dram_write_bytes = 256 * 4.0 * 4226;
+  const TopkWork w2 = topk_work(f, sh);
+  REQUIRE(w2.cluster == 2);
+  REQUIRE(w2.waves == 2);
+  CHECK(topk_terms(w2, sh).row_ids == Approx(2 * 4226.0));
+  CHECK(topk_terms(w2, sh).ids == Approx(2 * 2 * 4226.0 / 2));
 }
 
 TEST_CASE("a sequence's selections read at least the union of their picks once per wave of CTAs", "[traffic]") {
