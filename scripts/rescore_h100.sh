@@ -35,17 +35,23 @@ rescore_dir results/h100/heldout29 "" $H100
 # session 24 (binary e5acf07) with cuDNN and FA2 on its dense shapes, in the call whose calibration
 # (the first with the decode scoring grid fit) is installed since: the held-out test of that fit.
 rescore_dir results/h100/heldout30 "" $H100
+# Held-out v31 (committed 3b00b6d in session 24), measured once in session 25 (binary f0acf5f, built
+# from its tree before the commit: the calibration says 11fb44bc-dirty) with cuDNN and FA2 on its
+# dense shapes, in the call whose calibration (the first with the per-CTA top-k output pass) is
+# installed since: the held-out test of that change.
+rescore_dir results/h100/heldout31 "" $H100
 
 # SUMMARY.md: every H100 set, fit shapes and held-out sets apart, scored against the current model.
 {
   cat <<'TXT'
 # Measured vs predicted on the H100 (issue 11)
 
-An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20, 22, 23 and 24.
+An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20 and 22-25.
 Every point priced for `h100_sxm` (`--set hardware=h100_sxm`), whose card bench and `cisa_kernels`
 figures are MEAS since session 21 (`models/calibration/h100_sxm.yaml`: `session20_call1/` until
 session 23, `heldout29/call_calibration.yaml` in session 23, with the 32-row decode figures,
-`heldout30/call_calibration.yaml` since session 24, with the decode scoring grid fit), and the
+`heldout30/call_calibration.yaml` in session 24, with the decode scoring grid fit,
+`heldout31/call_calibration.yaml` since session 25, with the per-CTA top-k output pass), and the
 cuDNN, FA2 and Flex figures MEAS since session 22 from their fit shapes (impl_fit, timed in sessions
 20 and 22). `scripts/rescore_h100.sh` re-scores the runs (`<s>_device_run.h5`) against the committed
 model: `<s>_measured.h5`, `<s>_report.txt`, this file. Median / worst |measured / predicted - 1|,
@@ -69,9 +75,13 @@ Sets, and what they are to the model:
   in the call whose calibration was installed then (its held-out test), and scored
   (`fidelity_heldout.txt`); used for nothing else.
 - **held-out v30** (`heldout30/`): measured once in session 24, in the call whose calibration (the
-  first with the decode scoring grid fit) is installed (its held-out test), and scored
+  first with the decode scoring grid fit) was installed then (its held-out test), and scored
   (`fidelity_heldout.txt`; `fidelity_without_change.txt` with the calibration before it, for
   comparison); used for nothing else.
+- **held-out v31** (`heldout31/`): measured once in session 25, in the call whose calibration (the
+  first with the per-CTA top-k output pass) is installed (its held-out test), and scored
+  (`fidelity_heldout.txt`; `fidelity_without_change.txt` with the calibration and form before it);
+  used for nothing else.
 - **Flex sweep** (`impls_s20/flex_sweep`, `impls_s22/flex_sweep`): Flex's validation set (inspected on
   the H200 in session 5).
 TXT
@@ -82,7 +92,8 @@ TXT
               "heldout27|held-out v27 (session 22), inspected after its held-out scoring" \
               "heldout28|held-out v28 (session 23), inspected after its held-out scoring" \
               "heldout29|held-out v29 (session 23), scored once (fidelity_heldout.txt)" \
-              "heldout30|held-out v30 (session 24), scored once (fidelity_heldout.txt)"; do
+              "heldout30|held-out v30 (session 24), scored once (fidelity_heldout.txt)" \
+              "heldout31|held-out v31 (session 25), scored once (fidelity_heldout.txt)"; do
     dir=results/h100/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"

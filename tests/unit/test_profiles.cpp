@@ -912,3 +912,24 @@ TEST_CASE("the 32-row decode attention's floor and gather rate come together or 
   REQUIRE(p.attention_decode_m32_gather_bw_tbs.cards.size() == 1);
   CHECK(p.attention_decode_m32_gather_bw_tbs.cards[0].second.value == 3.0);
 }
+
+TEST_CASE("the top-k output pass per CTA prices the cards that measured it; the others keep the per-SM form",
+          "[profiles]") {
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  const Rates h100 = pricer.for_point(point("h100_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 4)).cisa[1].rates;
+  const Rates h200 = pricer.for_point(point("h200_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 4)).cisa[1].rates;
+  const Rates b300 = pricer.for_point(point("b300", Phase::terminal_prefill, 8, 1 << 19, 2048, 4)).cisa[1].rates;
+  // The H100's calibration (session 25) measured the per-CTA rate; the H200's (session 19) did not.
+  CHECK(h100.topk_ids_per_s_per_cta > 0);
+  CHECK(h100.topk_ids_per_s_per_sm == 0);
+  CHECK(h200.topk_ids_per_s_per_cta == 0);
+  CHECK(h200.topk_ids_per_s_per_sm > 0);
+  CHECK(b300.topk_ids_per_s_per_cta == 0);  // transferred from a card with the per-SM figure
+  CHECK(b300.topk_ids_per_s_per_sm > 0);
+  // The time uses the form the rates carry, never both.
+  TopkTerms t;
+  t.ids = 1000;
+  t.row_ids = 4000;
+  CHECK(topk_id_time(t, h100) == Approx(4000 / h100.topk_ids_per_s_per_cta));
+  CHECK(topk_id_time(t, h200) == Approx(1000 / h200.topk_ids_per_s_per_sm));
+}
