@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "lru_misses.hpp"
+
 namespace cisa {
 
 struct ClosedLoopParams {
@@ -46,11 +48,9 @@ inline ClosedLoopResult closed_loop_schedule(const std::vector<std::vector<std::
   std::uint32_t max_id = 0;
   for (const auto& c : ctas)
     for (const std::uint32_t x : c) max_id = std::max(max_id, x);
-  std::vector<std::int64_t> where(n > 0 ? std::size_t{max_id} + 1 : 0, -1);
-  std::vector<std::uint32_t> lines;
-  std::mt19937_64 rng(p.seed);
+  RandomEvictionCache cache(n > 0 ? std::size_t{max_id} + 1 : 0, p.capacity, p.seed);
+  std::mt19937_64& rng = cache.rng();
   std::normal_distribution<double> noise(0.0, 1.0);
-  const std::int64_t cap = std::max<std::int64_t>(0, p.capacity);
   const std::size_t ppt = static_cast<std::size_t>(std::max<std::int64_t>(1, p.pages_per_tile));
   // events: (time, CTA); each CTA's next tile starts at its event
   using Event = std::pair<double, std::size_t>;
@@ -87,20 +87,8 @@ inline ClosedLoopResult closed_loop_schedule(const std::vector<std::vector<std::
     const std::size_t end = std::min(pages.size(), pos[c] + ppt);
     std::int64_t missed = 0;
     for (std::size_t i = pos[c]; i < end; ++i) {
-      const std::uint32_t x = pages[i];
       ++r.reads;
-      if (where[x] >= 0) continue;
-      ++missed;
-      if (cap == 0) continue;
-      if (static_cast<std::int64_t>(lines.size()) < cap) {
-        where[x] = static_cast<std::int64_t>(lines.size());
-        lines.push_back(x);
-      } else {
-        const auto k = static_cast<std::size_t>(rng() % static_cast<std::uint64_t>(cap));
-        where[lines[k]] = -1;
-        lines[k] = x;
-        where[x] = static_cast<std::int64_t>(k);
-      }
+      if (!cache.access(pages[i])) ++missed;
     }
     r.misses += missed;
     if (missed > 0 && p.demand_share) {

@@ -108,22 +108,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: l2_reuse [--random] TRACE.u32 CAPACITY [CAPACITY ...]\n");
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "l2_reuse: %s: cannot open\n", argv[1]);
+  bool ok = false;
+  const std::vector<std::uint32_t> trace = read_u32(argv[1], ok);
+  if (!ok) {
+    std::fprintf(stderr, "l2_reuse: %s: cannot open, or not a whole number of uint32 ids\n", argv[1]);
     return 2;
   }
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() % 4 != 0) {
-    std::fprintf(stderr, "l2_reuse: %s: %zu bytes, not a whole number of uint32 ids\n", argv[1], bytes.size());
-    return 2;
-  }
-  std::vector<std::uint32_t> trace(bytes.size() / 4);
-  for (std::size_t i = 0; i < trace.size(); ++i)
-    trace[i] = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[4 * i])) |
-               static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[4 * i + 1])) << 8 |
-               static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[4 * i + 2])) << 16 |
-               static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[4 * i + 3])) << 24;
   std::vector<std::int64_t> caps;
   for (int a = 2; a < argc; ++a) {
     char* end = nullptr;

@@ -53,6 +53,35 @@ inline std::vector<std::int64_t> lru_misses(const std::vector<std::uint32_t>& tr
   return misses;
 }
 
+// A fully associative cache of `capacity` lines over ids < n that evicts a uniformly random line
+// (seeded: repeatable): access() says whether the line was there and inserts it when not.
+class RandomEvictionCache {
+ public:
+  RandomEvictionCache(std::size_t n, std::int64_t capacity, std::uint64_t seed)
+      : where_(n, -1), cap_(capacity > 0 ? capacity : 0), rng_(seed) {}
+  bool access(std::uint32_t x) {
+    if (where_[x] >= 0) return true;
+    if (cap_ == 0) return false;
+    if (static_cast<std::int64_t>(lines_.size()) < cap_) {
+      where_[x] = static_cast<std::int64_t>(lines_.size());
+      lines_.push_back(x);
+    } else {
+      const auto k = static_cast<std::size_t>(rng_() % static_cast<std::uint64_t>(cap_));
+      where_[lines_[k]] = -1;
+      lines_[k] = x;
+      where_[x] = static_cast<std::int64_t>(k);
+    }
+    return false;
+  }
+  std::mt19937_64& rng() { return rng_; }  // the same stream for the caller's other draws
+
+ private:
+  std::vector<std::int64_t> where_;  // slot of a line, -1 when out
+  std::vector<std::uint32_t> lines_;
+  std::int64_t cap_;
+  std::mt19937_64 rng_;
+};
+
 // Misses of a fully associative cache that evicts a uniformly random line (seeded: repeatable), for
 // each capacity: the L2 trace simulation's other policy. Unlike LRU it keeps part of a cyclic scan
 // longer than the cache (LRU keeps none), which is what a sliding set of staggered readers is.
@@ -64,24 +93,10 @@ inline std::vector<std::int64_t> random_replacement_misses(const std::vector<std
   std::vector<std::int64_t> misses;
   misses.reserve(capacities.size());
   for (const std::int64_t cap : capacities) {
-    std::vector<std::int64_t> where(trace.empty() ? 0 : std::size_t{max_id} + 1, -1);  // slot of a line
-    std::vector<std::uint32_t> slots;
-    std::mt19937_64 rng(seed);
+    RandomEvictionCache cache(trace.empty() ? 0 : std::size_t{max_id} + 1, cap, seed);
     std::int64_t m = 0;
-    for (const std::uint32_t x : trace) {
-      if (where[x] >= 0) continue;
-      ++m;
-      if (cap <= 0) continue;
-      if (static_cast<std::int64_t>(slots.size()) < cap) {
-        where[x] = static_cast<std::int64_t>(slots.size());
-        slots.push_back(x);
-      } else {
-        const auto k = static_cast<std::size_t>(rng() % static_cast<std::uint64_t>(cap));
-        where[slots[k]] = -1;
-        slots[k] = x;
-        where[x] = static_cast<std::int64_t>(k);
-      }
-    }
+    for (const std::uint32_t x : trace)
+      if (!cache.access(x)) ++m;
     misses.push_back(m);
   }
   return misses;
