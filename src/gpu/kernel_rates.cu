@@ -418,17 +418,23 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       {32, 1, 512, 33280},  {16, 1, 4096, 524800},  {8, 1, 2048, 262656},   {1, 16, 4096, 1048576},
       {2, 8, 2048, 524800}, {8, 32, 2048, 1048576}, {1, 4, 1024, 262656},   {8, 2, 1024, 66048},
       {4, 4, 3072, 786944}, {8, 16, 512, 393728},   {16, 64, 4096, 1048576}};
-  // Both forms of the output pass (TopkTerms): per CTA, a row's whole list per wave (installed),
-  // and per SM (the form before session 25, fitted for comparison)
-  auto sample = [&](const PipelineTimes& t, double ms, bool per_sm = false) {
+  // Three forms of the output pass (TopkTerms): per CTA, a row's whole list per wave (installed);
+  // per SM, IDs / cluster (the form before session 25); per SM, each CTA's whole row list (the
+  // kernel bench's per-SM dependence, NOTES "Session 25"): the other two fitted for comparison.
+  enum class Ids { per_cta, per_sm, row_per_sm };
+  auto sample = [&](const PipelineTimes& t, double ms, Ids form = Ids::per_cta) {
     const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
-    return TopkSample{k.waves, k.cluster_waves, k.key_passes, per_sm ? k.ids : k.row_ids, ms * 1e-3};
+    const double ids = form == Ids::per_cta ? k.row_ids
+                       : form == Ids::per_sm ? k.ids
+                                             : k.ids * topk_work(t.model, shape_on(shape, sms)).cluster;
+    return TopkSample{k.waves, k.cluster_waves, k.key_passes, ids, ms * 1e-3};
   };
-  std::vector<TopkSample> per_sm_samples;
+  std::vector<TopkSample> per_sm_samples, row_per_sm_samples;
   PipelineTimes pre;  // 4 x 1M at G = 1, K = 4,096: scoring uses it below
   {
     std::vector<TopkSample> samples = {sample(floor_shape, floor_shape.topk_ms)};
-    per_sm_samples.push_back(sample(floor_shape, floor_shape.topk_ms, true));
+    per_sm_samples.push_back(sample(floor_shape, floor_shape.topk_ms, Ids::per_sm));
+    row_per_sm_samples.push_back(sample(floor_shape, floor_shape.topk_ms, Ids::row_per_sm));
     std::vector<ScoringSample> scoring;  // the same steps' scoring component (prefill kernels)
     std::string shapes, scoring_shapes;
     unsigned seed = 71;
@@ -438,7 +444,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
           time_pipeline({g.B, 512, g.G, g.K, 128, g.context - 512}, w, timer, sms, shape, 5, setups);
       if (g.G == 1 && g.K == 4096 && g.B == 4 && g.context == 1048576) pre = t;
       samples.push_back(sample(t, t.topk_ms));
-      per_sm_samples.push_back(sample(t, t.topk_ms, true));
+      per_sm_samples.push_back(sample(t, t.topk_ms, Ids::per_sm));
+      row_per_sm_samples.push_back(sample(t, t.topk_ms, Ids::row_per_sm));
       const KernelCost& sc = t.model.scoring;
       scoring.push_back({sc.dram_bytes - sc.dram_write_bytes, sc.dram_write_bytes, sc.summed_queries,
                          sc.serial_steps * out.scoring_tile_us * 1e-6, t.scoring_ms * 1e-3,
@@ -511,7 +518,8 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
         (sf.ok && !sf.writes_bind ? "; the key writes bind at no shape (the MMAs of full tiles are slower)"
                                   : "") +
         (sf.ok && !sf.reads_bind ? "; the representative reads bind at no shape (the MMAs are slower)" : "");
-    const TopkFit fit = fit_topk(samples), fit_sm = fit_topk(per_sm_samples);
+    const TopkFit fit = fit_topk(samples), fit_sm = fit_topk(per_sm_samples),
+                  fit_row_sm = fit_topk(row_per_sm_samples);
     if (fit.ok) {
       out.topk_floor_us = fit.floor_s * 1e6;
       out.topk_cta_us = fit.cta_s * 1e6;
@@ -519,12 +527,14 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       out.topk_elem_passes_per_ns_per_sm = fit.key_passes_per_s / 1e9;
       out.topk_out_ids_per_ns_per_cta = fit.ids_per_s / 1e9;
     }
-    char buf[320];
+    char buf[400];
     std::snprintf(buf, sizeof buf,
                   "floor shape (%.1f us) and %zu grid shapes, rms residual %.1f %% (IDs per CTA, a row's "
-                  "whole list per wave; the per-SM form of IDs / cluster: rms %.1f %%, %.3f IDs/ns/SM); ",
+                  "whole list per wave; the per-SM form of IDs / cluster: rms %.1f %%, %.3f IDs/ns/SM; "
+                  "per SM of each CTA's whole row list: rms %.1f %%, %.3f IDs/ns/SM); ",
                   floor_shape.topk_ms * 1e3, sizeof grid / sizeof grid[0], 100.0 * fit.rms_rel,
-                  100.0 * fit_sm.rms_rel, fit_sm.ids_per_s / 1e9);
+                  100.0 * fit_sm.rms_rel, fit_sm.ids_per_s / 1e9, 100.0 * fit_row_sm.rms_rel,
+                  fit_row_sm.ids_per_s / 1e9);
     out.topk_method =
         "cisa_kernels step, prefill P=512, W=128, scores from DRAM "
         "(scenarios/calib_topk_grid.yaml): " +
