@@ -183,6 +183,14 @@ std::vector<DecodeAttentionSample> floor_rate_samples(const std::vector<Pipeline
   return v;
 }
 
+// "rms residual R % (worst W %)", and why not when the fit did not solve: the floor-and-rate fits'
+// method texts.
+std::string floor_rate_residuals(const DecodeAttentionFit& f) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "rms residual %.1f %% (worst %.1f %%)", 100.0 * f.rms_rel, 100.0 * f.worst_rel);
+  return std::string(buf) + (f.ok ? "" : "; not solved: " + f.note);
+}
+
 // floor per launch + read bytes / gather rate over `decs` (the model's bytes; the few bytes written
 // at the card's write rate taken off first), relative least squares; the method text names `what`.
 DecodeAttentionFit fit_decode_attention_over(const std::vector<PipelineTimes>& decs,
@@ -193,16 +201,10 @@ DecodeAttentionFit fit_decode_attention_over(const std::vector<PipelineTimes>& d
       floor_rate_samples(decs, &ForwardCost::attention_cisa, &PipelineTimes::attention_ms,
                          card.write_bw_Bps, true, shapes);
   const DecodeAttentionFit f = fit_decode_attention(v);
-  char buf[160];
-  std::snprintf(
-      buf, sizeof buf,
-      "%zu decode steps, rms residual %.1f %% (worst %.1f %%)%s%s; median of 15 each: ", v.size(),
-      100.0 * f.rms_rel, 100.0 * f.worst_rel, f.ok ? "" : "; not solved: ", f.note.c_str());
-  method =
-      "cisa_kernels steps, decode, " + what +
-      ", L2 flushed: CISA attention = launches x floor + the model's read bytes / rate, relative "
-      "least squares, " +
-      std::string(buf) + shapes;
+  method = "cisa_kernels steps, decode, " + what +
+           ", L2 flushed: CISA attention = launches x floor + the model's read bytes / rate, relative "
+           "least squares, " +
+           std::to_string(v.size()) + " decode steps, " + floor_rate_residuals(f) + "; median of 15 each: " + shapes;
   return f;
 }
 
@@ -669,17 +671,12 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
       out.scoring_decode_read_bw_tbs = f.read_Bps / 1e12;
       out.scoring_decode_floor_us = f.floor_s * 1e6;
     }
-    char buf[200];
-    std::snprintf(
-        buf, sizeof buf,
-        "%zu decode steps (one KV head, r=4, 2-128 sequences, 64K-1M tokens), less the "
-        "keys written at the scoring write rate, rms residual %.1f %% (worst %.1f %%)%s%s",
-        v.size(), 100.0 * f.rms_rel, 100.0 * f.worst_rel,
-        f.ok ? "" : "; not solved: ", f.note.c_str());
     out.scoring_decode_method =
-        "cisa_kernels scoring in the decode step: floor + read bytes / rate by "
-        "relative least squares over " +
-        std::string(buf) + "; median of 15 each: " + shapes;
+        "cisa_kernels scoring in the decode step: floor + read bytes / rate by relative least squares over " +
+        std::to_string(v.size()) +
+        " decode steps (one KV head, r=4, 2-128 sequences, 64K-1M tokens), less the keys written at the scoring "
+        "write rate, " +
+        floor_rate_residuals(f) + "; median of 15 each: " + shapes;
   }
   fit_setup(setups, card, out);
   return out;
