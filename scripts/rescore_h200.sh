@@ -24,6 +24,7 @@ ARCHIVED_S15A="--set implementation.cisa=cisa_kernels_2026_12_03c" # session 14'
 ARCHIVED_S15B="--set implementation.cisa=cisa_kernels_2026_12_03d" # session 14's kernels, session 15's last calibration
 ARCHIVED_S16A="--set implementation.cisa=cisa_kernels_2026_12_04"  # session 14's kernels, session 16's first calibration
 ARCHIVED_S16B="--set implementation.cisa=cisa_kernels_2026_12_04b" # session 16's kernels, session 16's last calibration
+ARCHIVED_S17="--set implementation.cisa=cisa_kernels_2026_12_04c"   # session 16's kernels, session 17's calibration
 
 source "$(dirname "$0")/rescore_lib.sh"
 
@@ -119,8 +120,14 @@ rescore_dir results/h200/heldout19 "" $ARCHIVED_S16B
 # Session 17 call 1 (session 16's kernels; the current profile calibrated in the same call): held-out
 # v20 (committed 9f6cfd4 at the start of session 17; no model change followed) measured once with
 # cuDNN and FA2 on its dense shapes, and the peers' fit shapes (impl_fit) timed again.
-rescore_dir results/h200/heldout20 ""
-rescore_dir results/h200/impls_s17 _q  # <scenario>_q: timed queued
+rescore_dir results/h200/heldout20 "" $ARCHIVED_S17
+rescore_dir results/h200/impls_s17 _q $ARCHIVED_S17  # <scenario>_q: timed queued
+# Session 25 (the H200's first call since session 19; session 16's kernels with session 22's CTA progress marks, binary of
+# d343563): the calibration with the per-CTA top-k output pass (installed since), held-out v31
+# (committed in session 24, measured once on the H100 before) measured once with cuDNN and FA2, and
+# the Flex sweep with Flex, cuDNN and FA2 (its second H200 timing, queued), all in one call.
+rescore_dir results/h200/heldout31 ""
+rescore_dir results/h200/impls_s25 ""
 # Session 13's peer runs (same call as held-out v11, queued): impl_fit (the cudnn, fa2 and flex
 # profiles' only fit shapes) and flex_sweep (their validation), our kernels beside them with the
 # calibration of the same call (archived profile cisa_kernels_2026_12_02d).
@@ -327,7 +334,17 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   (9f6cfd4) at the start of session 17, measured once, queued, with session 16's kernels, the
   current calibration (same call) and cuDNN and FA2 on its dense shapes. No model change preceded
   it: it scores the model of v19 (session 16's). The device run's own summary printed its
-  speedup errors before scoring; no decision followed them. Used for nothing else.
+  speedup errors before scoring; no decision followed them. Scored against its own call's
+  calibration (archived profile cisa_kernels_2026_12_04c since session 25).
+- **held-out v31** (`results/h200/heldout31/`, `scenarios/heldout31_*.yaml`): committed in session
+  24, measured once on the H100 in session 25 (the per-CTA top-k form's held-out test there), then
+  once on the H200 in session 25's last call with the calibration installed since (the first with
+  the per-CTA top-k form) and cuDNN and FA2 on its dense shapes (`fidelity_heldout.txt`;
+  `fidelity_without_change.txt` against session 17's calibration and the per-SM form). Used for
+  nothing else.
+- **Flex sweep, session 25** (`results/h200/impls_s25/`): scenarios/flex_sweep.yaml timed again
+  with Flex, cuDNN and FA2 beside this project's kernels, same call as v31: the Flex profile's
+  validation on the H200 (its figures are session 13's fit).
 - **peer fit shapes, session 17** (`results/h200/impls_s17/`): impl_fit timed again in the same call
   as v20 (cuDNN, FA2, Flex and this project's kernels). Not used to refit the profiles (session 17:
   the cuDNN decode fit shape read 4.66 TB/s, above session 13's 4.55 and the 4.1-4.4 TB/s of
@@ -367,7 +384,9 @@ TXT
               "remeasured_s16|re-measured sweeps, session 16 (kernels of session 16, queued timing, profile cisa_kernels_2026_12_04b calibrated in the same call; cuDNN peer times of 2026-11-29)" \
               "heldout18|held-out v18, inspected after scoring (kernels of session 16, queued timing, profile cisa_kernels_2026_12_04b calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
               "heldout19|held-out v19, inspected after scoring (kernels of session 16, queued timing, profile cisa_kernels_2026_12_04b calibrated in the call before; cuDNN and FA2 on its dense shapes)" \
-              "heldout20|held-out v20 (kernels of session 16, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)"; do
+              "heldout20|held-out v20, inspected after scoring (kernels of session 16, queued timing, profile cisa_kernels_2026_12_04c calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "heldout31|held-out v31 (session 25: kernels of session 16 with the CTA progress marks, queued timing, profile cisa_kernels calibrated in the same call; cuDNN and FA2 on its dense shapes)" \
+              "impls_s25|Flex sweep, session 25 (Flex, cuDNN and FA2 timed queued beside this project's kernels; same call as v31)"; do
     dir=results/h200/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"

@@ -217,7 +217,11 @@ void resolve_selection(const ImplProfile& p, Resolver& r) {
       r.get(p.topk_keys_per_ns_per_sm, Transfer::same, "topk.keys_per_ns_per_sm");
   o.topk_l2_keys_per_ns_per_sm =
       r.get(p.topk_l2_keys_per_ns_per_sm, Transfer::same, "topk.l2_keys_per_ns_per_sm");
-  o.topk_ids_per_cta_term = known_here(p.topk_ids_per_ns_per_cta, r.card.name);
+  // The card's own form; a card that measured neither takes the per-CTA figure (transferred) when
+  // some card measured it, else the per-SM one.
+  o.topk_ids_per_cta_term = known_here(p.topk_ids_per_ns_per_cta, r.card.name) ||
+                            (!known_here(p.topk_ids_per_ns_per_sm, r.card.name) &&
+                             !p.topk_ids_per_ns_per_cta.empty());
   if (o.topk_ids_per_cta_term)
     o.topk_ids_per_ns_per_cta =
         r.get(p.topk_ids_per_ns_per_cta, Transfer::same, "topk.ids_per_ns_per_cta");

@@ -110,7 +110,8 @@ struct ImplProfile {
   PerCard topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm,
       topk_floor_us;
   // The output pass per CTA (a row's whole list per wave, NOTES "Session 25: top-k"): a card that
-  // measured it is priced by it, any other by topk_ids_per_ns_per_sm (the per-SM form)
+  // measured it is priced by it, one that measured topk_ids_per_ns_per_sm (the per-SM form) by that,
+  // one that measured neither by the per-CTA figure transferred when there is one
   PerCard topk_ids_per_ns_per_cta;
   PerCard topk_cta_us;  // fixed time per wave of top-k CTAs; a profile without it has no such term
                         // (structure)

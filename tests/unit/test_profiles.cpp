@@ -566,12 +566,15 @@ TEST_CASE("decode points price the projection at the decode figures; prefill poi
   const std::string figs = attrs.at("implementation_figures.h200_sxm.cisa_kernels");
   CHECK(contains(figs, "other.projection_decode_floor_us: {value: "));
   CHECK(contains(figs, "other.projection_decode_read_bw_tbs: {value: "));
-  CHECK(contains(figs.substr(figs.find("other.projection_decode_floor_us")), "label: XFER"));
-  // The shipped profile: measured on the H100 only (session 20), so the H200's decode figures are
-  // the H100's, moved by the transfer rules and labelled so.
-  const std::string shipped = label_of("cisa_kernels", "other.projection_decode_floor_us");
-  CHECK(shipped.rfind("XFER", 0) == 0);
-  CHECK(contains(shipped, "on h100_sxm"));
+  // The shipped profile: measured on the H100 (session 20 on) and the H200 (session 25); a card
+  // that measured none (B300) takes them moved by the transfer rules, labelled so.
+  CHECK(contains(figs.substr(figs.find("other.projection_decode_floor_us")), "label: MEAS"));
+  CHECK(label_of("cisa_kernels", "other.projection_decode_floor_us").rfind("MEAS", 0) == 0);
+  std::string b300 = "absent";
+  for (const UsedFigure& u : pricer.resolved("b300", "cisa_kernels").used)
+    if (u.field == "other.projection_decode_floor_us")
+      b300 = std::string(to_string(u.figure.label())) + " " + u.figure.source;
+  CHECK(b300.rfind("XFER", 0) == 0);
 }
 
 TEST_CASE("the decode step scores with its own kernel: its own fixed cost and read rate",
@@ -913,23 +916,29 @@ TEST_CASE("the 32-row decode attention's floor and gather rate come together or 
   CHECK(p.attention_decode_m32_gather_bw_tbs.cards[0].second.value == 3.0);
 }
 
-TEST_CASE("the top-k output pass per CTA prices the cards that measured it; the others keep the per-SM form",
+TEST_CASE("the top-k output pass per CTA prices the cards that measured it; per-SM calibrations keep theirs",
           "[profiles]") {
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   const Rates h100 = pricer.for_point(point("h100_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 4)).cisa[1].rates;
   const Rates h200 = pricer.for_point(point("h200_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 4)).cisa[1].rates;
   const Rates b300 = pricer.for_point(point("b300", Phase::terminal_prefill, 8, 1 << 19, 2048, 4)).cisa[1].rates;
-  // The H100's calibration (session 25) measured the per-CTA rate; the H200's (session 19) did not.
+  // Both shipped calibrations (session 25) measured the per-CTA rate; the B300 measured neither
+  // form and takes the per-CTA one, transferred.
   CHECK(h100.topk_ids_per_s_per_cta > 0);
   CHECK(h100.topk_ids_per_s_per_sm == 0);
-  CHECK(h200.topk_ids_per_s_per_cta == 0);
-  CHECK(h200.topk_ids_per_s_per_sm > 0);
-  CHECK(b300.topk_ids_per_s_per_cta == 0);  // transferred from a card with the per-SM figure
-  CHECK(b300.topk_ids_per_s_per_sm > 0);
+  CHECK(h200.topk_ids_per_s_per_cta > 0);
+  CHECK(b300.topk_ids_per_s_per_cta > 0);
+  CHECK(b300.topk_ids_per_s_per_sm == 0);
+  // A profile whose calibration measured the per-SM form (session 17's, archived) keeps it.
+  Point old = point("h200_sxm", Phase::terminal_prefill, 8, 1 << 19, 2048, 4);
+  old.cisa_impl = "cisa_kernels_2026_12_04c";
+  const Rates h200_old = pricer.for_point(old).cisa[1].rates;
+  CHECK(h200_old.topk_ids_per_s_per_cta == 0);
+  CHECK(h200_old.topk_ids_per_s_per_sm > 0);
   // The time uses the form the rates carry, never both.
   TopkTerms t;
   t.ids = 1000;
   t.row_ids = 4000;
   CHECK(topk_id_time(t, h100) == Approx(4000 / h100.topk_ids_per_s_per_cta));
-  CHECK(topk_id_time(t, h200) == Approx(1000 / h200.topk_ids_per_s_per_sm));
+  CHECK(topk_id_time(t, h200_old) == Approx(1000 / h200_old.topk_ids_per_s_per_sm));
 }
