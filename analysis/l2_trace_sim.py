@@ -282,7 +282,8 @@ def closed_loop(tool: str, geo: dict, i: int, work, tiles, marks, a, capacities,
     capacity: CTAs dispatched in order to the record's number of slots, each tile taking max(visit
     time, its missed pages at read rate / resident CTAs, or / the CTAs missing now) with the misses
     of one random-eviction cache; tile times scaled by 1 + jitter x N(0, 1), CTA paces by 1 +
-    cta_spread x N(0, 1). Returns per capacity (missed bytes, simulated launch time, s)."""
+    cta_spread x N(0, 1). Returns the page reads and, per capacity, (missed bytes, simulated launch
+    time, s)."""
     segs, pt = cta_lists(geo, i, work, tiles, np.random.default_rng(a.seed))
     allp = np.concatenate(segs)
     _, inv = np.unique(allp, return_inverse=True)
@@ -296,15 +297,16 @@ def closed_loop(tool: str, geo: dict, i: int, work, tiles, marks, a, capacities,
     slots = max_concurrent(marks)
     visit = pt.pages_per_tile * a.visit_ns_sm[tile_class(pt.v("tile_rows_cisa"))] * 1e-9 * slots / a.sms
     page_read = pt.page_bytes / (a.read_tbs * 1e12)
-    res = []
+    res, reads = [], 0
     for cap in capacities:
         out = subprocess.run([tool, "--closed", path, str(slots), str(pt.pages_per_tile), str(cap), repr(visit),
                               repr(page_read), repr(a.jitter), repr(a.cta_spread), a.dram_share], capture_output=True, text=True)
         if out.returncode != 0:
             fail(f"{tool} --closed: exit {out.returncode}: {out.stderr.strip()}")
-        _, misses, span = out.stdout.split()
+        n_reads, misses, span = out.stdout.split()
+        reads = int(n_reads)
         res.append((int(misses) * pt.page_bytes, float(span)))
-    return res
+    return reads, res
 
 
 def cache_misses(tool: str, policy: str, ids, capacities, tmp: str):
@@ -422,17 +424,17 @@ def main(argv=None) -> int:
             if a.schedule == "closed":
                 page_bytes = PointShape(geo, i, work).page_bytes
                 caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
-                cl = closed_loop(tool, geo, i, work, tiles, marks, a, caps, tmp)
+                n_reads, cl = closed_loop(tool, geo, i, work, tiles, marks, a, caps, tmp)
                 sim_gb = [b / 1e9 for b, _ in cl]
-                ids = np.zeros(int(tiles.sum()))  # the reads column counts tiles here
             else:
                 ids, page_bytes = page_trace(geo, i, work, tiles, marks, rng)
+                n_reads = len(ids)
                 caps = [max(1, int(c * 1e6 / page_bytes)) for c in caps_mb]
                 sim_gb = [m * page_bytes / 1e9 for m in cache_misses(tool, a.policy, ids, caps, tmp)]
             n_gb = float(ncu[i]) / 1e9 if ncu is not None and i < len(ncu) and math.isfinite(ncu[i]) else math.nan
             model = geo.get("pred_dram_bytes_attention_cisa")
             m_gb = float(model[i]) / 1e9 if model is not None else math.nan
-            cells = [str(i), str(len(work)), f"{len(ids) / 1e6:.1f}", f"{n_gb:.2f}", f"{m_gb:.2f}"]
+            cells = [str(i), str(len(work)), f"{n_reads / 1e6:.1f}", f"{n_gb:.2f}", f"{m_gb:.2f}"]
             for c, s in zip(caps_mb, sim_gb):
                 cells.append(f"{s / n_gb:.2f}" if math.isfinite(n_gb) else f"{s:.2f} GB")
                 if math.isfinite(n_gb):
@@ -445,7 +447,7 @@ def main(argv=None) -> int:
                 cells.append(f"{(marks[:, 4].max() - marks[:, 0].min()) / 1e3:.0f}")
                 cells += [f"{span * 1e6:.0f}" for _, span in cl]
             rows.append(cells)
-            print(f"point {i}: {len(ids) / 1e6:.1f}M page reads simulated", file=sys.stderr, flush=True)
+            print(f"point {i}: {n_reads / 1e6:.1f}M page reads simulated", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if not rows:

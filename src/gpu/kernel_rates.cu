@@ -425,10 +425,9 @@ KernelRates measure_kernel_rates(int sms, const KernelShape& shape, const Rates&
   // kernel bench's per-SM dependence, NOTES "Session 25"): the other two fitted for comparison.
   enum class Ids { per_cta, per_sm, row_per_sm };
   auto sample = [&](const PipelineTimes& t, double ms, Ids form = Ids::per_cta) {
-    const TopkTerms k = topk_terms(topk_work(t.model, shape_on(shape, sms)), shape);
-    const double ids = form == Ids::per_cta ? k.row_ids
-                       : form == Ids::per_sm ? k.ids
-                                             : k.ids * topk_work(t.model, shape_on(shape, sms)).cluster;
+    const TopkWork w = topk_work(t.model, shape_on(shape, sms));
+    const TopkTerms k = topk_terms(w, shape);
+    const double ids = form == Ids::per_cta ? k.row_ids : form == Ids::per_sm ? k.ids : k.ids * w.cluster;
     return TopkSample{k.waves, k.cluster_waves, k.key_passes, ids, ms * 1e-3};
   };
   std::vector<TopkSample> per_sm_samples, row_per_sm_samples;

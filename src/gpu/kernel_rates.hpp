@@ -29,7 +29,7 @@ struct KernelRates {
   // (prefill, many waves) and rows whose scores are still in L2 (decode, one wave).
   double topk_elem_passes_per_ns_per_sm = 0, topk_l2_elem_passes_per_ns_per_sm = 0;
   // The output pass, per CTA (a row's whole list per wave: TopkTerms::row_ids, the form installed
-  // since session 25); the per-SM form's rate is fitted beside it for the method text only.
+  // since session 25); the two per-SM forms' rates are fitted beside it for the method text only.
   double topk_out_ids_per_ns_per_cta = 0;
   double topk_cta_us = 0;  // fixed time per wave of top-k CTAs (0: the fit did not support it)
   double topk_cluster_us =

@@ -188,7 +188,8 @@ struct ResolvedImpl {
   Figure scoring_read_bw_tbs, scoring_write_bw_tbs, scoring_floor_us, scoring_step_us;
   bool scoring_step_term = false;  // the profile models the chain of load steps of a scoring CTA
   Figure topk_keys_per_ns_per_sm, topk_l2_keys_per_ns_per_sm, topk_ids_per_ns_per_sm, topk_floor_us;
-  bool topk_ids_per_cta_term = false;  // the card measured the per-CTA output pass
+  bool topk_ids_per_cta_term = false;  // the per-CTA output pass prices this card (its own figure,
+                                       // or transferred where the card measured neither form)
   Figure topk_ids_per_ns_per_cta;
   bool topk_cta_term = false;  // the profile models a fixed time per wave of top-k CTAs
   Figure topk_cta_us;

@@ -542,8 +542,9 @@ TEST_CASE("decode points price the projection at the decode figures; prefill poi
   CHECK(a1.cisa.attention == a0.cisa.attention);
   CHECK(a1.cisa.scoring == a0.cisa.scoring);
   // The figures used say where they came from: MEAS with them, XFER without.
-  auto label_of = [&](const std::string& impl, const std::string& field) {
-    for (const UsedFigure& u : pricer.resolved("h200_sxm", impl).used)
+  auto label_of = [&](const std::string& impl, const std::string& field,
+                      const std::string& card = "h200_sxm") {
+    for (const UsedFigure& u : pricer.resolved(card, impl).used)
       if (u.field == field) return std::string(to_string(u.figure.label())) + " " + u.figure.source;
     return std::string("absent");
   };
@@ -570,11 +571,7 @@ TEST_CASE("decode points price the projection at the decode figures; prefill poi
   // that measured none (B300) takes them moved by the transfer rules, labelled so.
   CHECK(contains(figs.substr(figs.find("other.projection_decode_floor_us")), "label: MEAS"));
   CHECK(label_of("cisa_kernels", "other.projection_decode_floor_us").rfind("MEAS", 0) == 0);
-  std::string b300 = "absent";
-  for (const UsedFigure& u : pricer.resolved("b300", "cisa_kernels").used)
-    if (u.field == "other.projection_decode_floor_us")
-      b300 = std::string(to_string(u.figure.label())) + " " + u.figure.source;
-  CHECK(b300.rfind("XFER", 0) == 0);
+  CHECK(label_of("cisa_kernels", "other.projection_decode_floor_us", "b300").rfind("XFER", 0) == 0);
 }
 
 TEST_CASE("the decode step scores with its own kernel: its own fixed cost and read rate",
