@@ -207,7 +207,15 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   // bound: held-out points at 0.8-1M tokens and batch 2 ran at 4.5-5.7 TB/s of its DRAM bytes on
   // the H200 and 3.3-4.9 on the H100 (above either card's read rate: NOTES session 21). The low
   // end takes the compulsory misses alone, each wave's union of picks (selected_union_floor).
-  s.selected_lockstep = s.share_selected && b == Bound::lo;
+  // The point follows the profile's schedule per tile class; the band's high end shares nothing
+  // (the staggered formula with no shared pages), so its weight stays 1.
+  for (int i = 0; i < 4; ++i) {
+    const SelectedSchedule sc = im.selected_schedule[i];
+    s.selected_staggered[i] = !s.share_selected || b == Bound::hi ? 1.0
+                              : b == Bound::lo || sc == SelectedSchedule::convoy ? 0.0
+                              : sc == SelectedSchedule::unknown                  ? 0.5
+                                                                                 : 1.0;
+  }
   switch (im.decode_tile_sharing) {
     case L2Sharing::shared:
       s.decode_tile_reuse = 1.0;

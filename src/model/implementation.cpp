@@ -24,6 +24,18 @@ std::string to_string(L2Sharing s) {
   return "unknown";
 }
 
+std::string to_string(SelectedSchedule s) {
+  switch (s) {
+    case SelectedSchedule::staggered:
+      return "staggered";
+    case SelectedSchedule::convoy:
+      return "convoy";
+    case SelectedSchedule::unknown:
+      return "unknown";
+  }
+  return "?";
+}
+
 namespace {
 
 const Hardware& card_named(const CardCatalog& cards, const std::string& name,
@@ -320,6 +332,7 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   o.tile_rows_max = p.tile_rows_max;
   o.gqa_packing = p.gqa_packing;
   o.l2_sharing = p.l2_sharing;
+  for (int i = 0; i < 4; ++i) o.selected_schedule[i] = p.selected_schedule[i];
   o.split_min_tokens = p.split_min_tokens;
   o.split_kv = p.split_kv;
   o.decode_visits_context = p.decode_visits_context;

@@ -37,6 +37,14 @@ enum class Transfer {
 // a property of the kernel's CTA order. unknown = the model's two bounds (lo: shared, hi: none).
 enum class L2Sharing { none, shared, unknown };
 
+// Where they share them: how co-resident CTAs of a sequence walk their sorted selected-page lists,
+// per attention tile class (16 / 32 / 64 / 128 rows). staggered: each at its own point (the
+// fixed-point share of shared_selected_in_l2); convoy: in step, so each wave reads its selections'
+// union once (selected_union_floor); unknown: the point takes the middle of the two (the band
+// spans them either way). A property of the kernel's CTA schedule (NOTES "Session 26").
+enum class SelectedSchedule { staggered, convoy, unknown };
+std::string to_string(SelectedSchedule s);
+
 // How the prefill scoring kernels' representative reads and key writes make up their time: shared
 // (both cross the HBM: their times add; calibrations from session 14 on) or overlapped (the slower
 // stream sets the time: the form that session 10-13 calibrations were fitted with).
@@ -73,6 +81,11 @@ struct ImplProfile {
   PerCard attention_decode_m32_floor_us, attention_decode_m32_gather_bw_tbs;
   L2Sharing l2_sharing = L2Sharing::unknown;
   std::string l2_sharing_source;
+  // Per tile class (16 / 32 / 64 / 128 rows), where l2_sharing is shared or unknown; a profile
+  // that prices CISA with shared pages must give it (attention.l2_sharing.schedule).
+  SelectedSchedule selected_schedule[4] = {SelectedSchedule::staggered, SelectedSchedule::staggered,
+                                           SelectedSchedule::staggered, SelectedSchedule::staggered};
+  std::string selected_schedule_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
   SplitKv split_kv =
       SplitKv::always;  // which phases split the KV length, and how (model/traffic.hpp)
@@ -161,6 +174,8 @@ struct ResolvedImpl {
   int tile_rows_min = 128, tile_rows_max = 128;
   bool gqa_packing = true;
   L2Sharing l2_sharing = L2Sharing::unknown;
+  SelectedSchedule selected_schedule[4] = {SelectedSchedule::staggered, SelectedSchedule::staggered,
+                                           SelectedSchedule::staggered, SelectedSchedule::staggered};
   int split_min_tokens = 256;
   SplitKv split_kv = SplitKv::always;
   bool decode_visits_context = false;

@@ -171,7 +171,7 @@ double rep_update_time(const ForwardCost& f, const Rates& rates) {
 namespace {
 ClassRates attention_class(const KernelCost& k, double read_Bps, const Rates& rates,
                            bool decode_kernel = false) {
-  const int tile = k.tile_rows <= 16 ? 0 : k.tile_rows <= 32 ? 1 : k.tile_rows <= 64 ? 2 : 3;
+  const int tile = tile_class_index(k.tile_rows);
   const double page_s = decode_kernel && rates.attention_page_decode_s >= 0
                             ? rates.attention_page_decode_s
                             : rates.attention_page_s[tile];

@@ -537,8 +537,8 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     min_tokens = std::min(min_tokens, p.min_tokens);
     f.cisa_dense_prefix_bytes = s.seqs * (p.kv_dram + p.meta + p.qo);
   }
-  double sel_hit = 0;        // share of a selection's K pages served by L2 (last group class evaluated)
-  bool floor_bound = false;  // the sequence's selected reads are the per-wave union (already complete)
+  double sel_hit = 0;    // share of a selection's K pages served by L2 (last group class evaluated)
+  double first_hit = 0;  // share of sel_hit the first group's correction takes (same class)
   if (s.m_sp > 0) {
     const double Kc = static_cast<double>(K * c), Wc = static_cast<double>(W * c);
     auto add_groups = [&](const GroupSums& gs, i64 g) {
@@ -554,15 +554,19 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
       // them), and L2 misses of its extra row tiles. The first group is corrected below.
       // Every wave of CTAs that holds selections of this sequence reads at least the union of
       // their random picks (compulsory misses: between waves the other sequences' pages evict them):
-      // floor_tokens (selected_union_floor). Both from the memo (selected_pages).
+      // floor_tokens (selected_union_floor). Both from the memo (selected_pages). The tile class's
+      // schedule weighs the staggered estimate (at least the floor) against the convoy one (the
+      // floor): KernelShape::selected_staggered.
       const SelectedPages sel = selected_pages(gs, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c),
                                                s.o, s.kv_tok, sh);
       const double q = sel.shared;
       sel_hit = h * (s.o + (1.0 - s.o) * q);
       const double floor_tokens = sel.floor_tokens;
-      floor_bound =
-          sh.selected_lockstep || floor_tokens > gs.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
-      const double sel_tokens = floor_bound ? floor_tokens : gs.m * Kc * (1.0 - sel_hit);
+      const double w = sh.selected_staggered[tile_class_index(Mt)];
+      const bool floor_bound = floor_tokens > gs.m * Kc * (1.0 - sel_hit) * (1.0 + 1e-9);
+      const double staggered_tokens = floor_bound ? floor_tokens : gs.m * Kc * (1.0 - sel_hit);
+      const double sel_tokens = w * staggered_tokens + (1.0 - w) * floor_tokens;
+      first_hit = floor_bound ? 0.0 : w;
       kv_dram += s.kv_tok * (gs.m * static_cast<double>(g) + (1.0 - h) * (gs.m * Wc + gs.sum_t0_mod_c) +
                              sel_tokens + (tiles - 1.0) * tokens * (1.0 - h));
       ac.page_visits += tiles * (gs.m * static_cast<double>(K + W) + gs.sum_tail_pages);
@@ -585,7 +589,7 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     const i64 g0 = (s.m_sp == 1 && s.short_last) ? s.tail_len : G;
     const double tail0 = static_cast<double>(t0_first + g0 - (t0_first / c) * c);
     const double incremental = static_cast<double>(g0) + (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) +
-                               Kc * (1.0 - (floor_bound ? 0.0 : sel_hit));
+                               Kc * (1.0 - first_hit * sel_hit);
     kv_dram += s.kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
   }
@@ -777,8 +781,15 @@ std::uint64_t bits_of(double v) {
   return b;
 }
 
+// KernelShape::selected_staggered (0, 0.5 or 1 per class), two bits a class.
+int staggered_bits(const KernelShape& x) {
+  int b = 0;
+  for (int i = 0; i < 4; ++i) b |= static_cast<int>(std::lround(2.0 * x.selected_staggered[i])) << (2 * i);
+  return b;
+}
+
 // Every field (the static_assert asks whoever adds one to KernelShape to add it here).
-static_assert(sizeof(KernelShape) == 104, "a KernelShape field was added: add it to dense_key");
+static_assert(sizeof(KernelShape) == 144, "a KernelShape field was added: add it to dense_key");
 DenseKey dense_key(const Geometry& geo, const CisaConfig& cfg, i64 start, i64 positions, int batch,
                    const KernelShape& x) {
   return DenseKey{
@@ -789,7 +800,7 @@ DenseKey dense_key(const Geometry& geo, const CisaConfig& cfg, i64 start, i64 po
        pack2(x.score_pages_per_tile, x.score_tiles_per_cta), pack2(x.topk_radix_passes, x.sms),
        bits_of(x.l2_reuse), pack2(x.split_min_tokens, static_cast<int>(x.split_kv)),
        pack2(int(x.decode_visits_context) | int(x.share_selected) << 1 | int(x.gqa_packing) << 2 |
-                 int(x.dense_rows_packed) << 3 | int(x.selected_lockstep) << 4,
+                 int(x.dense_rows_packed) << 3 | staggered_bits(x) << 4,
              x.topk_cluster_above),
        bits_of(x.l2_capacity_bytes), bits_of(x.score_bytes),
        pack2(x.topk_few_rows_slice, x.topk_ctas_per_sm),

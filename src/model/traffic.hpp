@@ -26,10 +26,12 @@ struct KernelShape {
       false;  // dense tiles pack a KV group's r x P rows across positions (GQA-folded query)
   double l2_capacity_bytes = 0;  // L2 size: window over which co-resident CTAs share pages
   bool share_selected = true;  // co-resident CTAs of a sequence find each other's random picks in L2
-  // The band's low end: co-resident CTAs of a sequence walk their sorted page lists in step (a
-  // fixed budget gives every selection the same work), so each wave reads its selections' union
-  // once.
-  bool selected_lockstep = false;
+  // Weight of the staggered estimate of a sequence's selected reads, per tile class (16 / 32 / 64 /
+  // 128 rows); the rest takes the convoy estimate, where co-resident CTAs walk their sorted page
+  // lists in step (a fixed budget gives every selection the same work) and each wave reads its
+  // selections' union once. 1: staggered; 0: convoy (the band's low end at every class); 0.5: the
+  // middle of the two (SelectedSchedule::unknown).
+  double selected_staggered[4] = {1, 1, 1, 1};
   bool gqa_packing = true;     // G*r rows per work item; false: one work item per query head
   double score_bytes = 4;      // bytes per score written by scoring, read by top-k
   int topk_cluster_above = 0;  // top-k rows with more eligible keys run on 2 CTAs (0: never)
@@ -43,6 +45,9 @@ struct KernelShape {
 // >= rows between the minimum and the maximum tile (16/32-row tiles take the mma.sync path,
 // 64/128-row tiles wgmma, in this project's kernels).
 int attention_tile_for(int rows, const KernelShape& sh);
+
+// Index of a tile of `rows` rows among the classes 16 / 32 / 64 / 128 (per-class figures).
+inline int tile_class_index(int rows) { return rows <= 16 ? 0 : rows <= 32 ? 1 : rows <= 64 ? 2 : 3; }
 
 // Bytes of one descriptor as this project's kernels lay it out (kernels/include/cisa_kernels:
 // ScoreRow, ScoreGroup, TopkRow, AttnWork); tests/unit/test_traffic.cpp checks them against sizeof.

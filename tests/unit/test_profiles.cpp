@@ -298,9 +298,11 @@ TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]"
                  "expected shared"));
   // selection_from must name a profile with kernels of its own (resolution time).
   const std::string cisa =
-      replaced(
-          replaced(kDense, "roles: [dense]", "roles: [cisa]"), "  floor_us:",
-          "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:") +
+      replaced(replaced(replaced(kDense, "roles: [dense]", "roles: [cisa]"), "  floor_us:",
+                        "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:"),
+               "source: \"EST: test\"}\n  page",
+               "source: \"EST: test\", schedule: {m16: staggered, m32: staggered, m64: staggered, m128: "
+               "staggered, source: \"EST: t\"}}\n  page") +
       "selection_from: nonesuch\n";
   const YamlDoc doc = parse_yaml(cisa, "p.yaml");
   ImplCatalog impls = shipped_impls();
@@ -938,4 +940,65 @@ TEST_CASE("the top-k output pass per CTA prices the cards that measured it; per-
   t.row_ids = 4000;
   CHECK(topk_id_time(t, h100) == Approx(4000 / h100.topk_ids_per_s_per_cta));
   CHECK(topk_id_time(t, h200_old) == Approx(1000 / h200_old.topk_ids_per_s_per_sm));
+}
+
+TEST_CASE("the schedule of shared selected pages per tile class: convoy, staggered or the middle",
+          "[profiles][traffic]") {
+  // Session 26: 64- and 128-row launches of this project's kernels count about the per-wave union
+  // of picks (convoy), 16-row ones the staggered estimate; the point follows the profile's class.
+  ImplCatalog impls = shipped_impls();
+  const auto variant = [&](const std::string& name, SelectedSchedule s) {
+    ImplProfile v = impls.at("cisa_kernels");
+    v.name = name;
+    for (auto& c : v.selected_schedule) c = s;
+    impls.emplace(name, v);
+  };
+  variant("tstag", SelectedSchedule::staggered);
+  variant("tconvoy", SelectedSchedule::convoy);
+  variant("tmiddle", SelectedSchedule::unknown);
+  Pricer pricer(shipped_cards(), impls, Basis::calibrated);
+  for (int r : {4, 16}) {  // 16-row and 64-row tiles (G 4)
+    Point p = point("h100_sxm", Phase::terminal_prefill, r, 1 << 20, 2048, 4);
+    p.work.batch = 2;
+    auto bytes = [&](const std::string& impl) {
+      p.cisa_impl = impl;
+      return predict(p, pricer.for_point(p)).cost.attention_cisa.dram_bytes;
+    };
+    auto lo_time = [&](const std::string& impl) {
+      p.cisa_impl = impl;
+      return predict(p, pricer.for_point(p)).cisa_lo.attention;
+    };
+    const double stag = bytes("tstag"), convoy = bytes("tconvoy"), middle = bytes("tmiddle");
+    INFO("r " << r << ": staggered " << stag << ", convoy " << convoy << ", middle " << middle);
+    CHECK(convoy < 0.9 * stag);
+    CHECK(middle == Approx(0.5 * (stag + convoy)).epsilon(1e-6));
+    // The band's low end is the convoy at every schedule; the shipped profile picks per class.
+    CHECK(lo_time("tstag") == lo_time("tconvoy"));
+    CHECK(bytes("cisa_kernels") == (r == 4 ? stag : convoy));
+  }
+}
+
+TEST_CASE("a CISA profile sharing selected pages states their schedule per tile class", "[profiles]") {
+  const std::string cisa =
+      replaced(replaced(kDense, "roles: [dense]", "roles: [dense, cisa]"), "  floor_us:",
+               "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:") +
+      "selection_from: cisa_kernels\n";
+  const std::string shared = "{value: shared, source: \"EST: test\"}";
+  const std::string sched = "{value: shared, source: \"EST: test\", schedule: {m16: staggered, m32: unknown, "
+                            "m64: convoy, m128: convoy, source: \"EST: t\"}}";
+  CHECK(contains(profile_error(cisa), "schedule"));  // shared, no schedule
+  CHECK(profile_error(replaced(cisa, shared, sched)).empty());
+  CHECK(profile_error(replaced(cisa, shared, "{value: none, source: \"EST: test\"}")).empty());
+  CHECK(profile_error(kDense).empty());  // dense only: no selected pages
+  CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, "m64: convoy", "m64: lockstep"))),
+                 "expected staggered"));
+  CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, "m128: convoy, ", ""))), "m128"));
+  CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, ", source: \"EST: t\"}", "}"))),
+                 "source"));
+  CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, "m16:", "m8:"))), "m8"));
+  const YamlDoc doc = parse_yaml(replaced(cisa, shared, sched), "p.yaml");
+  const ImplProfile p = parse_impl(doc, doc.root, "");
+  CHECK(p.selected_schedule[0] == SelectedSchedule::staggered);
+  CHECK(p.selected_schedule[1] == SelectedSchedule::unknown);
+  CHECK(p.selected_schedule[3] == SelectedSchedule::convoy);
 }
