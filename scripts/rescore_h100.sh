@@ -73,15 +73,16 @@ Sets, and what they are to the model:
   32-row tile class).
 - **held-out v29** (`heldout29/`): measured once in session 23 after the decode tile-class change,
   in the call whose calibration was installed then (its held-out test), and scored
-  (`fidelity_heldout.txt`); used for nothing else.
+  (`fidelity_heldout.txt`); inspected since (session 26: the schedule of selected pages per tile
+  class).
 - **held-out v30** (`heldout30/`): measured once in session 24, in the call whose calibration (the
   first with the decode scoring grid fit) was installed then (its held-out test), and scored
   (`fidelity_heldout.txt`; `fidelity_without_change.txt` with the calibration before it, for
-  comparison); used for nothing else.
+  comparison); inspected since (session 26: the schedule of selected pages per tile class).
 - **held-out v31** (`heldout31/`): measured once in session 25, in the call whose calibration (the
   first with the per-CTA top-k output pass) is installed (its held-out test), and scored
   (`fidelity_heldout.txt`; `fidelity_without_change.txt` with the calibration and form before it);
-  used for nothing else.
+  inspected since (session 26: the schedule of selected pages per tile class).
 - **Flex sweep** (`impls_s20/flex_sweep`, `impls_s22/flex_sweep`): Flex's validation set (inspected on
   the H200 in session 5).
 TXT
@@ -91,9 +92,9 @@ TXT
               "heldout26|held-out v26 (session 22), inspected after its held-out scoring" \
               "heldout27|held-out v27 (session 22), inspected after its held-out scoring" \
               "heldout28|held-out v28 (session 23), inspected after its held-out scoring" \
-              "heldout29|held-out v29 (session 23), scored once (fidelity_heldout.txt)" \
-              "heldout30|held-out v30 (session 24), scored once (fidelity_heldout.txt)" \
-              "heldout31|held-out v31 (session 25), scored once (fidelity_heldout.txt)"; do
+              "heldout29|held-out v29 (session 23), inspected after its held-out scoring (fidelity_heldout.txt)" \
+              "heldout30|held-out v30 (session 24), inspected after its held-out scoring (fidelity_heldout.txt)" \
+              "heldout31|held-out v31 (session 25), inspected after its held-out scoring (fidelity_heldout.txt)"; do
     dir=results/h100/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"

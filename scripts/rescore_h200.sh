@@ -340,11 +340,13 @@ prediction's uncertainty band (`_lo`/`_hi`); hi/lo its width. Sets, kept apart:
   24, measured once on the H100 in session 25 (the per-CTA top-k form's held-out test there), then
   once on the H200 in session 25's last call with the calibration installed since (the first with
   the per-CTA top-k form) and cuDNN and FA2 on its dense shapes (`fidelity_heldout.txt`;
-  `fidelity_without_change.txt` against session 17's calibration and the per-SM form). Used for
-  nothing else.
+  `fidelity_without_change.txt` against session 17's calibration and the per-SM form). Inspected
+  since (session 26: the schedule of selected pages per tile class was checked on it).
 - **Flex sweep, session 25** (`results/h200/impls_s25/`): scenarios/flex_sweep.yaml timed again
   with Flex, cuDNN and FA2 beside this project's kernels, same call as v31: the Flex profile's
-  validation on the H200 (its figures are session 13's fit).
+  validation on the H200 (its figures are session 13's fit). Inspected since (session 26: its 32-row
+  query blocks ran 1.46x the visit cost transferred from the 128-row fit shape, which led to a third
+  Flex fit shape, scenarios/impl_fit_flex.yaml, and a second validation sweep, flex_sweep2).
 - **peer fit shapes, session 17** (`results/h200/impls_s17/`): impl_fit timed again in the same call
   as v20 (cuDNN, FA2, Flex and this project's kernels). Not used to refit the profiles (session 17:
   the cuDNN decode fit shape read 4.66 TB/s, above session 13's 4.55 and the 4.1-4.4 TB/s of
