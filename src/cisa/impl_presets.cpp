@@ -233,14 +233,16 @@ void parse_selected_schedule(const YamlDoc& doc, const YAML::Node& n, const std:
   for (int i = 0; i < 4; ++i) {
     const YAML::Node v = n[classes[i]];
     if (!v)
-      throw InputError(locate(doc, n, field), std::string("missing '") + classes[i] +
-                                                  "': give {m16: S, m32: S, m64: S, m128: S, source: \"...\"} "
-                                                  "with S staggered, convoy or unknown");
+      throw InputError(locate(doc, n, field),
+                       std::string("missing '") + classes[i] +
+                           "': give {m16: S, m32: S, m64: S, m128: S, source: \"...\"} "
+                           "with S staggered, convoy or unknown");
     const std::string s = get_string(doc, v, field + "." + classes[i]);
     if (s != "staggered" && s != "convoy" && s != "unknown")
       throw InputError(locate(doc, v, field + "." + classes[i]),
                        "expected staggered (CTAs at their own points), convoy (in step: a wave "
-                       "reads its selections' union once) or unknown, got '" + s + "'");
+                       "reads its selections' union once) or unknown, got '" +
+                           s + "'");
     p.selected_schedule[i] = s == "staggered" ? SelectedSchedule::staggered
                              : s == "convoy"  ? SelectedSchedule::convoy
                                               : SelectedSchedule::unknown;
@@ -320,7 +322,8 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
   p.l2_sharing = l2_sharing_value(doc, l2["value"], field + ".l2_sharing.value");
   if (!l2["source"]) throw InputError(locate(doc, l2, field + ".l2_sharing"), "missing 'source'");
   p.l2_sharing_source = get_string(doc, l2["source"], field + ".l2_sharing.source");
-  if (const YAML::Node sc = l2["schedule"]) parse_selected_schedule(doc, sc, field + ".l2_sharing.schedule", p);
+  if (const YAML::Node sc = l2["schedule"])
+    parse_selected_schedule(doc, sc, field + ".l2_sharing.schedule", p);
   const auto per_card = [&](const YAML::Node& n, const std::string& f, PerCard& out) {
     read_per_card(doc, n, f, out);
   };
@@ -507,9 +510,10 @@ ImplProfile parse_impl(const YamlDoc& doc, const YAML::Node& node, const std::st
                      "a profile that prices CISA needs 'selection' (scoring, top-k, setup) or "
                      "'selection_from: <profile>'");
   if (p.prices_cisa && p.l2_sharing == L2Sharing::shared && p.selected_schedule_source.empty())
-    throw InputError(locate(doc, node["attention"]["l2_sharing"], field("attention.l2_sharing")),
-                     "shared selected pages need their schedule per tile class: schedule: {m16: S, "
-                     "m32: S, m64: S, m128: S, source: \"...\"} with S staggered, convoy or unknown");
+    throw InputError(
+        locate(doc, node["attention"]["l2_sharing"], field("attention.l2_sharing")),
+        "shared selected pages need their schedule per tile class: schedule: {m16: S, "
+        "m32: S, m64: S, m128: S, source: \"...\"} with S staggered, convoy or unknown");
   if (const YAML::Node cals = node["calibrations"]) {
     if (!cals.IsSequence())
       throw InputError(locate(doc, cals, field("calibrations")), "expected a list of files");

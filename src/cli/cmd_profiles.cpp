@@ -38,10 +38,12 @@ void show(const std::string& name, const std::string& card, Pricer& pricer) {
                            p.tile_rows_min, p.tile_rows_max, p.gqa_packing ? "yes" : "no", to_string(p.l2_sharing),
                            p.l2_sharing_source);
   if (p.l2_sharing != L2Sharing::none && !p.selected_schedule_source.empty())
-    std::cout << fmt::format("  schedule of shared selected pages per tile class: 16 rows {}, 32 {}, 64 {}, 128 {} ({})\n",
-                             to_string(p.selected_schedule[0]), to_string(p.selected_schedule[1]),
-                             to_string(p.selected_schedule[2]), to_string(p.selected_schedule[3]),
-                             p.selected_schedule_source);
+    std::cout << fmt::format(
+        "  schedule of shared selected pages per tile class: 16 rows {}, 32 {}, 64 {}, 128 {} "
+        "({})\n",
+        to_string(p.selected_schedule[0]), to_string(p.selected_schedule[1]),
+        to_string(p.selected_schedule[2]), to_string(p.selected_schedule[3]),
+        p.selected_schedule_source);
   std::cout << fmt::format("  split-KV {}{}\n", p.split_kv == SplitKv::always   ? "in prefill and decode"
                            : p.split_kv == SplitKv::decode ? "in decode only"
                            : p.split_kv == SplitKv::waves  ? "in prefill and decode, and to fill the last wave of a large grid"

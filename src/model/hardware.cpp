@@ -211,7 +211,7 @@ KernelShape kernel_shape(const ResolvedImpl& im, const Rates& rates, Bound b) {
   // (the staggered formula with no shared pages), so its weight stays 1.
   for (int i = 0; i < 4; ++i) {
     const SelectedSchedule sc = im.selected_schedule[i];
-    s.selected_staggered[i] = !s.share_selected || b == Bound::hi ? 1.0
+    s.selected_staggered[i] = !s.share_selected || b == Bound::hi                ? 1.0
                               : b == Bound::lo || sc == SelectedSchedule::convoy ? 0.0
                               : sc == SelectedSchedule::unknown                  ? 0.5
                                                                                  : 1.0;

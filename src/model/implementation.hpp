@@ -84,7 +84,8 @@ struct ImplProfile {
   // Per tile class (16 / 32 / 64 / 128 rows), where l2_sharing is shared or unknown; a profile
   // that prices CISA with shared pages must give it (attention.l2_sharing.schedule).
   SelectedSchedule selected_schedule[4] = {SelectedSchedule::staggered, SelectedSchedule::staggered,
-                                           SelectedSchedule::staggered, SelectedSchedule::staggered};
+                                           SelectedSchedule::staggered,
+                                           SelectedSchedule::staggered};
   std::string selected_schedule_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
   SplitKv split_kv =
@@ -175,7 +176,8 @@ struct ResolvedImpl {
   bool gqa_packing = true;
   L2Sharing l2_sharing = L2Sharing::unknown;
   SelectedSchedule selected_schedule[4] = {SelectedSchedule::staggered, SelectedSchedule::staggered,
-                                           SelectedSchedule::staggered, SelectedSchedule::staggered};
+                                           SelectedSchedule::staggered,
+                                           SelectedSchedule::staggered};
   int split_min_tokens = 256;
   SplitKv split_kv = SplitKv::always;
   bool decode_visits_context = false;

@@ -64,10 +64,10 @@ bool same_traffic(const KernelShape& a, const KernelShape& b) {
          a.split_min_tokens == b.split_min_tokens && a.split_kv == b.split_kv &&
          a.decode_visits_context == b.decode_visits_context &&
          a.dense_rows_packed == b.dense_rows_packed && a.share_selected == b.share_selected &&
-         std::equal(a.selected_staggered, a.selected_staggered + 4, b.selected_staggered) && a.score_bytes == b.score_bytes &&
-         a.score_tile_rows == b.score_tile_rows && a.sms == b.sms &&
-         a.l2_capacity_bytes == b.l2_capacity_bytes && a.decode_tile_rows == b.decode_tile_rows &&
-         a.decode_tile_reuse == b.decode_tile_reuse;
+         std::equal(a.selected_staggered, a.selected_staggered + 4, b.selected_staggered) &&
+         a.score_bytes == b.score_bytes && a.score_tile_rows == b.score_tile_rows &&
+         a.sms == b.sms && a.l2_capacity_bytes == b.l2_capacity_bytes &&
+         a.decode_tile_rows == b.decode_tile_rows && a.decode_tile_reuse == b.decode_tile_reuse;
 }
 
 // The dense side of a one-forward point (the fastest candidate, its band ends and traffic, the

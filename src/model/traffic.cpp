@@ -553,10 +553,10 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
       // predecessor or found in L2 (shared_selected_in_l2, when the kernel's CTA order shares
       // them), and L2 misses of its extra row tiles. The first group is corrected below.
       // Every wave of CTAs that holds selections of this sequence reads at least the union of
-      // their random picks (compulsory misses: between waves the other sequences' pages evict them):
-      // floor_tokens (selected_union_floor). Both from the memo (selected_pages). The tile class's
-      // schedule weighs the staggered estimate (at least the floor) against the convoy one (the
-      // floor): KernelShape::selected_staggered.
+      // their random picks (compulsory misses: between waves the other sequences' pages evict
+      // them): floor_tokens (selected_union_floor). Both from the memo (selected_pages). The tile
+      // class's schedule weighs the staggered estimate (at least the floor) against the convoy one
+      // (the floor): KernelShape::selected_staggered.
       const SelectedPages sel = selected_pages(gs, static_cast<double>(K), static_cast<double>(W), static_cast<double>(c),
                                                s.o, s.kv_tok, sh);
       const double q = sel.shared;
@@ -588,7 +588,8 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
     // The first sparse group has no co-resident predecessor: it reads its whole region.
     const i64 g0 = (s.m_sp == 1 && s.short_last) ? s.tail_len : G;
     const double tail0 = static_cast<double>(t0_first + g0 - (t0_first / c) * c);
-    const double incremental = static_cast<double>(g0) + (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) +
+    const double incremental = static_cast<double>(g0) +
+                               (1.0 - h) * (Wc + static_cast<double>(t0_first % c)) +
                                Kc * (1.0 - first_hit * sel_hit);
     kv_dram += s.kv_tok * ((Kc + Wc + tail0) - incremental);
     ac.launches += 1;
@@ -784,7 +785,8 @@ std::uint64_t bits_of(double v) {
 // KernelShape::selected_staggered (0, 0.5 or 1 per class), two bits a class.
 int staggered_bits(const KernelShape& x) {
   int b = 0;
-  for (int i = 0; i < 4; ++i) b |= static_cast<int>(std::lround(2.0 * x.selected_staggered[i])) << (2 * i);
+  for (int i = 0; i < 4; ++i)
+    b |= static_cast<int>(std::lround(2.0 * x.selected_staggered[i])) << (2 * i);
   return b;
 }
 

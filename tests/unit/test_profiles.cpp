@@ -298,11 +298,13 @@ TEST_CASE("bad profiles are refused with the field and what to do", "[profiles]"
                  "expected shared"));
   // selection_from must name a profile with kernels of its own (resolution time).
   const std::string cisa =
-      replaced(replaced(replaced(kDense, "roles: [dense]", "roles: [cisa]"), "  floor_us:",
-                        "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:"),
-               "source: \"EST: test\"}\n  page",
-               "source: \"EST: test\", schedule: {m16: staggered, m32: staggered, m64: staggered, m128: "
-               "staggered, source: \"EST: t\"}}\n  page") +
+      replaced(
+          replaced(
+              replaced(kDense, "roles: [dense]", "roles: [cisa]"), "  floor_us:",
+              "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:"),
+          "source: \"EST: test\"}\n  page",
+          "source: \"EST: test\", schedule: {m16: staggered, m32: staggered, m64: staggered, m128: "
+          "staggered, source: \"EST: t\"}}\n  page") +
       "selection_from: nonesuch\n";
   const YamlDoc doc = parse_yaml(cisa, "p.yaml");
   ImplCatalog impls = shipped_impls();
@@ -979,23 +981,29 @@ TEST_CASE("the schedule of shared selected pages per tile class: convoy, stagger
   }
 }
 
-TEST_CASE("a CISA profile sharing selected pages states their schedule per tile class", "[profiles]") {
+TEST_CASE("a CISA profile sharing selected pages states their schedule per tile class",
+          "[profiles]") {
   const std::string cisa =
-      replaced(replaced(kDense, "roles: [dense]", "roles: [dense, cisa]"), "  floor_us:",
-               "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:") +
+      replaced(
+          replaced(kDense, "roles: [dense]", "roles: [dense, cisa]"), "  floor_us:",
+          "  gather_bw_tbs:\n    h200_sxm: {value: 4.0, source: \"MEAS: test\"}\n  floor_us:") +
       "selection_from: cisa_kernels\n";
   const std::string shared = "{value: shared, source: \"EST: test\"}";
-  const std::string sched = "{value: shared, source: \"EST: test\", schedule: {m16: staggered, m32: unknown, "
-                            "m64: convoy, m128: convoy, source: \"EST: t\"}}";
+  const std::string sched =
+      "{value: shared, source: \"EST: test\", schedule: {m16: staggered, m32: unknown, "
+      "m64: convoy, m128: convoy, source: \"EST: t\"}}";
   CHECK(contains(profile_error(cisa), "schedule"));  // shared, no schedule
   CHECK(profile_error(replaced(cisa, shared, sched)).empty());
   CHECK(profile_error(replaced(cisa, shared, "{value: none, source: \"EST: test\"}")).empty());
   CHECK(profile_error(kDense).empty());  // dense only: no selected pages
-  CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, "m64: convoy", "m64: lockstep"))),
-                 "expected staggered"));
-  CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, "m128: convoy, ", ""))), "m128"));
-  CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, ", source: \"EST: t\"}", "}"))),
-                 "source"));
+  CHECK(contains(
+      profile_error(replaced(cisa, shared, replaced(sched, "m64: convoy", "m64: lockstep"))),
+      "expected staggered"));
+  CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, "m128: convoy, ", ""))),
+                 "m128"));
+  CHECK(
+      contains(profile_error(replaced(cisa, shared, replaced(sched, ", source: \"EST: t\"}", "}"))),
+               "source"));
   CHECK(contains(profile_error(replaced(cisa, shared, replaced(sched, "m16:", "m8:"))), "m8"));
   const YamlDoc doc = parse_yaml(replaced(cisa, shared, sched), "p.yaml");
   const ImplProfile p = parse_impl(doc, doc.root, "");
