@@ -40,13 +40,20 @@ rescore_dir results/h100/heldout30 "" $H100
 # dense shapes, in the call whose calibration (the first with the per-CTA top-k output pass) is
 # installed since: the held-out test of that change.
 rescore_dir results/h100/heldout31 "" $H100
+# Held-out v32 (committed 89c41fb in session 25, before session 26's schedule per tile class),
+# measured once in session 26 (binary 3304961) with cuDNN and FA2 on its dense shapes: the held-out
+# test of that schedule; scored against the calibration installed in session 25 (the call's own
+# beside it, call_calibration.yaml, not installed). Flex's third fit shape and second sweep, same
+# machine (impls_s26): the flex profile's 32-row question, before any refit.
+rescore_dir results/h100/heldout32 "" $H100
+rescore_dir results/h100/impls_s26 "" $H100
 
 # SUMMARY.md: every H100 set, fit shapes and held-out sets apart, scored against the current model.
 {
   cat <<'TXT'
 # Measured vs predicted on the H100 (issue 11)
 
-An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20 and 22-25.
+An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20 and 22-26.
 Every point priced for `h100_sxm` (`--set hardware=h100_sxm`), whose card bench and `cisa_kernels`
 figures are MEAS since session 21 (`models/calibration/h100_sxm.yaml`: `session20_call1/` until
 session 23, `heldout29/call_calibration.yaml` in session 23, with the 32-row decode figures,
@@ -83,6 +90,13 @@ Sets, and what they are to the model:
   first with the per-CTA top-k output pass) is installed (its held-out test), and scored
   (`fidelity_heldout.txt`; `fidelity_without_change.txt` with the calibration and form before it);
   inspected since (session 26: the schedule of selected pages per tile class).
+- **held-out v32** (`heldout32/`): committed in session 25 before session 26's schedule of shared
+  selected pages per tile class, its predictions recorded before measurement (`predicted_s26.csv`),
+  measured once in session 26 with cuDNN and FA2 and scored against the calibration installed in
+  session 25 (`fidelity_heldout.txt`; the call's own calibration beside it, not installed); used for
+  nothing else.
+- **Flex fit shape and second sweep** (`impls_s26/`: impl_fit_flex, flex_sweep2), session 26: the
+  flex profile's 32-row visit cost, scored before any refit.
 - **Flex sweep** (`impls_s20/flex_sweep`, `impls_s22/flex_sweep`): Flex's validation set (inspected on
   the H200 in session 5).
 TXT
@@ -94,7 +108,9 @@ TXT
               "heldout28|held-out v28 (session 23), inspected after its held-out scoring" \
               "heldout29|held-out v29 (session 23), inspected after its held-out scoring (fidelity_heldout.txt)" \
               "heldout30|held-out v30 (session 24), inspected after its held-out scoring (fidelity_heldout.txt)" \
-              "heldout31|held-out v31 (session 25), inspected after its held-out scoring (fidelity_heldout.txt)"; do
+              "heldout31|held-out v31 (session 25), inspected after its held-out scoring (fidelity_heldout.txt)" \
+              "heldout32|held-out v32 (session 26), scored once (fidelity_heldout.txt)" \
+              "impls_s26|Flex fit shape and flex_sweep2 (session 26; the flex profile before its 32-row fit)"; do
     dir=results/h100/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"
