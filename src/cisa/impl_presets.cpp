@@ -228,8 +228,8 @@ void parse_decode_tiles(const YamlDoc& doc, const YAML::Node& dt, const std::str
 // m128: S, source: "..."} with S staggered, convoy or unknown; all four classes and the source.
 void parse_selected_schedule(const YamlDoc& doc, const YAML::Node& n, const std::string& field,
                              ImplProfile& p) {
-  static const char* classes[4] = {"m16", "m32", "m64", "m128"};
-  require_keys_known(doc, n, field, {"m16", "m32", "m64", "m128", "source"});
+  const auto& classes = kTileClassNames;
+  require_keys_known(doc, n, field, {classes[0], classes[1], classes[2], classes[3], "source"});
   for (int i = 0; i < 4; ++i) {
     const YAML::Node v = n[classes[i]];
     if (!v)

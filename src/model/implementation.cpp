@@ -363,10 +363,9 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
     }
   }
   if (p.page_visits) {
-    static const char* kTiles[4] = {"m16", "m32", "m64", "m128"};
     for (int i = 0; i < 4; ++i)
       o.page_visit_ns[i] = r.get(p.page_visit_ns[i], Transfer::sm_time,
-                                 std::string("attention.page_visit_ns.") + kTiles[i]);
+                                 std::string("attention.page_visit_ns.") + kTileClassNames[i]);
     o.page_visit_decode = !p.page_visit_decode_ns.empty();
     if (o.page_visit_decode)
       o.page_visit_decode_ns =

@@ -46,11 +46,6 @@ struct KernelShape {
 // 64/128-row tiles wgmma, in this project's kernels).
 int attention_tile_for(int rows, const KernelShape& sh);
 
-// Index of a tile of `rows` rows among the classes 16 / 32 / 64 / 128 (per-class figures).
-inline int tile_class_index(int rows) {
-  return rows <= 16 ? 0 : rows <= 32 ? 1 : rows <= 64 ? 2 : 3;
-}
-
 // Bytes of one descriptor as this project's kernels lay it out (kernels/include/cisa_kernels:
 // ScoreRow, ScoreGroup, TopkRow, AttnWork); tests/unit/test_traffic.cpp checks them against sizeof.
 inline constexpr double kScoreRowBytes = 20, kScoreGroupBytes = 20, kTopkRowBytes = 12,

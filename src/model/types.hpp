@@ -58,6 +58,13 @@ int effective_qshare(const CisaConfig& cfg, const Workload& w);
 // Positions per sequence per forward.
 int positions_per_forward(const Workload& w);
 
+// The attention tile classes of per-class figures (16 / 32 / 64 / 128 rows): the index of a tile of
+// `rows` rows, and the class's name in profiles ("m16" ... "m128").
+inline int tile_class_index(int rows) {
+  return rows <= 16 ? 0 : rows <= 32 ? 1 : rows <= 64 ? 2 : 3;
+}
+inline constexpr const char* kTileClassNames[4] = {"m16", "m32", "m64", "m128"};
+
 // How an attention implementation splits the KV length of a short grid into pieces:
 //   always: prefill and decode, enough pieces to fill 80 % of the SMs (this project's kernels);
 //   decode: the same, in decode only (cuDNN, Flex: a prefill grid is query tiles x heads x batch);
