@@ -41,6 +41,21 @@ except ImportError as e:  # pragma: no cover
 
 FLOOR_US = {"cudnn": 5.12, "fa2": 5.12, "flex": 5.12}  # the card's isolated-kernel floor (card bench)
 SMS = 132
+# Flex's prefill CTAs resident per SM and a lone CTA's time per visit (models/impl/flex.yaml
+# attention.prefill_ctas_per_sm; the point of the model's band, roofline visit_rounds).
+FLEX_CTAS_PER_SM, FLEX_LONE_CTA = 2, 1.5
+
+
+def visit_rounds(ctas, per_sm, lone):
+    """CTA visit-lists at the per-SM visit rate (src/model/roofline.cpp visit_rounds)."""
+    if per_sm <= 1:
+        return float(-(-ctas // SMS))
+    full = ctas // (per_sm * SMS)
+    rest = ctas - full * per_sm * SMS
+    if rest <= 0:
+        return float(full * per_sm)
+    j = -(-rest // SMS)
+    return full * per_sm + lone + (j - 1) * (per_sm - lone) / (per_sm - 1)
 
 
 def model(binary, scenario, key, prof):
@@ -91,12 +106,15 @@ def main(argv=None):
             src = f"MEAS: {os.path.basename(a.fit)} {when}, {shape_text(r)}: {meas} {t * 1e3:.4g} ms"
             if prof == "flex":  # visit-bound in both phases (its decode walks the whole block-mask row)
                 # The roofline spreads visits over the SMs its CTAs fill: (sequence, KV head) x QShare
-                # groups x 128-row tiles x KV splits, in waves of one CTA per SM.
+                # groups x 128-row tiles x KV splits, in rounds (visit_rounds).
                 P, G = int(r["prefill_tokens"]), int(r["qshare_g"])
                 rr = int(r["q_heads"]) // int(r["kv_heads"])
                 ctas = (int(r["batch"]) * int(r["kv_heads"]) * -(-P // G) * -(-(G * rr) // 128) *
                         int(float(r["splits_cisa"])))
-                fill = ctas / (-(-ctas // SMS) * SMS)
+                # Prefill CTAs co-reside FLEX_CTAS_PER_SM per SM (its decoding kernel: one).
+                per_sm = 1 if r["phase"] == "decode" else FLEX_CTAS_PER_SM
+                rounds = visit_rounds(ctas, per_sm, FLEX_LONE_CTA)
+                fill = ctas / (rounds * SMS)
                 busy *= fill
                 visits = float(r["page_visits_cisa"])
                 cls = "decode" if r["phase"] == "decode" else f"m{int(float(r['tile_rows_cisa']))}"

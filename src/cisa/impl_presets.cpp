@@ -273,7 +273,8 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
   require_keys_known(doc, a, field,
                      names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing",
                                                    "split_min_tokens", "split_kv", "decode_visits",
-                                                   "dense_rows", "decode_tiles", "page_visit_ns"}));
+                                                   "dense_rows", "decode_tiles", "page_visit_ns",
+                                                   "prefill_ctas_per_sm"}));
   if (const YAML::Node t = a["tile_rows"]) {
     require_keys_known(doc, t, field + ".tile_rows", {"min", "max"});
     if (!t["min"] || !t["max"])
@@ -287,6 +288,14 @@ void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string&
   if (a["split_min_tokens"])
     p.split_min_tokens =
         small_int(doc, a["split_min_tokens"], field + ".split_min_tokens", 16, 1 << 20);
+  if (const YAML::Node o = a["prefill_ctas_per_sm"]) {  // co-resident prefill attention CTAs
+    const std::string f = field + ".prefill_ctas_per_sm";
+    require_keys_known(doc, o, f, {"value", "source"});
+    if (!o["value"] || !o["source"])
+      throw InputError(locate(doc, o, f), "give {value: N (1-8), source: \"...\"}");
+    p.prefill_ctas_per_sm = small_int(doc, o["value"], f + ".value", 1, 8);
+    p.prefill_ctas_per_sm_source = get_string(doc, o["source"], f + ".source");
+  }
   if (const YAML::Node sk = a["split_kv"]) {  // which phases split the KV length to fill the SMs
     const Choice c = choice(doc, sk, field + ".split_kv", {"always", "decode", "fa2", "waves"},
                             "always (prefill and decode split the KV length when the grid is "

@@ -128,6 +128,12 @@ Rates make_rates(const Hardware& hw, const ResolvedImpl& im, Basis basis, Bound 
     for (int i = 0; i < 4; ++i) r.attention_page_s[i] = at(im.page_visit_ns[i], b, false) * 1e-9;
   if (im.page_visits && im.page_visit_decode)
     r.attention_page_decode_s = at(im.page_visit_decode_ns, b, false) * 1e-9;
+  // A lone CTA on an SM hides less latency than ctas_per_sm co-resident ones: its time per visit
+  // lies between the per-SM figure (it alone keeps the SM as busy) and ctas_per_sm times it (no
+  // gain at all); the point takes the middle, as an unknown schedule does.
+  r.attention_ctas_per_sm = im.prefill_ctas_per_sm;
+  const double o = im.prefill_ctas_per_sm;
+  r.attention_lone_cta = b == Bound::lo ? 1.0 : b == Bound::hi ? o : 0.5 * (1.0 + o);
   if (im.has_selection) {
     r.scoring_read_bw_Bps = at(im.scoring_read_bw_tbs, b, true) * 1e12;
     r.scoring_write_bw_Bps = at(im.scoring_write_bw_tbs, b, true) * 1e12;

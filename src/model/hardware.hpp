@@ -113,6 +113,10 @@ struct Rates {
   double topk_decode_floor_s = 0, topk_decode_cluster_s = 0, topk_decode_keys_per_s_per_sm = 0;
   double attention_page_s[4] = {0, 0, 0, 0};  // SM-s per page visit, 16/32/64/128-row tiles
   double attention_page_decode_s = -1;  // the implementation's decode kernel (< 0: by tile class)
+  // Prefill attention CTAs resident per SM, and a lone CTA's time per visit in units of the per-SM
+  // visit figure (1..ctas_per_sm: lo 1, hi ctas_per_sm, point the middle; roofline visit_rounds).
+  int attention_ctas_per_sm = 1;
+  double attention_lone_cta = 1.0;
   double scoring_step_s = 0;            // one dependent load step of a scoring CTA
   double l2_capacity_bytes = 0;         // L2 size
   double l2_reuse =

@@ -334,6 +334,7 @@ ResolvedImpl resolve_impl(const ImplProfile& p, const Hardware& card, const Card
   o.l2_sharing = p.l2_sharing;
   for (int i = 0; i < 4; ++i) o.selected_schedule[i] = p.selected_schedule[i];
   o.split_min_tokens = p.split_min_tokens;
+  o.prefill_ctas_per_sm = p.prefill_ctas_per_sm;
   o.split_kv = p.split_kv;
   o.decode_visits_context = p.decode_visits_context;
   o.dense_rows_packed = p.dense_rows_packed;

@@ -88,6 +88,10 @@ struct ImplProfile {
                                            SelectedSchedule::staggered};
   std::string selected_schedule_source;
   int split_min_tokens = 256;  // a split-KV piece streams at least this many tokens
+  // CTAs of its prefill attention kernel resident per SM (attention.prefill_ctas_per_sm); the
+  // page-visit figures are per-SM rates at that occupancy (model/roofline.hpp visit_rounds).
+  int prefill_ctas_per_sm = 1;
+  std::string prefill_ctas_per_sm_source;
   SplitKv split_kv =
       SplitKv::always;  // which phases split the KV length, and how (model/traffic.hpp)
   bool decode_visits_context =
@@ -179,6 +183,7 @@ struct ResolvedImpl {
                                            SelectedSchedule::staggered,
                                            SelectedSchedule::staggered};
   int split_min_tokens = 256;
+  int prefill_ctas_per_sm = 1;
   SplitKv split_kv = SplitKv::always;
   bool decode_visits_context = false;
   bool dense_rows_packed = false;

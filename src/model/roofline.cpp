@@ -20,6 +20,16 @@ double achieved_bandwidth(double ctas, const Rates& rates) {
          std::min(1.0, std::max(1.0, ctas) / (rates.bw_saturation_sm_fraction * rates.sms));
 }
 
+double visit_rounds(double ctas, double sms, int ctas_per_sm, double lone_cta) {
+  if (ctas_per_sm <= 1) return std::ceil(ctas / sms);
+  const double o = ctas_per_sm;
+  const double full = std::floor(ctas / (o * sms));
+  const double rest = ctas - full * o * sms;
+  if (rest <= 0) return full * o;
+  const double j = std::ceil(rest / sms);
+  return full * o + lone_cta + (j - 1.0) * (o - lone_cta) / (o - 1.0);
+}
+
 double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
                    const ClassRates& cls) {
   if (k.launches <= 0) return 0.0;
@@ -35,7 +45,10 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
   const double t_mem = (cls.overlap ? std::max(t_read, t_write) : t_read + t_write) / share;
   const double t_mma = k.flops_issued / (flop_rate * fill);
   // Page visits served from L2 at the kernel's measured per-visit SM time for its tile class.
-  const double t_visit = k.page_visits * cls.page_s / (sms * fill);
+  const double t_visit =
+      cls.ctas_per_sm > 1
+          ? k.page_visits / ctas * cls.page_s * visit_rounds(ctas, sms, cls.ctas_per_sm, cls.lone_cta)
+          : k.page_visits * cls.page_s / (sms * fill);
   // Pipeline fill and drain: the stream of CTAs cannot finish sooner than one CTA's chain of
   // dependent load steps after it starts; that latency adds to the streaming time.
   const double t_fill = k.serial_steps * cls.step_s + k.summed_queries * cls.query_s;
@@ -175,7 +188,12 @@ ClassRates attention_class(const KernelCost& k, double read_Bps, const Rates& ra
   const double page_s = decode_kernel && rates.attention_page_decode_s >= 0
                             ? rates.attention_page_decode_s
                             : rates.attention_page_s[tile];
-  return ClassRates{read_Bps, rates.write_bw_Bps, rates.attention_floor_s, page_s};
+  ClassRates c{read_Bps, rates.write_bw_Bps, rates.attention_floor_s, page_s};
+  if (!decode_kernel) {  // the prefill kernel's occupancy (a decode kernel is fitted at its own)
+    c.ctas_per_sm = rates.attention_ctas_per_sm;
+    c.lone_cta = rates.attention_lone_cta;
+  }
+  return c;
 }
 }  // namespace
 

@@ -24,7 +24,15 @@ struct ClassRates {
   double step_s = 0;  // one dependent load step of a CTA (scoring; 0 = no such term)
   double query_s = 0;  // per index query a thread adds to its selection's sum (prefill scoring)
   bool overlap = false;  // reads and writes use different limits: the slower one sets the time
+  int ctas_per_sm = 1;   // CTAs resident per SM (page visits: visit_rounds)
+  double lone_cta = 1;   // a lone CTA's time per visit, in per-SM visit times (1..ctas_per_sm)
 };
+
+// Rounds of page visits, in CTA visit-lists at the per-SM visit rate: with one CTA per SM, the
+// waves; with o resident, a full round of o x SMs CTAs costs o, and a last round whose busiest SM
+// holds j < o CTAs costs lone + (j - 1)(o - lone) / (o - 1) (a lone CTA runs faster than its
+// share of a full SM, but hides less latency).
+double visit_rounds(double ctas, double sms, int ctas_per_sm, double lone_cta);
 
 // Time of one kernel class. A kernel with fewer CTAs than SMs reaches that share of the
 // bandwidth; compute suffers wave quantization (the last partial wave idles SMs).

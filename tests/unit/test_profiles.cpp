@@ -1011,3 +1011,55 @@ TEST_CASE("a CISA profile sharing selected pages states their schedule per tile 
   CHECK(p.selected_schedule[1] == SelectedSchedule::unknown);
   CHECK(p.selected_schedule[3] == SelectedSchedule::convoy);
 }
+
+TEST_CASE("visit rounds: one CTA per SM gives the waves; co-resident CTAs price a lone last round",
+          "[profiles][roofline]") {
+  for (double ctas : {1.0, 100.0, 132.0, 133.0, 1000.0}) CHECK(visit_rounds(ctas, 132, 1, 1.7) == std::ceil(ctas / 132));
+  // Two per SM: full rounds cost two CTA-times; a busiest SM with two CTAs as well, whatever the
+  // lone figure; one CTA alone costs the lone figure (1 = the SM's share, 2 = no gain).
+  CHECK(visit_rounds(256, 132, 2, 1.5) == 2.0);
+  CHECK(visit_rounds(1024, 132, 2, 1.5) == 8.0);
+  CHECK(visit_rounds(128, 132, 2, 1.5) == 1.5);
+  CHECK(visit_rounds(288, 132, 2, 1.5) == 3.5);
+  CHECK(visit_rounds(128, 132, 2, 1.0) == 1.0);
+  CHECK(visit_rounds(128, 132, 2, 2.0) == 2.0);
+  // Four per SM: a last round of two CTAs on the busiest SM lies between lone and four.
+  CHECK(visit_rounds(200, 132, 4, 2.5) == Approx(2.5 + 1.0 * (4 - 2.5) / 3));
+}
+
+TEST_CASE("Flex prefill: a lone CTA per SM is priced between the per-SM visit time and twice it",
+          "[profiles]") {
+  // impl_fit's two prefill shapes (r 8, G 16: 128-row blocks): 64K B 8 fills two CTAs per SM, 1M B 4
+  // one; the lone shape's time per visit sits in [1, 2] x the per-SM figure, point 1.5.
+  Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
+  auto flex = [&](std::int64_t L, int B, std::int64_t K) {
+    Point p = point("h200_sxm", Phase::terminal_prefill, 8, L, K, 16);
+    p.work.batch = B;
+    p.work.prefill_tokens = 512;
+    p.cisa_impl = "flex";
+    return predict(p, pricer.for_point(p));
+  };
+  const Prediction two = flex(1 << 16, 8, 2048), lone = flex(1 << 20, 4, 4096);
+  const auto per_visit = [](const Prediction& x, double t) { return t / x.cost.attention_cisa.page_visits; };
+  REQUIRE(two.cost.attention_cisa.tile_rows == 128);
+  const double r_point = per_visit(lone, lone.cisa.attention) / per_visit(two, two.cisa.attention);
+  // 64K: 256 CTAs of 264 slots (two rounds' time); 1M: 128 lone CTAs (1.5 of one round) for
+  // twice the visits per CTA: per visit 1.5 / 2 x 2 = 1.5 x the 64K shape's.
+  CHECK(r_point == Approx(1.5).epsilon(0.02));
+  CHECK(per_visit(lone, lone.cisa_lo.attention) / per_visit(two, two.cisa_lo.attention) ==
+        Approx(1.0).epsilon(0.05));
+  // The high end: a lone CTA gains nothing (2 per-SM visit times, 4/3 of the point's 1.5; the
+  // per-visit figure's own band adds 5 %, and the 64K shape may bind on the band's slow gather).
+  CHECK(lone.cisa_hi.attention / lone.cisa.attention >= 4.0 / 3.0);
+  // The loader: 1-8 with a source.
+  const auto with = [&](const std::string& v) {
+    return replaced(kDense, "  page_visit_ns:", "  prefill_ctas_per_sm: " + v + "\n  page_visit_ns:");
+  };
+  CHECK(profile_error(with("{value: 2, source: \"EST: t\"}")).empty());
+  CHECK(contains(profile_error(with("{value: 0, source: \"EST: t\"}")), "prefill_ctas_per_sm"));
+  CHECK(contains(profile_error(with("{value: 9, source: \"EST: t\"}")), "prefill_ctas_per_sm"));
+  CHECK(contains(profile_error(with("{value: 2}")), "source"));
+  CHECK(contains(profile_error(with("{value: 2, source: \"EST: t\", per: sm}")), "per"));
+  const YamlDoc doc = parse_yaml(with("{value: 3, source: \"EST: t\"}"), "p.yaml");
+  CHECK(parse_impl(doc, doc.root, "").prefill_ctas_per_sm == 3);
+}
