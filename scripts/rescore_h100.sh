@@ -47,13 +47,19 @@ rescore_dir results/h100/heldout31 "" $H100
 # machine (impls_s26): the flex profile's 32-row question, before any refit.
 rescore_dir results/h100/heldout32 "" $H100
 rescore_dir results/h100/impls_s26 "" $H100
+# Held-out v33 (committed 15893e5 in session 27 with its predictions), measured once in session 27
+# (binary 107f100) with cuDNN and FA2, and Flex on its decode shapes (flex/: its prefill groups of
+# G x r rows are no multiple of 16, which Flex's block mask needs); scored once
+# (fidelity_heldout.txt), then inspected: its r 11 dense point led to grid_fill (session 27).
+rescore_dir results/h100/heldout33 "" $H100
+rescore_dir results/h100/heldout33/flex "" $H100
 
 # SUMMARY.md: every H100 set, fit shapes and held-out sets apart, scored against the current model.
 {
   cat <<'TXT'
 # Measured vs predicted on the H100 (issue 11)
 
-An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20 and 22-26.
+An NVIDIA H100 80GB HBM3 SXM (700 W, driver 580.159) lent as the device in sessions 20 and 22-27.
 Every point priced for `h100_sxm` (`--set hardware=h100_sxm`), whose card bench and `cisa_kernels`
 figures are MEAS since session 21 (`models/calibration/h100_sxm.yaml`: `session20_call1/` until
 session 23, `heldout29/call_calibration.yaml` in session 23, with the 32-row decode figures,
@@ -95,8 +101,13 @@ Sets, and what they are to the model:
   measured once in session 26 with cuDNN and FA2 and scored against the calibration installed in
   session 25 (`fidelity_heldout.txt`; the call's own calibration beside it, not installed); used for
   nothing else.
+- **held-out v33** (`heldout33/`): committed in session 27 with its predictions
+  (`predicted_s27.csv`), measured once in session 27 with cuDNN and FA2 (and Flex on its decode
+  shapes, `heldout33/flex/`), scored once (`fidelity_heldout.txt`, the model at 107f100); inspected
+  since (its r 11 dense point led to session 27's fill of tail-split grids).
 - **Flex fit shape and second sweep** (`impls_s26/`: impl_fit_flex, flex_sweep2), session 26: the
-  flex profile's 32-row visit cost, scored before any refit.
+  flex profile's 32-row visit cost; impl_fit_flex is a fit shape since session 27, flex_sweep2
+  inspected (scored once before the refit).
 - **Flex sweep** (`impls_s20/flex_sweep`, `impls_s22/flex_sweep`): Flex's validation set (inspected on
   the H200 in session 5).
 TXT
@@ -110,7 +121,9 @@ TXT
               "heldout30|held-out v30 (session 24), inspected after its held-out scoring (fidelity_heldout.txt)" \
               "heldout31|held-out v31 (session 25), inspected after its held-out scoring (fidelity_heldout.txt)" \
               "heldout32|held-out v32 (session 26), scored once (fidelity_heldout.txt)" \
-              "impls_s26|Flex fit shape and flex_sweep2 (session 26; the flex profile before its 32-row fit)"; do
+              "impls_s26|Flex fit shape (a fit shape since session 27) and flex_sweep2 (session 26), inspected" \
+              "heldout33|held-out v33 (session 27), inspected after its held-out scoring (fidelity_heldout.txt)" \
+              "heldout33/flex|held-out v33's decode shapes with Flex (session 27)"; do
     dir=results/h100/${pair%%|*}
     if ls $dir/*_measured.h5 >/dev/null 2>&1; then
       $PY analysis/fidelity.py --markdown --set "${pair#*|}=$(ls $dir/*_measured.h5 | tr '\n' ',')"

@@ -39,7 +39,7 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
   // bandwidth this many CTAs can keep in flight.
   const double share = achieved_bandwidth(ctas, rates) / rates.read_bw_Bps;
   const double waves = std::ceil(ctas / sms);
-  const double fill = ctas / (waves * sms);
+  const double fill = k.wave_fill > 0 ? k.wave_fill : ctas / (waves * sms);
   const double writes = std::min(k.dram_write_bytes, k.dram_bytes);
   const double t_read = (k.dram_bytes - writes) / cls.read_Bps, t_write = writes / cls.write_Bps;
   const double t_mem = (cls.overlap ? std::max(t_read, t_write) : t_read + t_write) / share;

@@ -64,6 +64,9 @@ struct KernelCost {
   double flops_useful = 0;
   double launches = 0;
   double ctas = 0;         // independent work units (after split-KV)
+  // SM fill of a grid whose CTAs are not all alike (a tail of split works: grid_fill); 0: alike,
+  // the roofline's ctas / (waves x SMs). Per forward: a sum of forwards keeps none.
+  double wave_fill = 0;
   double page_visits = 0;  // (work item, page) pairs: a work item streams its page list once
   double serial_steps =
       0;              // dependent load steps of the longest CTA (scoring representative tiles)

@@ -533,6 +533,26 @@ TEST_CASE("waves: a large grid splits the KV length only to fill its last wave",
   CHECK(w.attention_dense.ctas == 1980 + 68 * 15);
   // Only the 68 tail works write partials: 2 x 15 pieces x 128 rows x (128 + 2) fp32 each.
   CHECK(w.bytes_dense.partials == Approx(68.0 * 2 * 15 * 128 * 130 * 4));
+  // Its SM fill: 15 whole waves, then 68 x 15 pieces of 1/15 the work in ceil(1,020 / 132) = 8
+  // waves of 1/15 the length (not the 23 whole waves 3,000 alike CTAs would take).
+  CHECK(w.attention_dense.wave_fill == Approx(2048.0 / ((15.0 + 8.0 / 15.0) * 132.0)));
+  CHECK(a.attention_dense.wave_fill == 0);  // CTAs alike: the roofline's ctas / (waves x SMs)
+  {
+    // The roofline takes it: a compute-bound grid of 560 CTAs, 528 whole and 32 sixteenth pieces
+    // (held-out v33's dense r 11 point), runs in 4 + 1/16 waves, not ceil(560 / 132) = 5.
+    Rates rates;
+    rates.sms = 132;
+    rates.read_bw_Bps = rates.write_bw_Bps = 4e12;
+    rates.bw_saturation_sm_fraction = 0.5;
+    KernelCost k;
+    k.launches = 1;
+    k.ctas = 560;
+    k.flops_issued = 1e12;
+    const ClassRates cls{4e12, 4e12, 0.0};
+    CHECK(kernel_time(k, 1e15, rates, cls) == Approx(1e-3 * 5 * 132 / 560));
+    k.wave_fill = 530.0 / ((4 + 1.0 / 16) * 132);
+    CHECK(kernel_time(k, 1e15, rates, cls) == Approx(1e-3 * (4 + 1.0 / 16) * 132 / 530));
+  }
   // CISA Ultra G 4 (K 4,096, W 128): 2,048 works of 1,057 tiles, the last 68 in 5 pieces.
   CisaConfig c4;
   c4.budget_chunks = 4096;
