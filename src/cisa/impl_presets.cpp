@@ -270,11 +270,11 @@ Choice choice(const YamlDoc& doc, const YAML::Node& n, const std::string& field,
 
 void parse_attention(const YamlDoc& doc, const YAML::Node& a, const std::string& field,
                      ImplProfile& p) {
-  require_keys_known(doc, a, field,
-                     names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing",
-                                                   "split_min_tokens", "split_kv", "decode_visits",
-                                                   "dense_rows", "decode_tiles", "page_visit_ns",
-                                                   "prefill_ctas_per_sm"}));
+  require_keys_known(
+      doc, a, field,
+      names_of(attention_fields(), {"tile_rows", "gqa_packing", "l2_sharing", "split_min_tokens",
+                                    "split_kv", "decode_visits", "dense_rows", "decode_tiles",
+                                    "page_visit_ns", "prefill_ctas_per_sm"}));
   if (const YAML::Node t = a["tile_rows"]) {
     require_keys_known(doc, t, field + ".tile_rows", {"min", "max"});
     if (!t["min"] || !t["max"])

@@ -50,9 +50,10 @@ void show(const std::string& name, const std::string& card, Pricer& pricer) {
                                                            : "by FlashAttention-2's heuristic (both phases)",
                            p.split_kv_source.empty() ? "" : " (" + p.split_kv_source + ")");
   if (p.prefill_ctas_per_sm > 1)
-    std::cout << fmt::format("  prefill attention: {} CTAs resident per SM; a last round with fewer runs each "
-                             "CTA faster, a lone one at 1-{}x the per-SM visit time (point: the middle) ({})\n",
-                             p.prefill_ctas_per_sm, p.prefill_ctas_per_sm, p.prefill_ctas_per_sm_source);
+    std::cout << fmt::format(
+        "  prefill attention: {} CTAs resident per SM; a last round with fewer runs each "
+        "CTA faster, a lone one at 1-{}x the per-SM visit time (point: the middle) ({})\n",
+        p.prefill_ctas_per_sm, p.prefill_ctas_per_sm, p.prefill_ctas_per_sm_source);
   if (p.decode_visits_context)
     std::cout << fmt::format("  decode visits every page of the context ({})\n", p.decode_visits_source);
   if (p.dense_rows_packed)

@@ -45,10 +45,10 @@ double kernel_time(const KernelCost& k, double flop_rate, const Rates& rates,
   const double t_mem = (cls.overlap ? std::max(t_read, t_write) : t_read + t_write) / share;
   const double t_mma = k.flops_issued / (flop_rate * fill);
   // Page visits served from L2 at the kernel's measured per-visit SM time for its tile class.
-  const double t_visit =
-      cls.ctas_per_sm > 1
-          ? k.page_visits / ctas * cls.page_s * visit_rounds(ctas, sms, cls.ctas_per_sm, cls.lone_cta)
-          : k.page_visits * cls.page_s / (sms * fill);
+  const double t_visit = cls.ctas_per_sm > 1
+                             ? k.page_visits / ctas * cls.page_s *
+                                   visit_rounds(ctas, sms, cls.ctas_per_sm, cls.lone_cta)
+                             : k.page_visits * cls.page_s / (sms * fill);
   // Pipeline fill and drain: the stream of CTAs cannot finish sooner than one CTA's chain of
   // dependent load steps after it starts; that latency adds to the streaming time.
   const double t_fill = k.serial_steps * cls.step_s + k.summed_queries * cls.query_s;

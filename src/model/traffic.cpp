@@ -851,7 +851,8 @@ struct DenseResult {
   double l2_kv = 0, splits = 1;
 };
 // A field added to ForwardCost that dense_cost_of sets must be kept in DenseResult too.
-static_assert(sizeof(ForwardCost) == 8 * (7 * 12 + 2 * 6 + 13), "ForwardCost changed: check DenseResult");
+static_assert(sizeof(ForwardCost) == 8 * (7 * 12 + 2 * 6 + 13),
+              "ForwardCost changed: check DenseResult");
 
 // Per thread (a sweep's points are priced on several threads): sets of 4 entries, so that the
 // few implementations priced at every point (whose shapes may hash alike) do not evict each other.

@@ -1014,7 +1014,8 @@ TEST_CASE("a CISA profile sharing selected pages states their schedule per tile 
 
 TEST_CASE("visit rounds: one CTA per SM gives the waves; co-resident CTAs price a lone last round",
           "[profiles][roofline]") {
-  for (double ctas : {1.0, 100.0, 132.0, 133.0, 1000.0}) CHECK(visit_rounds(ctas, 132, 1, 1.7) == std::ceil(ctas / 132));
+  for (double ctas : {1.0, 100.0, 132.0, 133.0, 1000.0})
+    CHECK(visit_rounds(ctas, 132, 1, 1.7) == std::ceil(ctas / 132));
   // Two per SM: full rounds cost two CTA-times; a busiest SM with two CTAs as well, whatever the
   // lone figure; one CTA alone costs the lone figure (1 = the SM's share, 2 = no gain).
   CHECK(visit_rounds(256, 132, 2, 1.5) == 2.0);
@@ -1029,8 +1030,8 @@ TEST_CASE("visit rounds: one CTA per SM gives the waves; co-resident CTAs price 
 
 TEST_CASE("Flex prefill: a lone CTA per SM is priced between the per-SM visit time and twice it",
           "[profiles]") {
-  // impl_fit's two prefill shapes (r 8, G 16: 128-row blocks): 64K B 8 fills two CTAs per SM, 1M B 4
-  // one; the lone shape's time per visit sits in [1, 2] x the per-SM figure, point 1.5.
+  // impl_fit's two prefill shapes (r 8, G 16: 128-row blocks): 64K B 8 fills two CTAs per SM, 1M B
+  // 4 one; the lone shape's time per visit sits in [1, 2] x the per-SM figure, point 1.5.
   Pricer pricer(shipped_cards(), shipped_impls(), Basis::calibrated);
   auto flex = [&](std::int64_t L, int B, std::int64_t K) {
     Point p = point("h200_sxm", Phase::terminal_prefill, 8, L, K, 16);
@@ -1040,7 +1041,9 @@ TEST_CASE("Flex prefill: a lone CTA per SM is priced between the per-SM visit ti
     return predict(p, pricer.for_point(p));
   };
   const Prediction two = flex(1 << 16, 8, 2048), lone = flex(1 << 20, 4, 4096);
-  const auto per_visit = [](const Prediction& x, double t) { return t / x.cost.attention_cisa.page_visits; };
+  const auto per_visit = [](const Prediction& x, double t) {
+    return t / x.cost.attention_cisa.page_visits;
+  };
   REQUIRE(two.cost.attention_cisa.tile_rows == 128);
   const double r_point = per_visit(lone, lone.cisa.attention) / per_visit(two, two.cisa.attention);
   // 64K: 256 CTAs of 264 slots (two rounds' time); 1M: 128 lone CTAs (1.5 of one round) for
@@ -1053,7 +1056,8 @@ TEST_CASE("Flex prefill: a lone CTA per SM is priced between the per-SM visit ti
   CHECK(lone.cisa_hi.attention / lone.cisa.attention >= 4.0 / 3.0);
   // The loader: 1-8 with a source.
   const auto with = [&](const std::string& v) {
-    return replaced(kDense, "  page_visit_ns:", "  prefill_ctas_per_sm: " + v + "\n  page_visit_ns:");
+    return replaced(kDense,
+                    "  page_visit_ns:", "  prefill_ctas_per_sm: " + v + "\n  page_visit_ns:");
   };
   CHECK(profile_error(with("{value: 2, source: \"EST: t\"}")).empty());
   CHECK(contains(profile_error(with("{value: 0, source: \"EST: t\"}")), "prefill_ctas_per_sm"));
