@@ -464,6 +464,12 @@ double split_share(const KvSplit& k, double units) {
   return k.splits > 1 && units > 0 ? (units - std::min(k.whole, units)) / units : 0.0;
 }
 
+// An attention grid of `units` works cut by `ks`: its CTAs (the split works' pieces) and its fill.
+void set_grid(KernelCost& k, double units, const KvSplit& ks, int sms) {
+  k.ctas = units + (ks.splits - 1) * split_share(ks, units) * units;
+  k.wave_fill = grid_fill(units, ks, sms);
+}
+
 // Dense attention over positions [start, start+n): the dense baseline (whole forward) or the
 // dense prefix of a CISA forward. Adds to `a` and returns the (sequence, KV group) tiles.
 struct DensePart {
@@ -516,8 +522,7 @@ void dense_attention_cost(const Span& s, const KernelShape& sh, ForwardCost& f) 
   a.flops_useful *= s.seqs;
   a.page_visits *= s.seqs;
   a.launches = S > 1 ? 2 : 1;
-  a.ctas = units + (S - 1) * split_share(ks, units) * units;
-  a.wave_fill = grid_fill(units, ks, sh.sms);
+  set_grid(a, units, ks, sh.sms);
   f.l2_kv_dense = s.seqs * p.kv_req;
   f.bytes_dense.kv = s.seqs * p.kv_dram;
   f.bytes_dense.meta = s.seqs * p.meta;
@@ -627,8 +632,7 @@ SparseSums cisa_attention_cost(const Span& s, const KernelShape& sh, ForwardCost
   ac.flops_issued *= s.seqs;
   ac.flops_useful *= s.seqs;
   ac.page_visits *= s.seqs;
-  ac.ctas = units + (S - 1) * split_share(ks, units) * units;
-  ac.wave_fill = grid_fill(units, ks, sh.sms);
+  set_grid(ac, units, ks, sh.sms);
   f.l2_kv_cisa = s.seqs * kv_req;
   f.bytes_cisa.kv = s.seqs * kv_dram;
   f.bytes_cisa.qo = s.seqs * qo;
